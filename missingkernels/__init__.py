@@ -1,0 +1,46 @@
+"""missingkernels: kernels and SVMs for data with missing values.
+
+Every kernel is an *expected kernel*: a classical kernel averaged over the
+conditional distribution of the missing entries given the observed ones, under
+a density fitted on the training rows. No value is imputed.
+"""
+
+from . import conditionals, densities, kernels
+from ._registry import (
+    PluginLoadWarning,
+    RegistryEntry,
+    RegistryError,
+    get_baseline,
+    get_density,
+    get_kernel,
+    get_plugin_manager,
+    list_baselines,
+    list_densities,
+    list_kernels,
+    plugin_errors,
+    register_plugin,
+    reload_plugins,
+    unregister_plugin,
+)
+from ._version import __version__
+
+__all__ = [
+    "PluginLoadWarning",
+    "RegistryEntry",
+    "RegistryError",
+    "__version__",
+    "conditionals",
+    "densities",
+    "get_baseline",
+    "get_density",
+    "get_kernel",
+    "get_plugin_manager",
+    "kernels",
+    "list_baselines",
+    "list_densities",
+    "list_kernels",
+    "plugin_errors",
+    "register_plugin",
+    "reload_plugins",
+    "unregister_plugin",
+]

@@ -1,0 +1,466 @@
+"""The plugin registry: kernels, density estimators and baselines by name.
+
+The registry is a :class:`pluggy.PluginManager` built on first use. Built-in
+parts register through the hooks of :mod:`missingkernels.hookspecs`, exactly as
+third-party plugins found through the entry-point group ``missingkernels`` do.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import os
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+
+ENTRY_POINT_GROUP = "missingkernels"
+AUTOLOAD_ENV_VAR = "MISSINGKERNELS_DISABLE_PLUGIN_AUTOLOAD"
+
+# Built-in plugins: (plugin name, module path). Imported on first registry use.
+_BUILTIN_PLUGINS = (
+    ("missingkernels.densities", "missingkernels.densities._plugin"),
+    ("missingkernels.kernels", "missingkernels.kernels._plugin"),
+)
+
+_KINDS = {
+    "kernel": "missingkernels_register_kernels",
+    "density": "missingkernels_register_densities",
+    "baseline": "missingkernels_register_baselines",
+}
+
+
+class RegistryError(RuntimeError):
+    """Raised when the registry is inconsistent, e.g. two plugins claim one name."""
+
+
+class PluginLoadWarning(UserWarning):
+    """Warned when a plugin fails to import or its hook fails; others still load."""
+
+
+@dataclass(frozen=True)
+class RegistryEntry:
+    """One registered kernel, density estimator or baseline.
+
+    Attributes
+    ----------
+    name : str
+        The registry name, as passed to ``get_kernel``/``get_density``.
+    kind : {"kernel", "density", "baseline"}
+        What the factory builds.
+    factory : callable
+        Called with keyword parameters to build a new, unfitted object.
+    plugin : str
+        The name of the plugin that registered it (built-ins start with
+        ``missingkernels.``).
+    description : str
+        One line, from the first line of the factory's docstring.
+    """
+
+    name: str
+    kind: str
+    factory: Callable[..., Any]
+    plugin: str
+    description: str
+
+
+def _autoload_disabled() -> bool:
+    value = os.environ.get(AUTOLOAD_ENV_VAR, "").strip().lower()
+    return value not in ("", "0", "false", "no")
+
+
+def _describe(factory: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(factory) or ""
+    first = doc.strip().splitlines()[0] if doc.strip() else ""
+    return first.rstrip(".") or getattr(factory, "__name__", repr(factory))
+
+
+class _Registry:
+    def __init__(self) -> None:
+        self._pm: pluggy.PluginManager | None = None
+        self._tables: dict[str, dict[str, RegistryEntry]] = {}
+        self.errors: dict[str, str] = {}
+
+    # -- plugin manager -------------------------------------------------
+    def manager(self) -> pluggy.PluginManager:
+        if self._pm is None:
+            pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+            pm.add_hookspecs(hookspecs)
+            self._pm = pm
+            self.errors = {}
+            import importlib
+
+            for name, module_path in _BUILTIN_PLUGINS:
+                self._register(lambda m=module_path: importlib.import_module(m), name)
+            if not _autoload_disabled():
+                self._load_entry_points()
+        return self._pm
+
+    def _record_error(self, plugin: str, message: str) -> None:
+        self.errors[plugin] = message
+        warnings.warn(message, PluginLoadWarning, stacklevel=4)
+
+    def _register(self, load: Callable[[], Any], name: str, origin: str = "") -> None:
+        assert self._pm is not None
+        where = f" ({origin})" if origin else ""
+        try:
+            plugin = load()
+        except Exception as exc:
+            self._record_error(
+                name,
+                f"missingkernels plugin {name!r}{where} failed to import: "
+                f"{type(exc).__name__}: {exc}. The other plugins are unaffected; "
+                f"fix or uninstall this one, or set {AUTOLOAD_ENV_VAR}=1 to skip "
+                "all third-party plugins.",
+            )
+            return
+        if self._pm.is_registered(plugin) or self._pm.has_plugin(name):
+            return
+        try:
+            self._pm.register(plugin, name=name)
+            self._pm.check_pending()
+        except Exception as exc:
+            if self._pm.has_plugin(name):
+                self._pm.unregister(name=name)
+            self._record_error(
+                name,
+                f"missingkernels plugin {name!r}{where} is not a valid plugin: "
+                f"{type(exc).__name__}: {exc}",
+            )
+        self._tables.clear()
+
+    def _load_entry_points(self) -> None:
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = getattr(ep, "dist", None)
+            origin = f"entry point {ep.value!r}" + (
+                f" of distribution {dist.name!r}" if dist is not None else ""
+            )
+            self._register(ep.load, ep.name, origin)
+
+    def reset(self) -> None:
+        self._pm = None
+        self._tables.clear()
+        self.errors = {}
+
+    # -- tables -----------------------------------------------------------
+    def table(self, kind: str) -> dict[str, RegistryEntry]:
+        pm = self.manager()
+        if kind in self._tables:
+            return self._tables[kind]
+        hook_name = _KINDS[kind]
+        caller = getattr(pm.hook, hook_name)
+        table: dict[str, RegistryEntry] = {}
+        # Call each implementation on its own so one failing plugin is
+        # reported by name and does not hide the others.
+        for impl in reversed(caller.get_hookimpls()):
+            plugin = impl.plugin_name
+            try:
+                result = impl.function()
+            except Exception as exc:
+                self._record_error(
+                    plugin,
+                    f"missingkernels plugin {plugin!r} failed in hook {hook_name}: "
+                    f"{type(exc).__name__}: {exc}",
+                )
+                continue
+            if result is None:
+                continue
+            if not isinstance(result, Mapping):
+                self._record_error(
+                    plugin,
+                    f"missingkernels plugin {plugin!r}: hook {hook_name} must "
+                    f"return a mapping name -> factory, got {type(result).__name__}.",
+                )
+                continue
+            for name, factory in result.items():
+                if not isinstance(name, str) or not callable(factory):
+                    self._record_error(
+                        plugin,
+                        f"missingkernels plugin {plugin!r}: hook {hook_name} "
+                        f"returned an invalid entry {name!r} -> {factory!r}; "
+                        "names must be str and factories callable.",
+                    )
+                    continue
+                if name in table:
+                    raise RegistryError(
+                        f"The {kind} name {name!r} is registered by two plugins, "
+                        f"{table[name].plugin!r} and {plugin!r}. Uninstall or "
+                        "rename one of them."
+                    )
+                table[name] = RegistryEntry(
+                    name=name,
+                    kind=kind,
+                    factory=factory,
+                    plugin=plugin,
+                    description=_describe(factory),
+                )
+        self._tables[kind] = dict(sorted(table.items()))
+        return self._tables[kind]
+
+    def get(self, kind: str, name: str, params: dict[str, Any]) -> Any:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"The {kind} name must be a str, got {type(name).__name__} "
+                f"({name!r})."
+            )
+        table = self.table(kind)
+        if name not in table:
+            known = ", ".join(table) or "(none registered)"
+            close = difflib.get_close_matches(name, list(table), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"Unknown {kind} {name!r}.{hint} Known {kind} names: {known}."
+            )
+        return table[name].factory(**params)
+
+
+_REGISTRY = _Registry()
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """Return the :class:`pluggy.PluginManager` behind the registry.
+
+    Built on first use: the built-in plugins, then the entry points of the group
+    ``missingkernels`` unless the environment variable
+    ``MISSINGKERNELS_DISABLE_PLUGIN_AUTOLOAD`` is set to a true value.
+
+    Returns
+    -------
+    pm : pluggy.PluginManager
+
+    Examples
+    --------
+    >>> from missingkernels import get_plugin_manager
+    >>> pm = get_plugin_manager()
+    >>> pm.has_plugin("missingkernels.kernels")
+    True
+    """
+    return _REGISTRY.manager()
+
+
+def register_plugin(plugin: Any, name: str | None = None) -> str:
+    """Register a plugin object at run time (without an entry point).
+
+    Parameters
+    ----------
+    plugin : module or object
+        Implements hooks of :mod:`missingkernels.hookspecs` marked with
+        :data:`missingkernels.hookspecs.hookimpl`.
+    name : str, optional
+        The plugin's name; defaults to pluggy's canonical name.
+
+    Returns
+    -------
+    name : str
+        The name under which it was registered.
+
+    Raises
+    ------
+    ValueError
+        If a plugin of that name is already registered.
+
+    Examples
+    --------
+    >>> from missingkernels import register_plugin, unregister_plugin, list_densities
+    >>> from missingkernels.hookspecs import hookimpl
+    >>> from missingkernels.densities import GaussianEMDensity
+    >>> class Extra:
+    ...     @hookimpl
+    ...     def missingkernels_register_densities(self):
+    ...         return {"gaussian_em_copy": GaussianEMDensity}
+    >>> name = register_plugin(Extra(), name="extra")
+    >>> "gaussian_em_copy" in list_densities()
+    True
+    >>> unregister_plugin("extra")
+    """
+    pm = _REGISTRY.manager()
+    if name is not None and pm.has_plugin(name):
+        raise ValueError(
+            f"A plugin named {name!r} is already registered; unregister it first "
+            "or choose another name."
+        )
+    registered = pm.register(plugin, name=name)
+    if registered is None:
+        raise ValueError("This plugin object is already registered.")
+    pm.check_pending()
+    _REGISTRY._tables.clear()
+    return registered
+
+
+def unregister_plugin(name: str) -> None:
+    """Remove a plugin registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The plugin's name, as returned by :func:`register_plugin` or the
+        entry-point name.
+
+    Raises
+    ------
+    ValueError
+        If no plugin of that name is registered.
+    """
+    pm = _REGISTRY.manager()
+    if not pm.has_plugin(name):
+        raise ValueError(
+            f"No plugin named {name!r} is registered. Registered: "
+            f"{', '.join(sorted(n for n, _ in pm.list_name_plugin()))}."
+        )
+    pm.unregister(name=name)
+    _REGISTRY._tables.clear()
+
+
+def reload_plugins() -> None:
+    """Forget every registration and rediscover plugins on next use.
+
+    Useful after installing a plugin distribution in a running session, and in
+    tests that change the environment variable or ``sys.path``.
+    """
+    _REGISTRY.reset()
+
+
+def plugin_errors() -> dict[str, str]:
+    """Return the plugins that failed to load, with the reason for each.
+
+    Returns
+    -------
+    errors : dict of str to str
+        Plugin name -> message (including the original exception).
+    """
+    _REGISTRY.manager()
+    return dict(_REGISTRY.errors)
+
+
+def list_kernels() -> dict[str, RegistryEntry]:
+    """Return the registered kernels, sorted by name.
+
+    Returns
+    -------
+    kernels : dict of str to RegistryEntry
+        Name -> entry (factory, plugin, one-line description).
+
+    Examples
+    --------
+    >>> from missingkernels import list_kernels
+    >>> "genrbf" in list_kernels()
+    True
+    """
+    return dict(_REGISTRY.table("kernel"))
+
+
+def list_densities() -> dict[str, RegistryEntry]:
+    """Return the registered density estimators, sorted by name.
+
+    Returns
+    -------
+    densities : dict of str to RegistryEntry
+        Name -> entry (factory, plugin, one-line description).
+
+    Examples
+    --------
+    >>> from missingkernels import list_densities
+    >>> "gaussian_em" in list_densities()
+    True
+    """
+    return dict(_REGISTRY.table("density"))
+
+
+def list_baselines() -> dict[str, RegistryEntry]:
+    """Return the registered experiment baselines, sorted by name.
+
+    Returns
+    -------
+    baselines : dict of str to RegistryEntry
+        Name -> entry (factory, plugin, one-line description).
+    """
+    return dict(_REGISTRY.table("baseline"))
+
+
+def get_kernel(name: str, **params: Any) -> Any:
+    """Build a new, unfitted kernel from the registry.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_kernels`, e.g. ``"genrbf"``.
+    **params
+        Passed to the kernel's constructor (e.g. ``gamma``, ``density``).
+
+    Returns
+    -------
+    kernel : object
+        With ``fit(X)`` and ``__call__(X, Y=None)``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown; the message lists the known names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels import get_kernel
+    >>> X = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 2.5], [0.5, 0.0]])
+    >>> k = get_kernel("genrbf", gamma=0.5).fit(X)
+    >>> k(X).shape
+    (4, 4)
+    """
+    return _REGISTRY.get("kernel", name, params)
+
+
+def get_density(name: str, **params: Any) -> Any:
+    """Build a new, unfitted density estimator from the registry.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_densities`, e.g. ``"gaussian_em"``.
+    **params
+        Passed to the estimator's constructor.
+
+    Returns
+    -------
+    density : object
+        With ``fit(X)`` and ``conditionals(X)``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown; the message lists the known names.
+
+    Examples
+    --------
+    >>> from missingkernels import get_density
+    >>> get_density("gaussian_em", max_iter=50).max_iter
+    50
+    """
+    return _REGISTRY.get("density", name, params)
+
+
+def get_baseline(name: str, **params: Any) -> Any:
+    """Build a new, unfitted baseline from the registry.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_baselines`.
+    **params
+        Passed to the baseline's factory.
+
+    Returns
+    -------
+    baseline : estimator
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown; the message lists the known names.
+    """
+    return _REGISTRY.get("baseline", name, params)

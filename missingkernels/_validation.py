@@ -1,0 +1,77 @@
+"""Input validation shared by densities, kernels and estimators."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+
+def _feature_label(estimator: Any, j: int) -> str:
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None and j < len(names):
+        return f"{j} ({names[j]!r})"
+    return str(j)
+
+
+def validate_missing_data(
+    estimator: Any,
+    X: Any,
+    *,
+    reset: bool,
+    min_samples: int = 1,
+    require_observed_columns: bool | None = None,
+) -> np.ndarray:
+    """Validate X with NaN for missing entries and return it as float64.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        Receives ``n_features_in_`` (and ``feature_names_in_``) when
+        ``reset=True``; is checked against them otherwise.
+    X : array-like of shape (n_samples, n_features)
+        Numeric; NaN marks missing entries; inf is an error.
+    reset : bool
+        True at fit time, False when transforming or scoring new rows.
+    min_samples : int, default=1
+        Fewest rows accepted.
+    require_observed_columns : bool, optional
+        Reject features missing in every row. Defaults to ``reset`` (a density
+        cannot learn a feature it never saw; new rows may be fully missing).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), dtype float64
+    """
+    if not reset:
+        check_is_fitted(estimator)
+    if require_observed_columns is None:
+        require_observed_columns = reset
+    try:
+        X = validate_data(
+            estimator,
+            X,
+            reset=reset,
+            dtype=np.float64,
+            ensure_all_finite="allow-nan",
+            ensure_min_samples=min_samples,
+        )
+    except ValueError as exc:
+        if "could not convert" in str(exc) or "Unable to convert" in str(exc):
+            raise ValueError(
+                f"{type(estimator).__name__} needs numeric X (NaN for missing "
+                f"entries); {exc}. Encode categorical columns as numbers first "
+                "(e.g. with sklearn.preprocessing.OrdinalEncoder)."
+            ) from exc
+        raise
+    if require_observed_columns and X.shape[0] > 0:
+        empty = np.flatnonzero(np.isnan(X).all(axis=0))
+        if empty.size:
+            labels = ", ".join(_feature_label(estimator, int(j)) for j in empty)
+            raise ValueError(
+                f"{type(estimator).__name__}: feature(s) {labels} are missing in "
+                f"every one of the {X.shape[0]} training rows, so nothing can be "
+                "learned about them. Drop these columns before fitting."
+            )
+    return X

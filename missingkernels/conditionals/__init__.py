@@ -1,0 +1,21 @@
+"""Conditional distributions of the missing entries, row by row.
+
+A density estimator's ``conditionals(X)`` returns one of these
+representations; kernels take expectations over them.
+"""
+
+from ._representations import (
+    CategoricalConditionals,
+    GaussianConditionals,
+    MixtureConditionals,
+    SampleConditionals,
+    group_patterns,
+)
+
+__all__ = [
+    "CategoricalConditionals",
+    "GaussianConditionals",
+    "MixtureConditionals",
+    "SampleConditionals",
+    "group_patterns",
+]

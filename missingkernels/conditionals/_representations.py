@@ -1,0 +1,367 @@
+"""Representations of per-row conditional distributions of missing entries.
+
+Every representation stores the rows it describes and a boolean ``missing``
+mask (True where the entry was missing). Observed entries are never changed.
+Covariances are stored once per distinct missing pattern, never one d x d
+matrix per row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import linalg
+
+__all__ = [
+    "CategoricalConditionals",
+    "GaussianConditionals",
+    "MixtureConditionals",
+    "SampleConditionals",
+    "group_patterns",
+]
+
+
+def group_patterns(missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group rows by their missing pattern.
+
+    Parameters
+    ----------
+    missing : ndarray of shape (n_samples, n_features), dtype bool
+        True where an entry is missing.
+
+    Returns
+    -------
+    patterns : ndarray of shape (n_patterns, n_features), dtype bool
+        The distinct patterns, sorted lexicographically.
+    pattern_index : ndarray of shape (n_samples,), dtype intp
+        ``patterns[pattern_index[i]]`` is the pattern of row ``i``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.conditionals import group_patterns
+    >>> patterns, index = group_patterns(np.array([[0, 1], [0, 0], [0, 1]], bool))
+    >>> patterns.astype(int).tolist(), index.tolist()
+    ([[0, 0], [0, 1]], [1, 0, 1])
+    """
+    missing = np.asarray(missing, dtype=bool)
+    if missing.ndim != 2:
+        raise ValueError(
+            f"missing must be a 2D boolean array, got shape {missing.shape}."
+        )
+    if missing.shape[0] == 0:
+        return np.zeros((0, missing.shape[1]), dtype=bool), np.zeros(0, np.intp)
+    patterns, pattern_index = np.unique(missing, axis=0, return_inverse=True)
+    return patterns.astype(bool), np.asarray(pattern_index, np.intp).reshape(-1)
+
+
+def _check_rows(means: np.ndarray, missing: np.ndarray, what: str) -> None:
+    if means.ndim != 2 or missing.shape != means.shape[-2:]:
+        raise ValueError(
+            f"{what}: means and missing must describe the same rows; got "
+            f"means of shape {means.shape} and missing of shape {missing.shape}."
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class GaussianConditionals:
+    """Gaussian conditionals: filled means and one covariance per pattern.
+
+    Row ``i`` is distributed as ``N(means[i], A_i)`` where ``A_i`` holds
+    ``covariances[pattern_index[i]]`` on the missing coordinates of the row
+    and zeros elsewhere.
+
+    Parameters
+    ----------
+    means : ndarray of shape (n_samples, n_features)
+        Observed entries as given, missing entries replaced by their
+        conditional mean.
+    missing : ndarray of shape (n_samples, n_features), dtype bool
+        True where the entry was missing.
+    patterns : ndarray of shape (n_patterns, n_features), dtype bool
+        Distinct missing patterns.
+    pattern_index : ndarray of shape (n_samples,)
+        Pattern of each row.
+    covariances : tuple of ndarray
+        ``covariances[p]`` has shape ``(k, k)`` with ``k = patterns[p].sum()``,
+        in the order of ``np.flatnonzero(patterns[p])``.
+    covariance : ndarray of shape (n_features, n_features) or None
+        The joint covariance of the fitted Gaussian (used by the Mahalanobis
+        metric of the RBF kernels), when known.
+    """
+
+    means: np.ndarray
+    missing: np.ndarray
+    patterns: np.ndarray
+    pattern_index: np.ndarray
+    covariances: tuple[np.ndarray, ...]
+    covariance: np.ndarray | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        _check_rows(self.means, self.missing, "GaussianConditionals")
+        if len(self.covariances) != len(self.patterns):
+            raise ValueError(
+                "GaussianConditionals: one covariance per pattern is needed; got "
+                f"{len(self.covariances)} covariances for {len(self.patterns)} "
+                "patterns."
+            )
+        for p, cov in zip(self.patterns, self.covariances, strict=True):
+            k = int(p.sum())
+            if cov.shape != (k, k):
+                raise ValueError(
+                    "GaussianConditionals: a pattern with "
+                    f"{k} missing features needs a ({k}, {k}) covariance, got "
+                    f"{cov.shape}."
+                )
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.means.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.means.shape[1])
+
+    def row_covariance(self, i: int) -> np.ndarray:
+        """Return the full ``(d, d)`` covariance ``A_i`` of row ``i``.
+
+        Meant for tests and small examples; kernels work per pattern.
+        """
+        p = self.pattern_index[i]
+        idx = np.flatnonzero(self.patterns[p])
+        out = np.zeros((self.n_features, self.n_features))
+        out[np.ix_(idx, idx)] = self.covariances[p]
+        return out
+
+    def take(self, rows: np.ndarray) -> GaussianConditionals:
+        """Return the conditionals of a subset of rows (patterns are re-grouped)."""
+        rows = np.asarray(rows)
+        patterns, index = group_patterns(self.missing[rows])
+        old = self.pattern_index[rows]
+        covs = []
+        for p in range(len(patterns)):
+            first = np.flatnonzero(index == p)[0]
+            covs.append(self.covariances[old[first]])
+        return GaussianConditionals(
+            means=self.means[rows],
+            missing=self.missing[rows],
+            patterns=patterns,
+            pattern_index=index,
+            covariances=tuple(covs),
+            covariance=self.covariance,
+        )
+
+    @classmethod
+    def from_moments(
+        cls, X: np.ndarray, mean: np.ndarray, covariance: np.ndarray
+    ) -> GaussianConditionals:
+        """Condition ``N(mean, covariance)`` on the observed entries of each row.
+
+        Uses the Schur complement per missing pattern:
+        ``mu_J = m_J + S_JO S_OO^-1 (x_O - m_O)`` and
+        ``C_J = S_JJ - S_JO S_OO^-1 S_OJ``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Rows with NaN where missing.
+        mean : ndarray of shape (n_features,)
+        covariance : ndarray of shape (n_features, n_features)
+            Symmetric positive definite on every observed block.
+
+        Returns
+        -------
+        conditionals : GaussianConditionals
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from missingkernels.conditionals import GaussianConditionals
+        >>> S = np.array([[1.0, 0.5], [0.5, 1.0]])
+        >>> c = GaussianConditionals.from_moments(
+        ...     np.array([[2.0, np.nan]]), np.zeros(2), S)
+        >>> c.means.tolist(), c.covariances[0].tolist()
+        ([[2.0, 1.0]], [[0.75]])
+        """
+        X = np.asarray(X, dtype=np.float64)
+        mean = np.asarray(mean, dtype=np.float64)
+        covariance = np.asarray(covariance, dtype=np.float64)
+        n, d = X.shape
+        if mean.shape != (d,) or covariance.shape != (d, d):
+            raise ValueError(
+                f"mean and covariance must have shapes ({d},) and ({d}, {d}) for "
+                f"X with {d} features; got {mean.shape} and {covariance.shape}."
+            )
+        missing = np.isnan(X)
+        patterns, pattern_index = group_patterns(missing)
+        means = X.copy()
+        covs: list[np.ndarray] = []
+        for p, pattern in enumerate(patterns):
+            rows = np.flatnonzero(pattern_index == p)
+            J = np.flatnonzero(pattern)
+            O = np.flatnonzero(~pattern)  # noqa: E741
+            if J.size == 0:
+                covs.append(np.zeros((0, 0)))
+                continue
+            if O.size == 0:
+                means[np.ix_(rows, J)] = mean[J]
+                covs.append(covariance[np.ix_(J, J)].copy())
+                continue
+            S_OO = covariance[np.ix_(O, O)]
+            S_OJ = covariance[np.ix_(O, J)]
+            try:
+                factor = linalg.cho_factor(S_OO, lower=True, check_finite=False)
+                coef = linalg.cho_solve(factor, S_OJ, check_finite=False)
+            except linalg.LinAlgError:
+                # Singular observed block: the minimum-norm solution keeps the
+                # conditional well defined on the span of the data.
+                coef = linalg.lstsq(S_OO, S_OJ, check_finite=False)[0]
+            resid = X[np.ix_(rows, O)] - mean[O]
+            means[np.ix_(rows, J)] = mean[J] + resid @ coef
+            C = covariance[np.ix_(J, J)] - S_OJ.T @ coef
+            covs.append(0.5 * (C + C.T))
+        return cls(
+            means=means,
+            missing=missing,
+            patterns=patterns,
+            pattern_index=pattern_index,
+            covariances=tuple(covs),
+            covariance=covariance,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class MixtureConditionals:
+    """Gaussian-mixture conditionals with row-specific component weights.
+
+    Row ``i`` is distributed as ``sum_k weights[i, k] N(means[k, i], A_ik)``,
+    ``A_ik`` holding ``covariances[pattern_index[i]][k]`` on the missing
+    coordinates.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_samples, n_components)
+        Posterior component probabilities given the observed entries.
+    means : ndarray of shape (n_components, n_samples, n_features)
+        Per-component filled means.
+    missing, patterns, pattern_index
+        As in :class:`GaussianConditionals`.
+    covariances : tuple of ndarray
+        ``covariances[p]`` has shape ``(n_components, k, k)``.
+    component_covariances : ndarray of shape (n_components, d, d) or None
+        The joint covariance of each component, when known.
+    """
+
+    weights: np.ndarray
+    means: np.ndarray
+    missing: np.ndarray
+    patterns: np.ndarray
+    pattern_index: np.ndarray
+    covariances: tuple[np.ndarray, ...]
+    component_covariances: np.ndarray | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.means.ndim != 3:
+            raise ValueError(
+                "MixtureConditionals: means must have shape "
+                f"(n_components, n_samples, n_features), got {self.means.shape}."
+            )
+        _check_rows(self.means[0], self.missing, "MixtureConditionals")
+        if self.weights.shape != (self.means.shape[1], self.means.shape[0]):
+            raise ValueError(
+                "MixtureConditionals: weights must have shape (n_samples, "
+                f"n_components) = {(self.means.shape[1], self.means.shape[0])}, "
+                f"got {self.weights.shape}."
+            )
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.means.shape[2])
+
+    @property
+    def n_components(self) -> int:
+        return int(self.means.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class SampleConditionals:
+    """Conditionals represented by draws (multiple imputation).
+
+    Parameters
+    ----------
+    samples : ndarray of shape (n_draws, n_samples, n_features)
+        Completed rows; observed entries are identical in every draw.
+    missing : ndarray of shape (n_samples, n_features), dtype bool
+        True where the entry was missing.
+    """
+
+    samples: np.ndarray
+    missing: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.samples.ndim != 3:
+            raise ValueError(
+                "SampleConditionals: samples must have shape (n_draws, n_samples, "
+                f"n_features), got {self.samples.shape}."
+            )
+        _check_rows(self.samples[0], self.missing, "SampleConditionals")
+        if not np.all(np.isfinite(self.samples)):
+            raise ValueError(
+                "SampleConditionals: every draw must be finite; the imputer "
+                "left NaN or inf in its draws."
+            )
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.samples.shape[1])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.samples.shape[2])
+
+    @property
+    def n_draws(self) -> int:
+        return int(self.samples.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class CategoricalConditionals:
+    """Independent per-feature categorical distributions of missing entries.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples, n_features)
+        Observed category codes, NaN where missing.
+    missing : ndarray of shape (n_samples, n_features), dtype bool
+    categories : tuple of ndarray
+        ``categories[v]`` the sorted distinct values of feature ``v``.
+    probabilities : tuple of ndarray
+        ``probabilities[v][c]`` the probability of ``categories[v][c]``.
+    """
+
+    values: np.ndarray
+    missing: np.ndarray
+    categories: tuple[np.ndarray, ...]
+    probabilities: tuple[np.ndarray, ...]
+
+    def __post_init__(self) -> None:
+        _check_rows(self.values, self.missing, "CategoricalConditionals")
+        d = self.values.shape[1]
+        if len(self.categories) != d or len(self.probabilities) != d:
+            raise ValueError(
+                f"CategoricalConditionals: need categories and probabilities for "
+                f"each of the {d} features."
+            )
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.values.shape[1])

@@ -1,0 +1,73 @@
+"""The density-estimator protocol shared by every density in the registry."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .._validation import validate_missing_data
+
+#: The conditional representations a density may return, by tag.
+REPRESENTATIONS = ("gaussian", "mixture", "samples", "categorical")
+
+
+class BaseDensity(BaseEstimator):
+    """Base class of density estimators for rows with missing entries.
+
+    Subclasses set the class attribute ``representation`` (one of
+    ``"gaussian"``, ``"mixture"``, ``"samples"``, ``"categorical"``), implement
+    ``_fit(X)`` on validated float64 rows with NaN, and ``_conditionals(X)``
+    returning the matching representation of
+    :mod:`missingkernels.conditionals`, computed from fitted parameters only.
+    """
+
+    representation: ClassVar[str] = ""
+
+    def fit(self, X: Any, y: Any = None) -> BaseDensity:
+        """Fit the density on training rows (NaN marks missing entries).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            At least two rows; every feature observed at least once.
+        y : None
+            Ignored; present for scikit-learn compatibility.
+
+        Returns
+        -------
+        self : object
+        """
+        if hasattr(self, "_validate_params"):
+            self._validate_params()
+        X = validate_missing_data(self, X, reset=True, min_samples=2)
+        self._fit(X)
+        return self
+
+    def conditionals(self, X: Any) -> Any:
+        """Return the conditional distribution of the missing entries of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training or new rows; rows may be entirely missing.
+
+        Returns
+        -------
+        conditionals : GaussianConditionals, MixtureConditionals, SampleConditionals or CategoricalConditionals
+        """  # noqa: E501
+        X = validate_missing_data(self, X, reset=False, min_samples=0)
+        return self._conditionals(X)
+
+    def _fit(self, X: np.ndarray) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _conditionals(self, X: np.ndarray) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.requires_fit = True
+        return tags

@@ -1,0 +1,81 @@
+"""Hook specifications for missingkernels plugins.
+
+A plugin is any module or object that implements one or more of the hooks
+below, decorated with :data:`hookimpl`. Third-party plugins are discovered
+through the entry-point group ``missingkernels``; in a plugin's
+``pyproject.toml``::
+
+    [project.entry-points.missingkernels]
+    my_plugin = "my_package.plugin"
+
+The built-in kernels, densities and baselines are registered through these
+same hooks, so a plugin has exactly the powers of the core.
+
+Every hook returns a mapping ``name -> factory``. A factory is a callable
+(usually a class) that accepts keyword parameters and returns a new,
+unfitted object. The first line of the factory's docstring is the one-line
+description shown by ``missingkernels list``.
+
+Examples
+--------
+>>> from missingkernels.hookspecs import hookimpl
+>>> class MyPlugin:
+...     @hookimpl
+...     def missingkernels_register_densities(self):
+...         from missingkernels.densities import GaussianEMDensity
+...         return {"my_gaussian": GaussianEMDensity}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pluggy
+
+PROJECT_NAME = "missingkernels"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+Factory = Callable[..., Any]
+
+
+@hookspec
+def missingkernels_register_kernels() -> Mapping[str, Factory]:
+    """Return the missing-data kernels this plugin provides.
+
+    Returns
+    -------
+    kernels : mapping of str to callable
+        Registry name -> factory. ``factory(**params)`` must return an unfitted
+        kernel object with ``fit(X)``, ``__call__(X, Y=None)`` and the
+        scikit-learn parameter API (``get_params``/``set_params``).
+    """
+
+
+@hookspec
+def missingkernels_register_densities() -> Mapping[str, Factory]:
+    """Return the density estimators this plugin provides.
+
+    Returns
+    -------
+    densities : mapping of str to callable
+        Registry name -> factory. ``factory(**params)`` must return an unfitted
+        density estimator with ``fit(X)`` (rows may contain NaN) and
+        ``conditionals(X)`` returning one of the representations of
+        :mod:`missingkernels.conditionals`.
+    """
+
+
+@hookspec
+def missingkernels_register_baselines() -> Mapping[str, Factory]:
+    """Return the experiment baselines this plugin provides.
+
+    Returns
+    -------
+    baselines : mapping of str to callable
+        Registry name -> factory. ``factory(task, **params)`` returns an
+        unfitted scikit-learn estimator (classifier for ``task="classification"``,
+        regressor for ``task="regression"``) that accepts X with NaN.
+    """
