@@ -158,7 +158,7 @@ class _Registry:
         table: dict[str, RegistryEntry] = {}
         # Call each implementation on its own so one failing plugin is
         # reported by name and does not hide the others.
-        for impl in reversed(caller.get_hookimpls()):
+        for impl in caller.get_hookimpls():
             plugin = impl.plugin_name
             try:
                 result = impl.function()

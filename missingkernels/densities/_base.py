@@ -24,6 +24,7 @@ class BaseDensity(BaseEstimator):
     """
 
     representation: ClassVar[str] = ""
+    _parameter_constraints: ClassVar[dict] = {}
 
     def fit(self, X: Any, y: Any = None) -> BaseDensity:
         """Fit the density on training rows (NaN marks missing entries).
@@ -39,8 +40,7 @@ class BaseDensity(BaseEstimator):
         -------
         self : object
         """
-        if hasattr(self, "_validate_params"):
-            self._validate_params()
+        self._validate_params()
         X = validate_missing_data(self, X, reset=True, min_samples=2)
         self._fit(X)
         return self
