@@ -8,6 +8,8 @@ third-party plugins found through the entry-point group ``missingkernels`` do.
 from __future__ import annotations
 
 import difflib
+import functools
+import importlib
 import inspect
 import os
 import warnings
@@ -94,10 +96,10 @@ class _Registry:
             pm.add_hookspecs(hookspecs)
             self._pm = pm
             self.errors = {}
-            import importlib
-
             for name, module_path in _BUILTIN_PLUGINS:
-                self._register(lambda m=module_path: importlib.import_module(m), name)
+                self._register(
+                    functools.partial(importlib.import_module, module_path), name
+                )
             if not _autoload_disabled():
                 self._load_entry_points()
         return self._pm
@@ -206,8 +208,7 @@ class _Registry:
     def get(self, kind: str, name: str, params: dict[str, Any]) -> Any:
         if not isinstance(name, str):
             raise TypeError(
-                f"The {kind} name must be a str, got {type(name).__name__} "
-                f"({name!r})."
+                f"The {kind} name must be a str, got {type(name).__name__} ({name!r})."
             )
         table = self.table(kind)
         if name not in table:

@@ -42,7 +42,7 @@ Factory = Callable[..., Any]
 
 
 @hookspec
-def missingkernels_register_kernels() -> Mapping[str, Factory]:
+def missingkernels_register_kernels() -> Mapping[str, Factory]:  # type: ignore[empty-body]
     """Return the missing-data kernels this plugin provides.
 
     Returns
@@ -55,7 +55,7 @@ def missingkernels_register_kernels() -> Mapping[str, Factory]:
 
 
 @hookspec
-def missingkernels_register_densities() -> Mapping[str, Factory]:
+def missingkernels_register_densities() -> Mapping[str, Factory]:  # type: ignore[empty-body]
     """Return the density estimators this plugin provides.
 
     Returns
@@ -69,7 +69,7 @@ def missingkernels_register_densities() -> Mapping[str, Factory]:
 
 
 @hookspec
-def missingkernels_register_baselines() -> Mapping[str, Factory]:
+def missingkernels_register_baselines() -> Mapping[str, Factory]:  # type: ignore[empty-body]
     """Return the experiment baselines this plugin provides.
 
     Returns

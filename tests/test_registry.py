@@ -108,7 +108,7 @@ def test_entry_point_name_clash_names_both_plugins(
             """
         },
     )
-    with pytest.raises(mk.RegistryError, match="'example'.*'clashing'|'clashing'.*'example'"):
+    with pytest.raises(mk.RegistryError, match=r"'example'.*'clashing'"):
         mk.list_kernels()
     with pytest.raises(mk.RegistryError, match="example_count_observed"):
         mk.get_kernel("example_count_observed")

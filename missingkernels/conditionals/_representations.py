@@ -187,7 +187,7 @@ class GaussianConditionals:
         X = np.asarray(X, dtype=np.float64)
         mean = np.asarray(mean, dtype=np.float64)
         covariance = np.asarray(covariance, dtype=np.float64)
-        n, d = X.shape
+        d = X.shape[1]
         if mean.shape != (d,) or covariance.shape != (d, d):
             raise ValueError(
                 f"mean and covariance must have shapes ({d},) and ({d}, {d}) for "

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Set up everything the test suites need (idempotent) and run them all:
+# lint, type check, the Python suite (numpy 2), the R plugin tests.
+set -euo pipefail
+source "$(dirname "$0")/_setup.sh"
+cd "$MK_ROOT"
+start=$SECONDS
+
+mk_ensure_r
+PLUGIN_ARGS=""
+for p in plugins/*/pyproject.toml; do
+    if [ -e "$p" ]; then PLUGIN_ARGS="$PLUGIN_ARGS -e $(dirname "$p")"; fi
+done
+mk_ensure_venv .venv "-e .[dev,experiments,plots,socp,r] $PLUGIN_ARGS"
+mk_log "setup done in $((SECONDS - start)) s"
+
+mk_log "ruff + mypy"
+.venv/bin/ruff check missingkernels tests benchmarks plugins
+.venv/bin/ruff format --check missingkernels tests benchmarks plugins
+.venv/bin/mypy missingkernels
+
+mk_log "pytest (Python suite, $(.venv/bin/python -c 'import numpy; print("numpy", numpy.__version__)'))"
+set +e
+.venv/bin/python -m pytest -p no:cacheprovider "$@"
+status=$?
+set -e
+if [ "$status" = 5 ]; then
+    echo "error: pytest collected no tests" >&2
+    exit 1
+fi
+[ "$status" = 0 ] || exit "$status"
+
+mk_log "CLI smoke test"
+.venv/bin/missingkernels list >/dev/null
+
+mk_log "all tests passed in $((SECONDS - start)) s"
