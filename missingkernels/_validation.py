@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 
@@ -44,19 +45,66 @@ def validate_missing_data(
     -------
     X : ndarray of shape (n_samples, n_features), dtype float64
     """
+    return _validate(estimator, X, None, reset, min_samples, require_observed_columns)
+
+
+def validate_missing_data_xy(
+    estimator: Any, X: Any, y: Any, *, task: str, min_samples: int = 2
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate training X (NaN allowed) and a finite 1D target y.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        No NaN or inf.
+    task : {"classification", "regression"}
+        Classification needs at least two classes; regression a numeric y.
+    min_samples : int, default=2
+
+    Returns
+    -------
+    X : ndarray of float64
+    y : ndarray
+    """
+    return _validate(estimator, X, y, True, min_samples, True, task=task)
+
+
+def _validate(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    reset: bool,
+    min_samples: int,
+    require_observed_columns: bool | None,
+    task: str | None = None,
+) -> Any:
     if not reset:
         check_is_fitted(estimator)
     if require_observed_columns is None:
         require_observed_columns = reset
     try:
-        X = validate_data(
-            estimator,
-            X,
-            reset=reset,
-            dtype=np.float64,
-            ensure_all_finite="allow-nan",
-            ensure_min_samples=min_samples,
-        )
+        if y is None:
+            X = validate_data(
+                estimator,
+                X,
+                reset=reset,
+                dtype=np.float64,
+                ensure_all_finite="allow-nan",
+                ensure_min_samples=min_samples,
+            )
+        else:
+            X, y = validate_data(
+                estimator,
+                X,
+                y,
+                reset=reset,
+                dtype=np.float64,
+                ensure_all_finite="allow-nan",
+                ensure_min_samples=min_samples,
+                y_numeric=task == "regression",
+            )
     except ValueError as exc:
         if "could not convert" in str(exc) or "Unable to convert" in str(exc):
             raise ValueError(
@@ -74,4 +122,14 @@ def validate_missing_data(
                 f"every one of the {X.shape[0]} training rows, so nothing can be "
                 "learned about them. Drop these columns before fitting."
             )
-    return X
+    if y is None:
+        return X
+    if task == "classification":
+        check_classification_targets(y)
+        n_classes = np.unique(y).size
+        if n_classes < 2:
+            raise ValueError(
+                f"{type(estimator).__name__} needs at least 2 classes in y; got "
+                f"{n_classes} class. Check the target column or the split."
+            )
+    return X, y
