@@ -1,0 +1,157 @@
+"""Tests of the missingness mechanisms (genRBF paper, sec. 5.1, eqs. 26-27)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.utils._param_validation import InvalidParameterError
+
+from missingkernels.experiments import MissingnessInfo, simulate_missing
+
+
+@pytest.fixture
+def X(rng):
+    A = rng.normal(size=(6, 6))
+    return rng.normal(size=(3000, 6)) @ A + np.arange(6)
+
+
+def _removal_probability(driver, reference_rows, t):
+    """exp(-t ||x - x_i||^2_Sigma), written from eq. (26) independently."""
+    S_inv = np.linalg.inv(np.cov(driver, rowvar=False))
+    p = np.empty((len(driver), len(reference_rows)))
+    for i, r in enumerate(reference_rows):
+        diff = driver - driver[r]
+        p[:, i] = np.exp(-t * np.einsum("ij,jk,ik->i", diff, S_inv, diff))
+    return p
+
+
+def _calibration_z(removed, p, n_bins=10):
+    """Largest |z| of removal frequency vs mean probability over p-bins."""
+    edges = np.quantile(p, np.linspace(0, 1, n_bins + 1))
+    bins = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, n_bins - 1)
+    worst = 0.0
+    for b in range(n_bins):
+        sel = bins == b
+        var = np.sum(p[sel] * (1 - p[sel]))
+        if var > 0:
+            worst = max(worst, abs(removed[sel].sum() - p[sel].sum()) / np.sqrt(var))
+    return worst
+
+
+def _value_dependence_z(removed, p, values):
+    """z statistic of sum (removed - p) * standardised value (0 if no effect)."""
+    s = (values - values.mean(axis=0)) / values.std(axis=0)
+    return np.sum((removed - p) * s) / np.sqrt(np.sum(p * (1 - p) * s**2))
+
+
+@pytest.mark.parametrize("mechanism", ["mcar", "mar", "mnar"])
+@pytest.mark.parametrize("rate", [0.0, 0.1, 0.3, 0.6])
+def test_rate_is_hit(X, mechanism, rate):
+    Xm, info = simulate_missing(
+        X[:500], mechanism, rate, random_state=1, return_info=True
+    )
+    assert abs(np.isnan(Xm).mean() - rate) < 0.01
+    assert info.missing_rate == pytest.approx(np.isnan(Xm).mean())
+    # Observed entries are untouched.
+    kept = X[:500][:, info.visible]
+    np.testing.assert_array_equal(Xm[~np.isnan(Xm)], kept[~np.isnan(Xm)])
+
+
+def test_input_not_modified_and_copy_returned(X):
+    before = X.copy()
+    simulate_missing(X, "mar", 0.3, random_state=0)
+    np.testing.assert_array_equal(X, before)
+
+
+@pytest.mark.parametrize("mechanism", ["mcar", "mar", "mnar"])
+def test_deterministic_given_seed(X, mechanism):
+    a, ia = simulate_missing(X, mechanism, 0.3, random_state=7, return_info=True)
+    b, ib = simulate_missing(X, mechanism, 0.3, random_state=7, return_info=True)
+    np.testing.assert_array_equal(a, b)  # NaN compare equal here
+    np.testing.assert_array_equal(ia.visible, ib.visible)
+    assert ia.t == ib.t
+    c = simulate_missing(X, mechanism, 0.3, random_state=8)
+    assert not np.array_equal(np.isnan(a), np.isnan(c))
+
+
+def test_mcar_does_not_depend_on_values(X):
+    Xm = simulate_missing(X, "mcar", 0.3, random_state=3)
+    removed = np.isnan(Xm)
+    p = np.full(X.shape, 0.3)
+    assert abs(_value_dependence_z(removed, p, X)) < 4
+
+
+def test_mar_follows_reference_distances(X):
+    Xm, info = simulate_missing(X, "mar", 0.3, random_state=5, return_info=True)
+    assert isinstance(info, MissingnessInfo) and info.t > 0
+    refs = info.reference_rows
+    assert len(refs) == X.shape[1] and len(set(refs.tolist())) == X.shape[1]
+    removed = np.isnan(Xm)
+    assert not removed[refs].any()  # reference rows stay complete
+    others = np.setdiff1d(np.arange(len(X)), refs)
+    p = _removal_probability(X, refs, info.t)[others]
+    removed = removed[others]
+    # The removal frequency follows exp(-t dist) across the distance range ...
+    assert _calibration_z(removed, p) < 4.5
+    low, high = p < np.quantile(p, 0.2), p > np.quantile(p, 0.8)
+    assert removed[high].mean() > removed[low].mean() + 0.3
+    # ... and, given the distances, not the value that gets removed.
+    assert abs(_value_dependence_z(removed, p, X[others])) < 4
+    # The statistic has power: a self-masking removal is flagged.
+    self_masking = X[others] > np.quantile(X[others], 0.7, axis=0)
+    assert abs(_value_dependence_z(self_masking, p, X[others])) > 10
+
+
+def test_mnar_depends_on_hidden_features(X):
+    Xm, info = simulate_missing(X, "mnar", 0.3, random_state=11, return_info=True)
+    d = X.shape[1]
+    assert len(info.hidden) == d // 2
+    assert sorted(np.r_[info.hidden, info.visible].tolist()) == list(range(d))
+    assert Xm.shape == (len(X), len(info.visible))
+    np.testing.assert_array_equal(Xm[~np.isnan(Xm)], X[:, info.visible][~np.isnan(Xm)])
+    refs = info.reference_rows
+    others = np.setdiff1d(np.arange(len(X)), refs)
+    removed = np.isnan(Xm)[others]
+    p_hidden = _removal_probability(X[:, info.hidden], refs, info.t)[others]
+    assert _calibration_z(removed, p_hidden) < 4.5
+    low = p_hidden < np.quantile(p_hidden, 0.2)
+    high = p_hidden > np.quantile(p_hidden, 0.8)
+    assert removed[high].mean() > removed[low].mean() + 0.3
+    # The same distances on the visible features do not explain the removal.
+    p_visible = _removal_probability(X[:, info.visible], refs, info.t)[others]
+    assert _calibration_z(removed, p_visible) > 10
+
+
+def test_odd_number_of_features_mnar(X):
+    Xm, info = simulate_missing(X[:, :5], "mnar", 0.2, random_state=0, return_info=True)
+    assert len(info.hidden) == 2 and Xm.shape[1] == 3
+
+
+def test_fully_missing_rows_are_allowed():
+    X = np.random.default_rng(0).normal(size=(400, 2))
+    Xm = simulate_missing(X, "mcar", 0.6, random_state=0)
+    assert np.isnan(Xm).all(axis=1).any()
+
+
+def test_bad_input(X):
+    bad = X.copy()
+    bad[2, 3] = np.nan
+    with pytest.raises(ValueError, match=r"complete, finite data.*row 2, column 3"):
+        simulate_missing(bad, "mar", 0.3)
+    bad[2, 3] = np.inf
+    with pytest.raises(ValueError, match="1 inf"):
+        simulate_missing(bad, "mcar", 0.3)
+    with pytest.raises(InvalidParameterError, match="rate"):
+        simulate_missing(X, "mcar", 1.0)
+    with pytest.raises(InvalidParameterError, match="rate"):
+        simulate_missing(X, "mcar", -0.1)
+    with pytest.raises(InvalidParameterError, match="mechanism"):
+        simulate_missing(X, "nmar", 0.1)
+    with pytest.raises(ValueError, match="at least 2 features"):
+        simulate_missing(X[:, :1], "mnar", 0.1)
+    with pytest.raises(ValueError, match="more rows than affected features"):
+        simulate_missing(X[:6], "mar", 0.1)
+    with pytest.raises(ValueError, match="at most"):
+        simulate_missing(X[:8], "mar", 0.9)
+    with pytest.raises(ValueError, match=r"numeric|convert"):
+        simulate_missing(np.array([["a", "b"], ["c", "d"]]), "mcar", 0.1)
