@@ -5,7 +5,7 @@ conditional distribution of the missing entries given the observed ones, under
 a density fitted on the training rows. No value is imputed.
 """
 
-from . import conditionals, densities, kernels
+from . import conditionals, densities, estimators, kernels
 from ._registry import (
     PluginLoadWarning,
     RegistryEntry,
@@ -23,14 +23,25 @@ from ._registry import (
     unregister_plugin,
 )
 from ._version import __version__
+from .estimators import (
+    SOCPSVC,
+    MissingKernelSVC,
+    MissingKernelSVR,
+    MissingKernelTransformer,
+)
 
 __all__ = [
+    "MissingKernelSVC",
+    "MissingKernelSVR",
+    "MissingKernelTransformer",
     "PluginLoadWarning",
     "RegistryEntry",
     "RegistryError",
+    "SOCPSVC",
     "__version__",
     "conditionals",
     "densities",
+    "estimators",
     "get_baseline",
     "get_density",
     "get_kernel",

@@ -1,0 +1,96 @@
+"""What every estimator built on a registry kernel shares."""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from .._registry import get_kernel
+
+#: Parameters of the estimator forwarded to the kernel when it accepts them.
+_FORWARDED = ("gamma", "metric", "density")
+
+
+class KernelParamsMixin:
+    """Builds and fits the registry kernel named by the estimator's parameters.
+
+    The estimator stores ``kernel`` (a registry name), ``density`` (a registry
+    name, a density object or None for the kernel's default), ``gamma``,
+    ``metric`` and ``kernel_params`` (other kernel parameters, a dict).
+    """
+
+    _kernel_parameter_constraints: ClassVar[dict] = {
+        "kernel": [str],
+        "density": [str, HasMethods(["fit", "conditionals"]), None],
+        "gamma": [Interval(Real, 0.0, None, closed="neither"), StrOptions({"scale"})],
+        "metric": [StrOptions({"euclidean", "mahalanobis"})],
+        "kernel_params": [dict, None],
+    }
+
+    kernel: str
+    density: Any
+    gamma: Any
+    metric: str
+    kernel_params: dict | None
+
+    def _make_kernel(self) -> Any:
+        kernel = get_kernel(self.kernel)
+        accepted = (
+            kernel.get_params(deep=False) if hasattr(kernel, "get_params") else {}
+        )
+        params: dict[str, Any] = {}
+        for name in _FORWARDED:
+            value = getattr(self, name)
+            if name == "density":
+                if value is None:
+                    continue
+                if name not in accepted:
+                    raise ValueError(
+                        f"The kernel {self.kernel!r} does not use a density; "
+                        "leave density=None."
+                    )
+                # Never fit a user's object in place: the estimator owns a copy.
+                value = value if isinstance(value, str) else clone(value)
+            elif name not in accepted:
+                continue  # e.g. gamma for the linear or Belanche kernels
+            params[name] = value
+        extra = dict(self.kernel_params or {})
+        unknown = sorted(set(extra) - set(accepted))
+        if unknown:
+            raise ValueError(
+                f"kernel_params {unknown} are not parameters of the kernel "
+                f"{self.kernel!r}; its parameters are {sorted(accepted)}."
+            )
+        clash = sorted(set(extra) & set(params))
+        if clash:
+            raise ValueError(
+                f"kernel_params sets {clash}, which are parameters of "
+                f"{type(self).__name__} itself: set them there instead."
+            )
+        params.update(extra)
+        if params:
+            kernel.set_params(**params)
+        return kernel
+
+    @property
+    def density_(self) -> Any:
+        """The density fitted on the training rows (from the fitted kernel)."""
+        return self.kernel_.density_  # type: ignore[attr-defined]
+
+
+def cross_gram_on_support(
+    kernel: Any, X: np.ndarray, X_fit: np.ndarray, support: np.ndarray
+) -> np.ndarray:
+    """``K(X, X_fit)`` with only the support-vector columns computed.
+
+    A precomputed-kernel SVM reads only the columns of its support vectors, so
+    the others are left at zero: predictions cost O(n_new * n_support).
+    """
+    K = np.zeros((X.shape[0], X_fit.shape[0]))
+    if support.size and X.shape[0]:
+        K[:, support] = kernel(X, X_fit[support])
+    return K

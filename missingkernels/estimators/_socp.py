@@ -1,0 +1,396 @@
+"""The robust second-order cone program (SOCP) SVM for missing features."""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import linalg, stats
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._registry import get_density
+from .._validation import validate_missing_data, validate_missing_data_xy
+from ._base import KernelParamsMixin
+
+#: Above this many training rows the kernel form switches from ECOS to SCS
+#: (see the SOCPSVC notes for the measurements behind it).
+_ECOS_MAX_ROWS = 300
+
+
+def _import_cvxpy() -> Any:
+    try:
+        import cvxpy
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "SOCPSVC needs cvxpy and its solvers, from the 'socp' extra: "
+            "pip install 'missingkernels[socp]'."
+        ) from exc
+    return cvxpy
+
+
+def cone_weight(kappa: float, bound: str) -> float:
+    """Cone weight tau for a probability ``kappa`` of classifying a row right.
+
+    Parameters
+    ----------
+    kappa : float in [0, 1)
+        Required probability that a training row lies on its side of the margin.
+    bound : {"gaussian", "chebyshev"}
+        ``"gaussian"``: ``tau = Phi^-1(kappa)`` (exact for Gaussian kernel
+        values; 0 at ``kappa = 0.5``, negative below); ``"chebyshev"``:
+        ``tau = sqrt(kappa / (1 - kappa))`` (the one-sided Chebyshev
+        (Cantelli) bound, valid for any distribution).
+
+    Returns
+    -------
+    tau : float
+
+    References
+    ----------
+    .. [1] P. K. Shivaswamy, C. Bhattacharyya, A. J. Smola. "Second order cone
+       programming approaches for handling missing and uncertain data", JMLR 7
+       (2006), eq. (4) and sec. 3.
+
+    Examples
+    --------
+    >>> from missingkernels.estimators import cone_weight
+    >>> cone_weight(0.5, "gaussian")
+    0.0
+    >>> round(cone_weight(0.5, "chebyshev"), 6)
+    1.0
+    """
+    if not 0.0 <= kappa < 1.0:
+        raise ValueError(f"kappa must be in [0, 1), got {kappa!r}.")
+    if bound == "gaussian":
+        return float(stats.norm.ppf(kappa)) if kappa > 0 else -np.inf
+    if bound == "chebyshev":
+        return float(np.sqrt(kappa / (1.0 - kappa)))
+    raise ValueError(f"bound must be 'gaussian' or 'chebyshev', got {bound!r}.")
+
+
+class SOCPSVC(KernelParamsMixin, ClassifierMixin, BaseEstimator):
+    """Robust SOCP support vector classifier for rows with missing entries.
+
+    Each training row must lie on its side of the margin with probability at
+    least ``kappa`` under the uncertainty of its missing entries, which turns
+    the SVM into a second-order cone program (Shivaswamy et al., 2006).
+
+    ``form="kernel"`` (Anderson & Gupta, 2011, sec. 2.3): with the expected
+    kernel ``K`` and the variances ``V[i, j] = Var k(X_i, X_j)``, solve::
+
+        min  1/2 c^T K c + C sum_i xi_i
+        s.t. y_i (c^T K[:, i] + b) >= 1 - xi_i + tau ||sqrt(V[i]) * c||_2,
+             xi_i >= 0,
+
+    and predict with ``sign(sum_j c_j K(x, x_j) + b)``. ``form="linear"``
+    (Shivaswamy et al., sec. 4): with the conditional mean ``mu_i`` and
+    covariance ``A_i`` of each row (from a Gaussian density), solve::
+
+        min  1/2 ||w||^2 + C sum_i xi_i
+        s.t. y_i (w^T mu_i + b) >= 1 - xi_i + tau ||A_i^(1/2) w||_2,
+
+    one cone of dimension ``|missing_i| + 1`` per row; predict with
+    ``sign(w^T mu(x) + b)``. ``tau`` comes from ``kappa`` by ``bound``.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty of the slack variables.
+    kappa : float in [0, 1), default=0.5
+        Required probability of a correct side for each training row. With
+        ``bound="gaussian"``, ``kappa=0.5`` gives ``tau=0``: the plain C-SVM on
+        the expected kernel.
+    bound : {"gaussian", "chebyshev"}, default="gaussian"
+        How ``kappa`` maps to the cone weight (see :func:`cone_weight`).
+    form : {"kernel", "linear"}, default="kernel"
+        Kernelised (expected kernel + diagonal variances) or linear
+        (per-row conditional covariances).
+    kernel : str, default="expected_rbf"
+        Registry kernel with a ``variance`` method (``"expected_rbf"`` or
+        ``"expected_linear"``); used only by ``form="kernel"``.
+    density : str, density estimator or None, default=None
+        Registry name, unfitted density object or None for the kernel's
+        default; ``form="linear"`` needs a Gaussian density (``"gaussian_em"``
+        when None).
+    gamma : float or "scale", default="scale"
+        RBF width of the kernel form.
+    metric : {"euclidean", "mahalanobis"}, default="euclidean"
+        Scalar product of the RBF kernel.
+    kernel_params : dict, default=None
+        Other kernel parameters.
+    solver : {"auto", "ECOS", "SCS", "CLARABEL"}, default="auto"
+        The cvxpy solver. ``"auto"``: ECOS up to 300 training rows in the
+        kernel form, SCS above; CLARABEL for the linear form.
+    solver_params : dict, default=None
+        Passed to ``cvxpy.Problem.solve``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    coef_ : ndarray of shape (n_samples,) or (n_features,)
+        ``c`` (kernel form, one weight per training row) or ``w`` (linear form).
+    intercept_ : float
+    tau_ : float
+        The cone weight used.
+    solver_ : str
+        The solver that was run.
+    kernel_ : object
+        The fitted kernel (kernel form).
+    density_ : object
+        The fitted density.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+    n_features_in_ : int
+
+    Notes
+    -----
+    Binary classification only (wrap in
+    :class:`sklearn.multiclass.OneVsRestClassifier` for more classes). The
+    kernel form has ``n`` cones of dimension ``n + 1``; solve times measured
+    here at n=500: CLARABEL 52 s, ECOS 5.9 s, SCS 4.5 s, hence ECOS (more
+    accurate) for small problems and SCS for larger ones. Rows with no missing
+    entry have zero variance and get the plain hinge constraint.
+
+    References
+    ----------
+    .. [1] P. K. Shivaswamy, C. Bhattacharyya, A. J. Smola. "Second order cone
+       programming approaches for handling missing and uncertain data", JMLR 7
+       (2006) 1283-1314.
+    .. [2] H. S. Anderson, M. R. Gupta. "Expected kernel for missing features
+       in support vector machines", IEEE Statistical Signal Processing
+       Workshop (2011), sec. 2.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.estimators import SOCPSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 3))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> X[rng.random(X.shape) < 0.2] = np.nan
+    >>> clf = SOCPSVC(C=1.0, kappa=0.7).fit(X, y)  # doctest: +SKIP
+    >>> clf.predict(X[:3]).shape  # doctest: +SKIP
+    (3,)
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **KernelParamsMixin._kernel_parameter_constraints,
+        "C": [Interval(Real, 0.0, None, closed="neither")],
+        "kappa": [Interval(Real, 0.0, 1.0, closed="left")],
+        "bound": [StrOptions({"gaussian", "chebyshev"})],
+        "form": [StrOptions({"kernel", "linear"})],
+        "solver": [StrOptions({"auto", "ECOS", "SCS", "CLARABEL"})],
+        "solver_params": [dict, None],
+    }
+
+    def __init__(
+        self,
+        *,
+        C: float = 1.0,
+        kappa: float = 0.5,
+        bound: str = "gaussian",
+        form: str = "kernel",
+        kernel: str = "expected_rbf",
+        density: Any = None,
+        gamma: Any = "scale",
+        metric: str = "euclidean",
+        kernel_params: dict | None = None,
+        solver: str = "auto",
+        solver_params: dict | None = None,
+    ) -> None:
+        self.C = C
+        self.kappa = kappa
+        self.bound = bound
+        self.form = form
+        self.kernel = kernel
+        self.density = density
+        self.gamma = gamma
+        self.metric = metric
+        self.kernel_params = kernel_params
+        self.solver = solver
+        self.solver_params = solver_params
+
+    @property
+    def density_(self) -> Any:
+        """The density fitted on the training rows."""
+        if self.form == "kernel":
+            return self.kernel_.density_
+        return self._density
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X: Any, y: Any) -> SOCPSVC:
+        """Solve the SOCP on the training rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows, NaN where missing.
+        y : array-like of shape (n_samples,)
+            Two classes.
+
+        Returns
+        -------
+        self : SOCPSVC
+        """
+        X, y = validate_missing_data_xy(self, X, y, task="classification")
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise ValueError(
+                f"SOCPSVC is a binary classifier; y has {self.classes_.size} "
+                "classes. Wrap it in sklearn.multiclass.OneVsRestClassifier."
+            )
+        signs = np.where(y == self.classes_[1], 1.0, -1.0)
+        self.tau_ = cone_weight(float(self.kappa), self.bound)
+        if self.tau_ < 0:
+            raise ValueError(
+                f"kappa={self.kappa} with bound='gaussian' gives a negative cone "
+                "weight, which makes the problem non-convex; use kappa >= 0.5 "
+                "(kappa=0.5 is the plain SVM on the expected kernel)."
+            )
+        cp = _import_cvxpy()
+        self.X_fit_ = X
+        if self.form == "kernel":
+            self._fit_kernel_form(cp, X, signs)
+        else:
+            self._fit_linear_form(cp, X, signs)
+        return self
+
+    def _solve(self, cp: Any, problem: Any, n: int) -> None:
+        solver = self.solver
+        if solver == "auto":
+            if self.form == "linear":
+                solver = "CLARABEL"
+            else:
+                solver = "ECOS" if n <= _ECOS_MAX_ROWS else "SCS"
+        params = dict(self.solver_params or {})
+        try:
+            problem.solve(solver=solver, **params)
+        except cp.error.SolverError as exc:
+            raise RuntimeError(
+                f"SOCPSVC: the {solver} solver failed ({exc}). Try another "
+                "solver (solver='SCS' or 'CLARABEL') or a smaller C."
+            ) from exc
+        if problem.status not in ("optimal", "optimal_inaccurate"):
+            raise RuntimeError(
+                f"SOCPSVC: the {solver} solver ended with status "
+                f"{problem.status!r}; try another solver or a smaller C."
+            )
+        self.solver_ = solver
+
+    def _fit_kernel_form(self, cp: Any, X: np.ndarray, signs: np.ndarray) -> None:
+        self.kernel_ = self._make_kernel().fit(X)
+        if not hasattr(self.kernel_, "variance"):
+            raise ValueError(
+                f"form='kernel' needs a kernel with a variance; {self.kernel!r} "
+                "has none. Use kernel='expected_rbf' or 'expected_linear'."
+            )
+        K = np.asarray(self.kernel_(X), dtype=np.float64)
+        V = np.clip(np.asarray(self.kernel_.variance(X), dtype=np.float64), 0, None)
+        n = K.shape[0]
+        # 1/2 c^T K c = 1/2 ||R c||^2 with K = R^T R from the eigen-decomposition
+        # (K is PSD up to rounding; tiny negative eigenvalues are dropped).
+        w, U = linalg.eigh(0.5 * (K + K.T))
+        keep = w > w.max() * 1e-12
+        R = np.sqrt(w[keep])[:, None] * U[:, keep].T
+        c = cp.Variable(n)
+        b = cp.Variable()
+        xi = cp.Variable(n, nonneg=True)
+        margins = cp.multiply(signs, K @ c + b)
+        constraints = []
+        sd = np.sqrt(V)
+        uncertain = np.flatnonzero(sd.max(axis=1) > 0)
+        if self.tau_ == 0:
+            uncertain = uncertain[:0]
+        plain = np.setdiff1d(np.arange(n), uncertain)
+        if plain.size:
+            constraints.append(margins[plain] >= 1 - xi[plain])
+        for i in uncertain:
+            # margin - 1 + xi >= tau ||sd_i * c||: a second-order cone (tau > 0).
+            constraints.append(
+                margins[i] - 1 + xi[i] >= self.tau_ * cp.norm(cp.multiply(sd[i], c))
+            )
+        objective = cp.Minimize(0.5 * cp.sum_squares(R @ c) + self.C * cp.sum(xi))
+        self._solve(cp, cp.Problem(objective, constraints), n)
+        self.coef_ = np.asarray(c.value, dtype=np.float64)
+        self.intercept_ = float(b.value)
+
+    def _fit_linear_form(self, cp: Any, X: np.ndarray, signs: np.ndarray) -> None:
+        density = self.density if self.density is not None else "gaussian_em"
+        self._density = (
+            get_density(density) if isinstance(density, str) else clone(density)
+        )
+        if getattr(self._density, "representation", None) != "gaussian":
+            raise ValueError(
+                "form='linear' needs a Gaussian density (conditional covariances); "
+                f"got {type(self._density).__name__}. Use density='gaussian_em'."
+            )
+        self._density.fit(X)
+        cond = self._density.conditionals(X)
+        n, d = X.shape
+        w = cp.Variable(d)
+        b = cp.Variable()
+        xi = cp.Variable(n, nonneg=True)
+        margins = cp.multiply(signs, cond.means @ w + b)
+        constraints = []
+        complete = np.ones(n, dtype=bool)
+        for p, pattern in enumerate(cond.patterns):
+            J = np.flatnonzero(pattern)
+            rows = np.flatnonzero(cond.pattern_index == p)
+            if J.size == 0 or self.tau_ == 0:
+                continue
+            complete[rows] = False
+            # A^(1/2) on the missing block, computed once per pattern.
+            vals, vecs = linalg.eigh(cond.covariances[p])
+            root = (vecs * np.sqrt(np.clip(vals, 0, None))) @ vecs.T
+            spread = cp.norm(root @ w[J])
+            for i in rows:
+                constraints.append(margins[i] - 1 + xi[i] >= self.tau_ * spread)
+        idx = np.flatnonzero(complete)
+        if idx.size:
+            constraints.append(margins[idx] >= 1 - xi[idx])
+        objective = cp.Minimize(0.5 * cp.sum_squares(w) + self.C * cp.sum(xi))
+        self._solve(cp, cp.Problem(objective, constraints), n)
+        self.coef_ = np.asarray(w.value, dtype=np.float64)
+        self.intercept_ = float(b.value)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Signed score; positive means ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_missing_data(self, X, reset=False)
+        if self.form == "kernel":
+            K = np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)
+            return K @ self.coef_ + self.intercept_
+        means = self._density.conditionals(X).means
+        return means @ self.coef_ + self.intercept_
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags

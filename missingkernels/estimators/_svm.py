@@ -1,0 +1,401 @@
+"""Support vector machines on expected kernels: rows with NaN go straight in."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.svm import SVC, SVR
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import validate_missing_data, validate_missing_data_xy
+from ._base import KernelParamsMixin, cross_gram_on_support
+
+_SVM_CONSTRAINTS: dict = {
+    "C": [Interval(Real, 0.0, None, closed="neither")],
+    "tol": [Interval(Real, 0.0, None, closed="neither")],
+    "max_iter": [Interval(Integral, -1, None, closed="left")],
+    "shrinking": ["boolean"],
+    "cache_size": [Interval(Real, 0, None, closed="neither")],
+}
+
+
+class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
+    _task: ClassVar[str] = ""
+
+    def _fit_svm(self, X: Any, y: Any) -> Any:
+        X, y = validate_missing_data_xy(self, X, y, task=self._task)
+        self.kernel_ = self._make_kernel().fit(X)
+        K = self.kernel_(X)
+        self.svm_ = self._make_svm().fit(K, y)
+        # Only support vectors are needed to score new rows.
+        self.support_ = self.svm_.support_
+        self.support_vectors_ = X[self.support_]
+        self.X_fit_ = X
+        self.dual_coef_ = self.svm_.dual_coef_
+        self.intercept_ = self.svm_.intercept_
+        return self
+
+    def _make_svm(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _gram_to_train(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_missing_data(self, X, reset=False)
+        return cross_gram_on_support(self.kernel_, X, self.X_fit_, self.support_)
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
+    """C-support vector classifier on an expected kernel; X may contain NaN.
+
+    ``fit`` fits the density on the training rows only, computes the training
+    Gram matrix of the registry kernel (genRBF by default) and fits
+    :class:`sklearn.svm.SVC` with ``kernel="precomputed"``. ``predict`` and
+    ``decision_function`` compute the kernel between the new rows and the
+    training support vectors, with the density of the training rows. Inside
+    ``GridSearchCV`` or ``cross_val_score`` the density therefore never sees
+    the rows it is scored on.
+
+    Parameters
+    ----------
+    kernel : str, default="genrbf"
+        A registry kernel name (see :func:`missingkernels.list_kernels`).
+    density : str, density estimator or None, default=None
+        The density of the missing entries: a registry name
+        (:func:`missingkernels.list_densities`), an unfitted density object
+        (cloned; its parameters are tunable as ``density__<param>``), or None
+        for the kernel's default (``"gaussian_em"`` for the RBF and linear
+        kernels, ``"categorical"`` for Belanche's kernels).
+    gamma : float or "scale", default="scale"
+        RBF width, ``k(x, y) = exp(-gamma ||x - y||^2)``. ``"scale"`` uses
+        ``1 / (n_features * variance of the observed entries)``. Ignored by
+        kernels without a width.
+    metric : {"euclidean", "mahalanobis"}, default="euclidean"
+        Scalar product of the RBF kernels: Euclidean (scikit-learn's RBF on
+        complete rows) or whitened by the fitted covariance (the genRBF
+        authors' experiments). Ignored by other kernels.
+    kernel_params : dict, default=None
+        Other parameters of the kernel, e.g. ``{"diagonal": "independent"}``.
+    C : float, default=1.0
+        Regularisation parameter of the SVM.
+    class_weight : dict or "balanced", default=None
+        As in :class:`sklearn.svm.SVC`.
+    tol : float, default=1e-3
+        Stopping tolerance of the solver.
+    max_iter : int, default=-1
+        Solver iteration limit, -1 for none.
+    shrinking : bool, default=True
+        Use libsvm's shrinking heuristic.
+    cache_size : float, default=200
+        Kernel cache of the solver, in MB.
+    decision_function_shape : {"ovo", "ovr"}, default="ovr"
+        As in :class:`sklearn.svm.SVC`.
+    break_ties : bool, default=False
+        As in :class:`sklearn.svm.SVC`.
+
+    Attributes
+    ----------
+    kernel_ : object
+        The fitted registry kernel; ``kernel_.density_`` is the fitted density.
+    svm_ : sklearn.svm.SVC
+        The fitted SVM on the precomputed Gram matrix.
+    classes_ : ndarray of shape (n_classes,)
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors among the training rows.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The training rows that are support vectors, NaN where missing.
+    dual_coef_, intercept_ : ndarray
+        As in :class:`sklearn.svm.SVC`.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        The training rows.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+
+    See Also
+    --------
+    MissingKernelSVR : the regression counterpart.
+    MissingKernelTransformer : the kernel as a transformer for any
+        ``kernel="precomputed"`` estimator.
+
+    Notes
+    -----
+    There is no ``probability`` option (deprecated in scikit-learn's SVC):
+    calibrate the decision function with
+    :class:`sklearn.calibration.CalibratedClassifierCV` instead, as in the
+    example below.
+
+    References
+    ----------
+    .. [1] M. Śmieja, Ł. Struski, J. Tabor, M. Marzec. "Generalized RBF
+       kernel for incomplete data", Knowledge-Based Systems 173 (2019).
+    .. [2] H. S. Anderson, M. R. Gupta. "Expected kernel for missing features
+       in support vector machines", IEEE Statistical Signal Processing
+       Workshop (2011).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.calibration import CalibratedClassifierCV
+    >>> from missingkernels.estimators import MissingKernelSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 3))
+    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> X[rng.random(X.shape) < 0.2] = np.nan
+    >>> clf = MissingKernelSVC(C=10.0).fit(X, y)
+    >>> clf.predict(X[:4]).shape
+    (4,)
+    >>> proba = CalibratedClassifierCV(MissingKernelSVC(), cv=3).fit(X, y)
+    >>> proba.predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    _task = "classification"
+    _parameter_constraints: ClassVar[dict] = {
+        **KernelParamsMixin._kernel_parameter_constraints,
+        **_SVM_CONSTRAINTS,
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
+        "break_ties": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernel: str = "genrbf",
+        density: Any = None,
+        gamma: Any = "scale",
+        metric: str = "euclidean",
+        kernel_params: dict | None = None,
+        C: float = 1.0,
+        class_weight: Any = None,
+        tol: float = 1e-3,
+        max_iter: int = -1,
+        shrinking: bool = True,
+        cache_size: float = 200,
+        decision_function_shape: str = "ovr",
+        break_ties: bool = False,
+    ) -> None:
+        self.kernel = kernel
+        self.density = density
+        self.gamma = gamma
+        self.metric = metric
+        self.kernel_params = kernel_params
+        self.C = C
+        self.class_weight = class_weight
+        self.tol = tol
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
+
+    def _make_svm(self) -> SVC:
+        return SVC(
+            kernel="precomputed",
+            C=self.C,
+            class_weight=self.class_weight,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            shrinking=self.shrinking,
+            cache_size=self.cache_size,
+            decision_function_shape=self.decision_function_shape,
+            break_ties=self.break_ties,
+        )
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X: Any, y: Any) -> MissingKernelSVC:
+        """Fit the density, the training Gram matrix and the SVM.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows; NaN marks missing entries (rows may be entirely
+            missing; every feature must be observed in some row).
+        y : array-like of shape (n_samples,)
+            Class labels, at least two classes, no NaN.
+
+        Returns
+        -------
+        self : MissingKernelSVC
+        """
+        self._fit_svm(X, y)
+        self.classes_ = self.svm_.classes_
+        self.n_support_ = self.svm_.n_support_
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Signed distance to the separating hyperplane in the kernel space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        return self.svm_.decision_function(self._gram_to_train(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self.svm_.predict(self._gram_to_train(X))
+
+
+class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
+    """Epsilon-support vector regression on an expected kernel; X may contain NaN.
+
+    ``fit`` fits the density on the training rows only and an
+    :class:`sklearn.svm.SVR` with ``kernel="precomputed"`` on the training Gram
+    matrix of the registry kernel (genRBF by default); ``predict`` uses the
+    kernel between new rows and the training support vectors.
+
+    Parameters
+    ----------
+    kernel : str, default="genrbf"
+        A registry kernel name (see :func:`missingkernels.list_kernels`).
+    density : str, density estimator or None, default=None
+        Registry name, unfitted density object (tunable as
+        ``density__<param>``), or None for the kernel's default.
+    gamma : float or "scale", default="scale"
+        RBF width; ``"scale"`` = 1 / (n_features * variance of observed entries).
+    metric : {"euclidean", "mahalanobis"}, default="euclidean"
+        Scalar product of the RBF kernels.
+    kernel_params : dict, default=None
+        Other parameters of the kernel.
+    C : float, default=1.0
+        Regularisation parameter.
+    epsilon : float, default=0.1
+        Width of the insensitive tube.
+    tol : float, default=1e-3
+        Stopping tolerance.
+    max_iter : int, default=-1
+        Solver iteration limit, -1 for none.
+    shrinking : bool, default=True
+        Use libsvm's shrinking heuristic.
+    cache_size : float, default=200
+        Kernel cache in MB.
+
+    Attributes
+    ----------
+    kernel_ : object
+        The fitted registry kernel; ``kernel_.density_`` is the fitted density.
+    svm_ : sklearn.svm.SVR
+    support_, support_vectors_, dual_coef_, intercept_ : ndarray
+        As in :class:`MissingKernelSVC`.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    References
+    ----------
+    .. [1] Ł. Struski, M. Śmieja, B. Zieliński, J. Tabor. "Regression SVM for
+       incomplete data" (genRBF in support vector regression).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.estimators import MissingKernelSVR
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 3))
+    >>> y = X[:, 0] - 2 * X[:, 1]
+    >>> X[rng.random(X.shape) < 0.2] = np.nan
+    >>> reg = MissingKernelSVR(C=10.0).fit(X, y)
+    >>> reg.predict(X[:3]).shape
+    (3,)
+    """
+
+    _task = "regression"
+    _parameter_constraints: ClassVar[dict] = {
+        **KernelParamsMixin._kernel_parameter_constraints,
+        **_SVM_CONSTRAINTS,
+        "epsilon": [Interval(Real, 0.0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernel: str = "genrbf",
+        density: Any = None,
+        gamma: Any = "scale",
+        metric: str = "euclidean",
+        kernel_params: dict | None = None,
+        C: float = 1.0,
+        epsilon: float = 0.1,
+        tol: float = 1e-3,
+        max_iter: int = -1,
+        shrinking: bool = True,
+        cache_size: float = 200,
+    ) -> None:
+        self.kernel = kernel
+        self.density = density
+        self.gamma = gamma
+        self.metric = metric
+        self.kernel_params = kernel_params
+        self.C = C
+        self.epsilon = epsilon
+        self.tol = tol
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+
+    def _make_svm(self) -> SVR:
+        return SVR(
+            kernel="precomputed",
+            C=self.C,
+            epsilon=self.epsilon,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            shrinking=self.shrinking,
+            cache_size=self.cache_size,
+        )
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X: Any, y: Any) -> MissingKernelSVR:
+        """Fit the density, the training Gram matrix and the SVR.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows; NaN marks missing entries.
+        y : array-like of shape (n_samples,)
+            Numeric target, no NaN or inf.
+
+        Returns
+        -------
+        self : MissingKernelSVR
+        """
+        return self._fit_svm(X, y)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict the target.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self.svm_.predict(self._gram_to_train(X))

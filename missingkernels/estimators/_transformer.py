@@ -1,0 +1,151 @@
+"""The expected kernel as a scikit-learn transformer."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import validate_missing_data
+from ._base import KernelParamsMixin
+
+
+class MissingKernelTransformer(
+    ClassNamePrefixFeaturesOutMixin, KernelParamsMixin, TransformerMixin, BaseEstimator
+):
+    """Map rows with NaN to their kernel values against the training rows.
+
+    ``fit(X)`` fits the kernel (and its density) on the training rows;
+    ``transform(X_new)`` returns the cross Gram ``K(X_new, X_train)`` and
+    ``fit_transform(X)`` the training Gram ``K(X)`` (with the kernel's diagonal
+    convention). Any estimator taking ``kernel="precomputed"`` (``SVC``,
+    ``KernelRidge``, ``KernelPCA``, ``SpectralClustering`` with
+    ``affinity="precomputed"``) can then follow it in a ``Pipeline``.
+
+    Parameters
+    ----------
+    kernel : str, default="genrbf"
+        A registry kernel name.
+    density : str, density estimator or None, default=None
+        Registry name, unfitted density object or None for the kernel's default.
+    gamma : float or "scale", default="scale"
+        RBF width; ignored by kernels without one.
+    metric : {"euclidean", "mahalanobis"}, default="euclidean"
+        Scalar product of the RBF kernels; ignored by other kernels.
+    kernel_params : dict, default=None
+        Other parameters of the kernel.
+
+    Attributes
+    ----------
+    kernel_ : object
+        The fitted kernel; ``kernel_.density_`` is the fitted density.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        The training rows (the columns of every transformed matrix).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    References
+    ----------
+    .. [1] M. Śmieja, Ł. Struski, J. Tabor, M. Marzec. "Generalized RBF
+       kernel for incomplete data", Knowledge-Based Systems 173 (2019).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.kernel_ridge import KernelRidge
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from missingkernels.estimators import MissingKernelTransformer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 3))
+    >>> y = X[:, 0] ** 2
+    >>> X[rng.random(X.shape) < 0.2] = np.nan
+    >>> model = make_pipeline(MissingKernelTransformer(gamma=0.5),
+    ...                       KernelRidge(kernel="precomputed", alpha=0.1))
+    >>> model.fit(X[:40], y[:40]).predict(X[40:]).shape
+    (20,)
+    """
+
+    _parameter_constraints: ClassVar[dict] = dict(
+        KernelParamsMixin._kernel_parameter_constraints
+    )
+
+    def __init__(
+        self,
+        *,
+        kernel: str = "genrbf",
+        density: Any = None,
+        gamma: Any = "scale",
+        metric: str = "euclidean",
+        kernel_params: dict | None = None,
+    ) -> None:
+        self.kernel = kernel
+        self.density = density
+        self.gamma = gamma
+        self.metric = metric
+        self.kernel_params = kernel_params
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X: Any, y: Any = None) -> MissingKernelTransformer:
+        """Fit the kernel's density on the training rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows, NaN where missing.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : MissingKernelTransformer
+        """
+        X = validate_missing_data(self, X, reset=True, min_samples=2)
+        self.kernel_ = self._make_kernel().fit(X)
+        self.X_fit_ = X
+        self._n_features_out = X.shape[0]
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
+        """Fit, then return the training Gram matrix ``K(X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows, NaN where missing.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        K : ndarray of shape (n_samples, n_samples)
+        """
+        self.fit(X, y)
+        return np.asarray(self.kernel_(self.X_fit_), dtype=np.float64)
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Return the cross Gram matrix ``K(X, X_train)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        K : ndarray of shape (n_samples, n_train_samples)
+        """
+        check_is_fitted(self)
+        X = validate_missing_data(self, X, reset=False)
+        return np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
