@@ -30,6 +30,16 @@ if [ "$status" = 5 ]; then
 fi
 [ "$status" = 0 ] || exit "$status"
 
+# The R front end (r_bridge/) and anything else that needs its own environment
+# register a step as scripts/test.d/NAME.sh, sourced here in name order.
+for step in scripts/test.d/*.sh; do
+    if [ -e "$step" ]; then
+        mk_log "step $step"
+        # shellcheck disable=SC1090
+        source "$step"
+    fi
+done
+
 mk_log "CLI smoke test"
 .venv/bin/missingkernels list >/dev/null
 
