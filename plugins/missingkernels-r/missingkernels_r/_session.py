@@ -1,0 +1,306 @@
+"""The bridge to R: lazy rpy2 import, dependency checks, calls and errors.
+
+Nothing here imports rpy2 at module import time, so listing the registry never
+starts R. Every call into R goes through :func:`call_r`, which
+
+* uses rpy2 *local* converters only (``default_converter + numpy2ri``),
+* runs a fixed R function (source text defined in this package, never built
+  from user strings) with arguments passed as R values,
+* captures R's console output (printed only when ``verbose``),
+* turns R warnings into :class:`RWarning` and R errors into :class:`RError`
+  carrying R's message.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "RDependencyError",
+    "RError",
+    "RWarning",
+    "call_r",
+    "feature_names",
+    "require_r_package",
+    "to_r_matrix",
+]
+
+#: rpy2 versions known to work with the R of the supported platforms
+#: (rpy2 >= 3.6 fails against R 4.2).
+RPY2_REQUIREMENT = "rpy2>=3.5.13,<3.6"
+PIP_HINT = (
+    "pip install 'missingkernels[r]' (or pip install 'missingkernels-r', "
+    f"which pulls in '{RPY2_REQUIREMENT}')"
+)
+R_HINT = (
+    "Install R (Debian/Ubuntu: apt-get install r-base-core; otherwise see "
+    "https://cran.r-project.org) and make sure `R RHOME` runs or R_HOME is set"
+)
+
+#: How to install each R package we use.
+R_PACKAGE_HINTS = {
+    "mice": (
+        'apt-get install r-cran-mice (Debian/Ubuntu), or in R: install.packages("mice")'
+    ),
+    "Amelia": (
+        "apt-get install r-cran-amelia (Debian/Ubuntu), or in R: "
+        'install.packages("Amelia")'
+    ),
+    "norm": (
+        'in R: install.packages("norm") (norm is not packaged by Debian; '
+        "r_amelia or gaussian_em fit the same model without it)"
+    ),
+}
+
+# R is single threaded and rpy2 is not thread safe: one call at a time.
+_LOCK = threading.RLock()
+_FUNCTIONS: dict[str, Any] = {}
+_AVAILABLE: set[str] = set()
+
+
+class RDependencyError(ImportError):
+    """Raised when R, rpy2 or an R package needed by a density is missing.
+
+    The message says exactly what to install.
+    """
+
+
+class RError(RuntimeError):
+    """Raised when R signals an error; the message carries R's own message."""
+
+
+class RWarning(UserWarning):
+    """An R warning raised during a call into R, re-issued in Python."""
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def _rpy2(what: str) -> Any:
+    """Import rpy2 and start R, or explain what to install."""
+    try:
+        import rpy2
+    except ImportError as exc:
+        raise RDependencyError(
+            f"{what} needs the Python package rpy2, which is not installed. "
+            f"Install it with: {PIP_HINT}."
+        ) from exc
+    version = getattr(rpy2, "__version__", "0")
+    if not (3, 5, 13) <= _version_tuple(version) < (3, 6):
+        raise RDependencyError(
+            f"{what} needs {RPY2_REQUIREMENT}; rpy2 {version} is installed "
+            "(rpy2 3.6 does not work with R 4.2). Install a supported version "
+            f"with: pip install '{RPY2_REQUIREMENT}'."
+        )
+    try:
+        import rpy2.robjects as ro
+        from rpy2.rinterface_lib import callbacks
+        from rpy2.robjects import default_converter, numpy2ri
+        from rpy2.robjects.conversion import localconverter
+    except Exception as exc:
+        raise RDependencyError(
+            f"{what} needs R, but rpy2 could not start it "
+            f"({type(exc).__name__}: {exc}). {R_HINT}."
+        ) from exc
+    return ro, default_converter, numpy2ri, localconverter, callbacks
+
+
+# R helpers: fixed source text. User values only ever enter as arguments.
+_RUNNER = """
+function(f, args) {
+  warns <- character(0)
+  out <- withCallingHandlers(
+    tryCatch(
+      list(ok = TRUE, value = do.call(f, args)),
+      error = function(e) list(ok = FALSE, message = conditionMessage(e))
+    ),
+    warning = function(w) {
+      warns <<- c(warns, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    }
+  )
+  out$warnings <- warns
+  out
+}
+"""
+
+_HAS_PACKAGE = """
+function(package) isTRUE(suppressWarnings(suppressMessages(
+  requireNamespace(package, quietly = TRUE)
+)))
+"""
+
+
+def _function(key: str, source: str) -> Any:
+    """Evaluate a fixed R function once per session and cache it."""
+    if key not in _FUNCTIONS:
+        ro = _rpy2("R")[0]
+        _FUNCTIONS[key] = ro.r(source)
+    return _FUNCTIONS[key]
+
+
+@contextmanager
+def _captured_console(verbose: bool) -> Iterator[list[str]]:
+    """Capture what R writes to its console; echo it only when ``verbose``."""
+    callbacks = _rpy2("R")[4]
+    lines: list[str] = []
+
+    def write_out(text: str) -> None:
+        lines.append(text)
+        if verbose:
+            sys.stdout.write(text)
+
+    def write_err(text: str) -> None:
+        lines.append(text)
+        if verbose:
+            sys.stderr.write(text)
+
+    with (
+        callbacks.obj_in_module(callbacks, "consolewrite_print", write_out),
+        callbacks.obj_in_module(callbacks, "consolewrite_warnerror", write_err),
+    ):
+        yield lines
+
+
+def require_r_package(package: str, what: str) -> None:
+    """Check that R, rpy2 and the R package ``package`` can be used.
+
+    Parameters
+    ----------
+    package : str
+        The R package, e.g. ``"mice"``.
+    what : str
+        Who needs it (used in the message), e.g. ``"RMiceDensity"``.
+
+    Raises
+    ------
+    RDependencyError
+        If rpy2 or R is missing, or ``requireNamespace(package)`` is FALSE in R.
+    """
+    if package in _AVAILABLE:
+        return
+    _, default_converter, numpy2ri, localconverter, _ = _rpy2(what)
+    with _LOCK, _captured_console(verbose=False):
+        has_package = _function("has_package", _HAS_PACKAGE)
+        with localconverter(default_converter + numpy2ri.converter):
+            ok = bool(np.asarray(has_package(package)).reshape(-1)[0])
+    if not ok:
+        hint = R_PACKAGE_HINTS.get(package, f'in R: install.packages("{package}")')
+        raise RDependencyError(
+            f"{what} needs the R package {package!r}, which R cannot load "
+            f"(requireNamespace({package!r}) is FALSE). Install it: {hint}."
+        )
+    _AVAILABLE.add(package)
+
+
+def to_r_matrix(X: np.ndarray) -> np.ndarray:
+    """Return X as a C-contiguous float64 array ready for numpy2ri.
+
+    The R side turns every NaN into ``NA_real_`` (see the R helpers), so that
+    R functions which distinguish ``NaN`` from ``NA`` treat both as missing.
+    """
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def feature_names(d: int) -> np.ndarray:
+    """Column names given to R: ``f0, f1, ...`` by 0-based feature index.
+
+    Passed as data (never pasted into R source), so R's messages name the
+    features as Python users count them.
+    """
+    return np.array([f"f{j}" for j in range(d)])
+
+
+def call_r(
+    key: str,
+    source: str,
+    args: Mapping[str, Any],
+    *,
+    what: str,
+    verbose: bool = False,
+) -> dict[str, Any]:
+    """Call a fixed R function and return its (named list) value as a dict.
+
+    Parameters
+    ----------
+    key : str
+        Cache key of the R function.
+    source : str
+        R source of a function returning a named list; fixed text only.
+    args : mapping
+        Argument name -> value (numpy arrays, numbers, str, None for NULL,
+        lists of str become character vectors).
+    what : str
+        Who calls (used in error messages).
+    verbose : bool, default=False
+        Echo R's console output.
+
+    Returns
+    -------
+    value : dict
+        The R list converted with numpy2ri: numeric vectors and arrays become
+        ndarrays, character vectors ndarrays of str, nested lists dicts.
+
+    Raises
+    ------
+    RError
+        If the R function signals an error; carries R's message.
+    """
+    ro, default_converter, numpy2ri, localconverter, _ = _rpy2(what)
+    with _LOCK, _captured_console(verbose) as console:
+        runner = _function("runner", _RUNNER)
+        function = _function(key, source)
+        with localconverter(default_converter + numpy2ri.converter):
+            r_args = ro.r["list"](**{k: _r_value(ro, v) for k, v in args.items()})
+            try:
+                out = runner(function, r_args)
+            except Exception as exc:  # an error outside the R tryCatch
+                raise RError(f"{what}: R failed: {exc}") from None
+            result = _to_python(out)
+    for message in np.atleast_1d(result.get("warnings", [])):
+        warnings.warn(f"{what}: R warning: {message}", RWarning, stacklevel=4)
+    if not bool(np.asarray(result["ok"]).reshape(-1)[0]):
+        message = str(np.asarray(result["message"]).reshape(-1)[0])
+        tail = "".join(console).strip()
+        detail = f"\nR console output:\n{tail[-2000:]}" if tail else ""
+        raise RError(f"{what}: R error: {message}{detail}")
+    value = result.get("value")
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _r_value(ro: Any, value: Any) -> Any:
+    if value is None:
+        return ro.NULL
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return ro.StrVector(list(value))
+    if isinstance(value, bool):
+        return ro.BoolVector([value])
+    if isinstance(value, (int, np.integer)):
+        return ro.IntVector([int(value)])
+    if isinstance(value, (float, np.floating)):
+        return ro.FloatVector([float(value)])
+    if isinstance(value, str):
+        return ro.StrVector([value])
+    if isinstance(value, np.ndarray) and value.dtype == bool:
+        return ro.BoolVector(value.tolist())
+    return value
+
+
+def _to_python(obj: Any) -> Any:
+    """Turn nested rpy2 OrdDicts (named lists) into plain dicts."""
+    items: Callable[[], Any] | None = getattr(obj, "items", None)
+    if items is not None and not isinstance(obj, np.ndarray):
+        return {str(k): _to_python(v) for k, v in items()}
+    return obj
