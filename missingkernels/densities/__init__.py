@@ -1,11 +1,13 @@
 """Density estimators for rows with missing entries."""
 
 from ._base import REPRESENTATIONS, BaseDensity
+from ._categorical import CategoricalDensity
 from ._gaussian_em import GaussianEMDensity, SingularCovarianceWarning
 
 __all__ = [
     "REPRESENTATIONS",
     "BaseDensity",
+    "CategoricalDensity",
     "GaussianEMDensity",
     "SingularCovarianceWarning",
 ]
@@ -14,5 +16,6 @@ __all__ = [
 def _builtin_densities() -> dict:
     """Name -> factory of the built-in densities (read by the registry hook)."""
     return {
+        "categorical": CategoricalDensity,
         "gaussian_em": GaussianEMDensity,
     }
