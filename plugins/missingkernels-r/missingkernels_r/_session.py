@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -299,8 +299,20 @@ def _r_value(ro: Any, value: Any) -> Any:
 
 
 def _to_python(obj: Any) -> Any:
-    """Turn nested rpy2 OrdDicts (named lists) into plain dicts."""
-    items: Callable[[], Any] | None = getattr(obj, "items", None)
-    if items is not None and not isinstance(obj, np.ndarray):
-        return {str(k): _to_python(v) for k, v in items()}
+    """Turn the numpy2ri conversion of an R value into plain Python.
+
+    Named lists arrive as rpy2 ``OrdDict`` (-> dict), NULL as ``NULLType``
+    (-> None); numpy2ri leaves logical vectors as rpy2 vectors (-> bool
+    ndarray). Everything else is already an ndarray.
+    """
+    from rpy2.rinterface_lib.sexp import NULLType
+    from rpy2.rlike.container import OrdDict
+    from rpy2.robjects.vectors import BoolVector
+
+    if isinstance(obj, OrdDict):
+        return {str(k): _to_python(v) for k, v in obj.items()}
+    if isinstance(obj, NULLType):
+        return None
+    if isinstance(obj, BoolVector):
+        return np.asarray(obj).astype(bool)
     return obj
