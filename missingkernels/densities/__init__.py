@@ -3,12 +3,14 @@
 from ._base import REPRESENTATIONS, BaseDensity
 from ._categorical import CategoricalDensity
 from ._gaussian_em import GaussianEMDensity, SingularCovarianceWarning
+from ._mixture import GaussianMixtureDensity
 
 __all__ = [
     "REPRESENTATIONS",
     "BaseDensity",
     "CategoricalDensity",
     "GaussianEMDensity",
+    "GaussianMixtureDensity",
     "SingularCovarianceWarning",
 ]
 
@@ -18,4 +20,5 @@ def _builtin_densities() -> dict:
     return {
         "categorical": CategoricalDensity,
         "gaussian_em": GaussianEMDensity,
+        "gaussian_mixture": GaussianMixtureDensity,
     }

@@ -199,11 +199,10 @@ class GaussianEMDensity(BaseDensity):
         n_patterns, groups = _pattern_groups(mask)
         # Jacobian of the standardisation, to report the log-likelihood of X.
         log_jacobian = float(np.sum((~mask) * np.log(scale)))
-        n_obs = (~mask).sum(axis=1)
 
         ridge = float(self.ridge)
         try:
-            result = self._em(Z, mask, n_obs, groups, ridge)
+            result = self._em(Z, mask, groups, ridge)
         except _SingularCovarianceError as exc:
             if ridge > 0:
                 raise ValueError(
@@ -219,7 +218,7 @@ class GaussianEMDensity(BaseDensity):
                 SingularCovarianceWarning,
                 stacklevel=3,
             )
-            result = self._em(Z, mask, n_obs, groups, ridge)
+            result = self._em(Z, mask, groups, ridge)
         m, S, trace, n_iter, converged = result
         if not converged:
             warnings.warn(
@@ -242,7 +241,6 @@ class GaussianEMDensity(BaseDensity):
         self,
         Z: np.ndarray,
         mask: np.ndarray,
-        n_obs: np.ndarray,
         groups: list[_PatternGroup],
         ridge: float,
     ) -> tuple[np.ndarray, np.ndarray, list[float], int, bool]:
@@ -251,13 +249,14 @@ class GaussianEMDensity(BaseDensity):
         # Start: observed means and variances, no correlation (standardised).
         m = np.zeros(d)
         S = np.eye(d)
-        const = -0.5 * _LOG_2PI * float(n_obs.sum())
         trace: list[float] = []
         converged = False
         n_iter = 0
         for n_iter in range(1, self.max_iter + 1):
-            Zhat, cov_sum, loglik = _e_step(Z0, mask, m, S, groups)
-            trace.append(const + loglik - _penalty(S, n, ridge))
+            Zhat, logpdf, inv_list = _condition(Z0, mask, m, S, groups)
+            assert Zhat is not None
+            cov_sum = _pattern_cov_sum(groups, inv_list, d)
+            trace.append(float(logpdf.sum()) - _penalty(S, n, ridge))
             m_new = Zhat.mean(axis=0)
             centred = Zhat - m_new
             S_new = (centred.T @ centred + cov_sum) / n
@@ -270,8 +269,8 @@ class GaussianEMDensity(BaseDensity):
             if change <= self.tol:
                 converged = True
                 break
-        loglik = _e_step(Z0, mask, m, S, groups, loglik_only=True)[2]
-        trace.append(const + loglik - _penalty(S, n, ridge))
+        logpdf = _condition(Z0, mask, m, S, groups, fill=False)[1]
+        trace.append(float(logpdf.sum()) - _penalty(S, n, ridge))
         return m, S, trace, n_iter, converged
 
     # -- conditionals ------------------------------------------------------
@@ -298,20 +297,29 @@ def _check_singular(S: np.ndarray, iteration: int) -> None:
         )
 
 
-def _e_step(
+def _condition(
     Z0: np.ndarray,
     mask: np.ndarray,
     m: np.ndarray,
     S: np.ndarray,
     groups: list[_PatternGroup],
-    loglik_only: bool = False,
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """Fill missing entries with conditional means; return sufficient statistics.
+    fill: bool = True,
+) -> tuple[np.ndarray | None, np.ndarray, list[np.ndarray]]:
+    """Condition ``N(m, S)`` on the observed entries of every row.
 
-    ``Z0`` holds the observed entries, zero where missing (``mask``). Returns
-    the filled rows, the sum over rows of the embedded conditional
-    covariances, and the observed-data log-likelihood without its
-    ``-|O|/2 log 2 pi`` constant.
+    ``Z0`` holds the observed entries, zero where missing (``mask``); rows
+    may be entirely missing. Works through the precision ``L = S^-1``: the
+    missing block ``J`` of a row is ``N(m_J - L_JJ^-1 L_JO r_O, L_JJ^-1)``.
+
+    Returns
+    -------
+    filled : ndarray of shape (n, d) or None
+        Rows with missing entries replaced by their conditional means
+        (None when ``fill=False``).
+    logpdf : ndarray of shape (n,)
+        ``log N(x_O; m_O, S_OO)`` of each row (0 for an empty ``O``).
+    inv_blocks : list of ndarray
+        Per group, the conditional covariances ``L_JJ^-1`` of its patterns.
     """
     n, d = Z0.shape
     chol = linalg.cholesky(S, lower=True, check_finite=False)
@@ -323,7 +331,7 @@ def _e_step(
     G = resid @ precision
     quad = np.einsum("ij,ij->i", G, resid)
     logdet = np.full(n, logdet_S)
-    cov_flat = np.zeros(d * d)
+    inv_list = []
     for g in groups:
         J = g.missing_idx
         blocks = precision[J[:, :, None], J[:, None, :]]
@@ -331,6 +339,7 @@ def _e_step(
         logdet_blocks = np.linalg.slogdet(blocks)[1]
         inv_blocks = np.linalg.inv(blocks)
         inv_blocks = 0.5 * (inv_blocks + np.swapaxes(inv_blocks, 1, 2))
+        inv_list.append(inv_blocks)
         logdet[g.rows] += logdet_blocks[g.pattern_of_row]
         for start in range(0, len(g.rows), _CHUNK):
             rows = g.rows[start : start + _CHUNK]
@@ -341,12 +350,32 @@ def _e_step(
             # The conditional mean minimises the quadratic form over x_J:
             # r_O' S_OO^-1 r_O = r0' L r0 - g_J' L_JJ^-1 g_J.
             quad[rows] += np.einsum("ni,ni->n", gJ, delta)
-            if not loglik_only:
+            if fill:
                 resid[rows[:, None], idx] = delta
-        if not loglik_only:
-            flat = (J[:, :, None] * d + J[:, None, :]).reshape(-1)
-            weights = (g.counts[:, None, None] * inv_blocks).reshape(-1)
-            cov_flat += np.bincount(flat, weights=weights, minlength=d * d)
-    loglik = -0.5 * float(np.sum(logdet) + np.sum(quad))
-    resid += m
-    return resid, cov_flat.reshape(d, d), loglik
+    n_obs = d - mask.sum(axis=1)
+    logpdf = -0.5 * (n_obs * _LOG_2PI + logdet + quad)
+    # A fully missing row has log |S_OO| = log |S| + log |L| = 0 up to rounding.
+    logpdf[n_obs == 0] = 0.0
+    return (resid + m if fill else None), logpdf, inv_list
+
+
+def _pattern_cov_sum(
+    groups: list[_PatternGroup],
+    inv_list: list[np.ndarray],
+    d: int,
+    row_weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """Sum over rows of ``w_i A_i`` (conditional covariances embedded in d x d)."""
+    cov_flat = np.zeros(d * d)
+    for g, inv_blocks in zip(groups, inv_list, strict=True):
+        J = g.missing_idx
+        if row_weights is None:
+            weights = g.counts.astype(float)
+        else:
+            weights = np.bincount(
+                g.pattern_of_row, weights=row_weights[g.rows], minlength=len(J)
+            )
+        flat = (J[:, :, None] * d + J[:, None, :]).reshape(-1)
+        values = (weights[:, None, None] * inv_blocks).reshape(-1)
+        cov_flat += np.bincount(flat, weights=values, minlength=d * d)
+    return cov_flat.reshape(d, d)
