@@ -99,9 +99,9 @@ class RAmeliaDensity(_RGaussianDensity):
 
     Notes
     -----
-    When no training entry is missing Amelia skips EM and returns the sample
-    covariance with divisor ``n - 1``; it is rescaled to divisor ``n`` so that
-    ``covariance_`` is always the maximum-likelihood estimate.
+    Amelia refuses data without missing entries (its error code 39). The
+    maximum-likelihood normal is then the sample mean and covariance (divisor
+    ``n``), which are computed directly, without R, and ``n_iter_`` is 0.
 
     References
     ----------
@@ -151,8 +151,12 @@ class RAmeliaDensity(_RGaussianDensity):
         name = type(self).__name__
         require_r_package("Amelia", name)
         Xu = self._informative_rows(X)
-        n, d = Xu.shape
+        d = Xu.shape[1]
         missing = np.isnan(Xu)
+        if not missing.any():
+            self._set_moments(Xu.mean(axis=0), np.cov(Xu, rowvar=False, bias=True))
+            self.n_iter_, self.converged_ = 0, True
+            return
         # Hand Amelia its own column order (fewest missing first, stable), so
         # its internal reordering is the identity and ours is explicit.
         order = np.argsort(missing.sum(axis=0), kind="stable")
@@ -189,8 +193,6 @@ class RAmeliaDensity(_RGaussianDensity):
             scale, scale
         )
         history = np.asarray(result["history"], dtype=np.float64).reshape(-1, 3)
-        if not missing.any():
-            cov_o *= (n - 1) / n
         mean = np.empty(d)
         mean[order] = mean_o
         cov = np.empty((d, d))
