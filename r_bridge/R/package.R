@@ -1,0 +1,70 @@
+#' missingkernels: kernels and SVMs for data with missing values
+#'
+#' An R front end to the Python package \code{missingkernels} through
+#' reticulate. Every kernel is an \emph{expected kernel}: a classical kernel
+#' averaged over the conditional distribution of the missing entries given
+#' the observed ones, under a density fitted on the training rows. Rows with
+#' missing values are neither dropped nor imputed.
+#'
+#' \itemize{
+#'   \item \code{\link{mk_svm}}: classification and regression (formula and
+#'     matrix interfaces), with \code{predict}, \code{print} and
+#'     \code{summary} methods.
+#'   \item \code{\link{mk_kernel_matrix}}: Gram matrices.
+#'   \item \code{\link{mk_kernels}}, \code{\link{mk_densities}},
+#'     \code{\link{mk_baselines}}: the plugin registry as data frames.
+#'   \item \code{\link{mk_simulate_missing}}: MCAR, MAR and MNAR
+#'     missingness of the genRBF experiments.
+#' }
+#' A comparison runner (\code{mk_compare}) is not part of this version.
+#'
+#' @seealso \link{missingkernels-python} for choosing the Python environment,
+#'   \code{vignette("missingkernels", package = "missingkernels")}.
+#' @keywords internal
+"_PACKAGE"
+
+#' Choosing the Python environment
+#'
+#' This package calls the Python package \code{missingkernels} through
+#' reticulate. Python is started only when a function of this package first
+#' needs it (nothing happens when the package is loaded), and from then on
+#' the R session is bound to that interpreter: choose it before.
+#'
+#' \describe{
+#'   \item{\code{RETICULATE_PYTHON}}{The documented reticulate way, and the
+#'     one to use with reticulate < 1.41 (Debian 12 ships 1.28): set the
+#'     environment variable to the \code{python} executable of an environment
+#'     where \code{missingkernels} is installed, e.g. in
+#'     \file{~/.Renviron} or with \code{Sys.setenv()} before the first call.
+#'     \code{reticulate::use_python()} and \code{reticulate::use_virtualenv()}
+#'     work too.}
+#'   \item{\code{py_require()}}{With reticulate >= 1.41 and no Python
+#'     chosen, loading this package declares the requirement
+#'     \code{"missingkernels"} with \code{reticulate::py_require()}, so that
+#'     reticulate can provision an environment itself. The requirement can be
+#'     changed (e.g. to a local path or a git URL) with
+#'     \code{options(missingkernels.python_requirement = ...)} or the
+#'     environment variable \code{MISSINGKERNELS_PYTHON_REQUIREMENT} before
+#'     loading, or turned off with the option set to \code{FALSE}.}
+#' }
+#'
+#' reticulate before 1.38 cannot convert arrays of NumPy 2: with such a
+#' reticulate the environment needs \code{numpy<2}. From a clone of the
+#' repository, \code{bash scripts/test.sh} creates such an environment at
+#' \file{.venv-r}. When Python or the package cannot be used, every function
+#' stops with an error of class \code{"missingkernels_python_unavailable"}
+#' that says why and how to install it; \code{\link{mk_available}} checks
+#' without an error.
+#'
+#' @examples
+#' \dontrun{
+#' # in a shell:
+#' #   python3 -m venv ~/.venvs/missingkernels
+#' #   ~/.venvs/missingkernels/bin/pip install /path/to/missingkernels "numpy<2"
+#' Sys.setenv(RETICULATE_PYTHON = path.expand("~/.venvs/missingkernels/bin/python"))
+#' library(missingkernels)
+#' mk_available()
+#' mk_python_versions()
+#' }
+#' @name missingkernels-python
+NULL

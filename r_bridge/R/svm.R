@@ -1,0 +1,571 @@
+#' Support vector machines on data with missing values
+#'
+#' Fits a support vector machine whose kernel is an \emph{expected kernel}:
+#' a classical kernel averaged over the conditional distribution of the
+#' missing entries, under a density fitted on the training rows (by default
+#' the generalised RBF kernel \code{"genrbf"} with a Gaussian fitted by EM).
+#' Rows with missing predictor values are \strong{kept}: they are neither
+#' dropped nor imputed. Classification or regression is chosen from the
+#' response: a factor (or a logical or character vector, converted to a
+#' factor) gives classification, a numeric vector regression.
+#'
+#' \strong{Missing values.} Unlike most R modelling functions, whose default
+#' \code{na.action = na.omit} drops incomplete rows, \code{mk_svm} always uses
+#' \code{\link[stats]{na.pass}} for the predictors: an \code{NA} reaches
+#' Python as \code{NaN} and the kernel integrates over it. A missing factor
+#' value makes all of that factor's indicator columns missing. Rows whose
+#' \emph{response} is missing cannot be used for training and are an error
+#' (drop them first). \code{predict} returns a prediction for every row of
+#' \code{newdata}, including rows with missing values (even entirely missing
+#' rows).
+#'
+#' \strong{Conversions.} Integer and logical columns become doubles (so their
+#' \code{NA} becomes \code{NaN}, not a sentinel integer). Factors (ordered or
+#' not) and character columns of a data frame become treatment-coded 0/1
+#' indicator columns, one per level except the first (unused levels are
+#' dropped); a logical column becomes one 0/1 column. Other column classes
+#' (dates, lists) are an error. With the formula interface the same coding is
+#' produced by \code{\link[stats]{model.matrix}}; the intercept is never a
+#' column. Parameters that scikit-learn requires to be integers (such as
+#' \code{max_iter}) are passed as Python integers when given as whole
+#' numbers.
+#'
+#' \strong{Scaling.} With \code{scale = TRUE} (the default, as in
+#' \code{e1071::svm}) every column is centred and scaled by the mean and
+#' standard deviation of its observed training entries, and the same
+#' transformation is applied to new data; constant columns are only centred.
+#'
+#' The fitted model holds a reference to a Python object: it cannot be
+#' saved with \code{saveRDS()} and used in another session; refit it there.
+#'
+#' @param x A numeric (double, integer or logical) matrix or a data frame of
+#'   predictors, \code{NA} where missing.
+#' @param y The response: a factor (classification) or a numeric vector
+#'   (regression), without \code{NA}.
+#' @param formula A formula \code{response ~ predictors}.
+#' @param data A data frame containing the variables of \code{formula}.
+#' @param subset Optional expression selecting the training rows, as in
+#'   \code{\link[stats]{lm}}.
+#' @param kernel A registry kernel name, see \code{\link{mk_kernels}}.
+#' @param density The density of the missing entries: \code{NULL} for the
+#'   kernel's default (\code{"gaussian_em"} for the RBF and linear kernels,
+#'   \code{"categorical"} for Belanche's kernels), a registry name (see
+#'   \code{\link{mk_densities}}), or a Python density object.
+#' @param gamma The RBF width, \eqn{k(x, y) = \exp(-\gamma \|x - y\|^2)}, a
+#'   positive number, or \code{"scale"} for \eqn{1 / (d \cdot}{1 / (d *}
+#'   variance of the observed entries\eqn{)}. Ignored by kernels without a
+#'   width.
+#' @param C The regularisation parameter (cost) of the SVM.
+#' @param epsilon The width of the insensitive tube (regression only).
+#' @param scale Logical: standardise the columns (see Details).
+#' @param density_params A named list of parameters of the density (e.g.
+#'   \code{list(max_iter = 200)}); needs \code{density} to be a name.
+#' @param ... Passed on to the Python estimator
+#'   (\code{missingkernels.MissingKernelSVC} or \code{MissingKernelSVR}),
+#'   e.g. \code{metric = "mahalanobis"}, \code{class_weight = "balanced"} or
+#'   \code{c(yes = 2, no = 1)} (by level), \code{kernel_params =
+#'   list(diagonal = "independent")}, \code{tol}, \code{max_iter}.
+#' @return An object of class \code{"mk_svm"}: a list with, among others,
+#'   \code{type} (\code{"classification"} or \code{"regression"}),
+#'   \code{levels} (the response levels), \code{n_sv} (number of support
+#'   vectors), \code{x} and \code{y} (the training design matrix, unscaled,
+#'   and response), and \code{py_model} (the fitted Python estimator). See
+#'   \code{\link{predict.mk_svm}}.
+#' @references M. Smieja, L. Struski, J. Tabor, M. Marzec (2019). Generalized
+#'   RBF kernel for incomplete data. \emph{Knowledge-Based Systems} 173.
+#'
+#'   H. S. Anderson, M. R. Gupta (2011). Expected kernel for missing features
+#'   in support vector machines. \emph{IEEE Statistical Signal Processing
+#'   Workshop}.
+#' @seealso \code{\link{predict.mk_svm}}, \code{\link{mk_kernel_matrix}},
+#'   \link{missingkernels-python} for choosing the Python environment.
+#' @examples
+#' if (mk_available()) {
+#'   df <- data.frame(
+#'     a = c(1.2, NA, 0.3, 2.2, -0.5, 1.0, NA, -1.1),
+#'     b = c(0.1, 1.4, NA, -0.7, 0.9, -1.2, 0.2, 0.4),
+#'     f = factor(c("u", "v", "u", NA, "v", "u", "v", "u"))
+#'   )
+#'   df$y <- factor(c("no", "yes", "no", "yes", "yes", "no", "yes", "no"))
+#'   fit <- mk_svm(y ~ a + b + f, data = df, C = 10)
+#'   fit
+#'   predict(fit, df) # one prediction per row, NA rows included
+#'
+#'   x <- as.matrix(df[c("a", "b")])
+#'   reg <- mk_svm(x, c(2.1, 0.4, 1.5, 3.0, -0.2, 1.1, 0.6, -1.3)) # regression
+#'   predict(reg, x)
+#' }
+#' @export
+mk_svm <- function(x, ...) UseMethod("mk_svm")
+
+#' @rdname mk_svm
+#' @export
+mk_svm.formula <- function(formula, data = NULL, ..., subset) {
+  cl <- match.call()
+  mf <- match.call(expand.dots = FALSE)
+  mf <- mf[c(1L, match(c("formula", "data", "subset"), names(mf), 0L))]
+  mf$na.action <- quote(stats::na.pass) # keep rows with NA (see Details)
+  mf[[1L]] <- quote(stats::model.frame)
+  mf <- eval(mf, parent.frame())
+  mt <- attr(mf, "terms")
+  if (attr(mt, "response") == 0L) {
+    stop("The formula has no response: use `response ~ predictors`.", call. = FALSE)
+  }
+  .mk_check_columns(mf[-1L], "the predictors")
+  response <- names(mf)[attr(mt, "response")]
+  y <- stats::model.response(mf)
+  mf <- .mk_drop_predictor_levels(mf, response)
+  contrasts <- .mk_contrasts(mf, response)
+  x <- .mk_model_matrix(mt, mf, contrasts)
+  if (!ncol(x)) stop("The formula has no predictors.", call. = FALSE)
+  design <- list(
+    kind = "data.frame", terms = stats::delete.response(mt),
+    xlevels = stats::.getXlevels(mt, mf), contrasts = contrasts,
+    columns = colnames(x)
+  )
+  fit <- .mk_svm_fit(x, y, design, ..., epsilon_given = "epsilon" %in% ...names())
+  fit$call <- cl
+  fit$formula <- stats::formula(mt)
+  fit
+}
+
+#' @rdname mk_svm
+#' @export
+mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
+                           gamma = "scale", C = 1, epsilon = 0.1,
+                           scale = TRUE, density_params = NULL, ...) {
+  cl <- match.call()
+  if (missing(y)) {
+    stop("`y` is missing: use mk_svm(x, y, ...) or mk_svm(y ~ ., data).",
+      call. = FALSE
+    )
+  }
+  built <- .mk_design_fit(x)
+  fit <- .mk_svm_fit(built$x, y, built$design,
+    kernel = kernel, density = density, gamma = gamma, C = C,
+    epsilon = epsilon, scale = scale, density_params = density_params,
+    epsilon_given = !missing(epsilon), ...
+  )
+  fit$call <- cl
+  fit
+}
+
+.mk_response <- function(y, n) {
+  if (is.data.frame(y) || (is.matrix(y) && ncol(y) != 1L)) {
+    stop("The response must be a vector (one column).", call. = FALSE)
+  }
+  if (is.matrix(y)) y <- drop(y)
+  if (is.logical(y) || is.character(y)) y <- factor(y)
+  if (!is.factor(y) && !is.numeric(y)) {
+    stop(sprintf(
+      "The response must be a factor (classification) or numeric (regression), not %s.",
+      class(y)[1]
+    ), call. = FALSE)
+  }
+  if (length(y) != n) {
+    stop(sprintf(
+      "The response has %d values but the predictors have %d rows.", length(y), n
+    ), call. = FALSE)
+  }
+  bad <- which(is.na(y) | (is.numeric(y) & !is.finite(y)))
+  if (length(bad)) {
+    stop(sprintf(
+      paste0(
+        "The response has %d missing or infinite value(s) (row(s) %s). Rows ",
+        "without a response cannot be used for training: drop them first, ",
+        "e.g. data[!is.na(data$y), ]. (Missing predictor values are fine: ",
+        "those rows are kept.)"
+      ),
+      length(bad), paste(utils::head(bad, 10), collapse = ", ")
+    ), call. = FALSE)
+  }
+  if (is.factor(y) && length(unique(y)) < 2L) {
+    stop("Classification needs at least two classes in the response; it has ",
+      length(unique(y)), ".",
+      call. = FALSE
+    )
+  }
+  y
+}
+
+.mk_scaling <- function(x) {
+  center <- colMeans(x, na.rm = TRUE)
+  sds <- apply(x, 2L, stats::sd, na.rm = TRUE)
+  center[!is.finite(center)] <- 0
+  sds[!is.finite(sds) | sds <= 0] <- 1
+  list(center = center, scale = sds)
+}
+
+.mk_apply_scaling <- function(x, scaling) {
+  if (is.null(scaling)) {
+    return(x)
+  }
+  x <- sweep(x, 2L, scaling$center, "-", check.margin = FALSE)
+  sweep(x, 2L, scaling$scale, "/", check.margin = FALSE)
+}
+
+# density (+ density_params) as the value of the Python `density` parameter.
+.mk_density_arg <- function(density, density_params) {
+  if (length(density_params)) {
+    if (!is.character(density) || length(density) != 1L) {
+      stop("`density_params` needs `density` to be a registry name, e.g. ",
+        "density = \"gaussian_em\".",
+        call. = FALSE
+      )
+    }
+    return(.mk_call(
+      do.call(.mk_py()$get_density, c(list(density), .mk_py_params(density_params))),
+      "building the density"
+    ))
+  }
+  if (is.null(density) || inherits(density, "python.builtin.object")) {
+    return(density)
+  }
+  if (!is.character(density) || length(density) != 1L || is.na(density)) {
+    stop("`density` must be NULL, a registry name (see mk_densities()) or a ",
+      "Python density object.",
+      call. = FALSE
+    )
+  }
+  density
+}
+
+.mk_gamma_arg <- function(gamma) {
+  if (identical(gamma, "scale")) {
+    return(gamma)
+  }
+  if (!is.numeric(gamma) || length(gamma) != 1L || is.na(gamma) || gamma <= 0) {
+    stop("`gamma` must be \"scale\" or one positive number.", call. = FALSE)
+  }
+  as.double(gamma)
+}
+
+.mk_number_arg <- function(value, name, lower_ok = FALSE) {
+  if (!is.numeric(value) || length(value) != 1L || is.na(value) ||
+    value < 0 || (!lower_ok && value == 0)) {
+    stop(sprintf(
+      "`%s` must be one %s number.", name,
+      if (lower_ok) "non-negative" else "positive"
+    ), call. = FALSE)
+  }
+  as.double(value)
+}
+
+# class_weight given per level (a named vector or list) becomes a Python dict
+# keyed by the integer class codes sent to Python.
+.mk_class_weight <- function(weight, levels) {
+  if (is.null(weight) || identical(weight, "balanced")) {
+    return(weight)
+  }
+  if (!(is.numeric(weight) || is.list(weight)) || is.null(names(weight))) {
+    stop("`class_weight` must be \"balanced\" or a vector named by the ",
+      "response levels, e.g. c(yes = 2, no = 1).",
+      call. = FALSE
+    )
+  }
+  unknown <- setdiff(names(weight), levels)
+  if (length(unknown)) {
+    stop("`class_weight` names ", paste0("'", unknown, "'", collapse = ", "),
+      ", which are not levels of the response (",
+      paste0("'", levels, "'", collapse = ", "), ").",
+      call. = FALSE
+    )
+  }
+  reticulate::py_dict(
+    keys = as.list(match(names(weight), levels) - 1L),
+    values = lapply(unname(as.list(weight)), as.double)
+  )
+}
+
+.mk_svm_fit <- function(x, y, design, kernel = "genrbf", density = NULL,
+                        gamma = "scale", C = 1, epsilon = 0.1, scale = TRUE,
+                        density_params = NULL, epsilon_given = FALSE, ...) {
+  y <- .mk_response(y, nrow(x))
+  if (!nrow(x)) stop("There are no training rows.", call. = FALSE)
+  if (!is.character(kernel) || length(kernel) != 1L || is.na(kernel)) {
+    stop("`kernel` must be one registry name, see mk_kernels().", call. = FALSE)
+  }
+  if (!is.logical(scale) || length(scale) != 1L || is.na(scale)) {
+    stop("`scale` must be TRUE or FALSE.", call. = FALSE)
+  }
+  classification <- is.factor(y)
+  if (classification && epsilon_given) {
+    warning("`epsilon` is used for regression only; ignored.", call. = FALSE)
+  }
+  extra <- list(...)
+  scaling <- if (scale) .mk_scaling(x) else NULL
+  xs <- .mk_apply_scaling(x, scaling)
+
+  mk <- .mk_py()
+  params <- list(kernel = kernel, gamma = .mk_gamma_arg(gamma), C = .mk_number_arg(C, "C"))
+  if (!classification) params$epsilon <- .mk_number_arg(epsilon, "epsilon", TRUE)
+  dens <- .mk_density_arg(density, density_params)
+  if (!is.null(dens)) params$density <- dens
+  if (classification && !is.null(extra$class_weight)) {
+    extra$class_weight <- .mk_class_weight(extra$class_weight, levels(y))
+  }
+  clash <- intersect(names(extra), names(params))
+  if (length(clash)) {
+    stop("Argument(s) ", paste(clash, collapse = ", "), " given twice.", call. = FALSE)
+  }
+  params <- c(params, .mk_py_params(extra))
+  cls <- if (classification) mk$MissingKernelSVC else mk$MissingKernelSVR
+  model <- .mk_call(do.call(cls, params), "creating the estimator")
+  y_py <- if (classification) {
+    .mk_np()$array(as.integer(y) - 1L, dtype = "int64")
+  } else {
+    .mk_np()$array(as.double(y), dtype = "float64")
+  }
+  .mk_call(model$fit(.mk_to_numpy(xs), y_py), "fitting")
+
+  incomplete <- !stats::complete.cases(x)
+  structure(
+    list(
+      call = NULL,
+      type = if (classification) "classification" else "regression",
+      levels = if (classification) levels(y),
+      classes = if (classification) {
+        levels(y)[.mk_from_numpy(model$classes_) + 1L]
+      },
+      kernel = kernel,
+      density = if (is.character(density)) density else .mk_default_density(model),
+      gamma = gamma,
+      gamma_value = .mk_fitted_gamma(model),
+      C = C,
+      epsilon = if (!classification) epsilon,
+      scale = scale,
+      scaling = scaling,
+      design = design,
+      n = nrow(x),
+      n_features = ncol(x),
+      feature_names = colnames(x),
+      n_incomplete_rows = sum(incomplete),
+      missing_rate = mean(is.na(x)),
+      n_sv = length(.mk_from_numpy(model$support_)),
+      x = x,
+      y = y,
+      py_model = model
+    ),
+    class = "mk_svm"
+  )
+}
+
+# The density the fitted kernel used, as a name when it was a default.
+.mk_default_density <- function(model) {
+  tryCatch(
+    {
+      dens <- model$kernel_$density_
+      cls <- reticulate::py_to_r(reticulate::py_get_attr(
+        reticulate::py_get_attr(dens, "__class__"), "__name__"
+      ))
+      cls
+    },
+    error = function(e) NA_character_
+  )
+}
+
+.mk_fitted_gamma <- function(model) {
+  kernel <- tryCatch(model$kernel_, error = function(e) NULL)
+  for (attr in c("gamma_", "gamma")) {
+    value <- tryCatch(reticulate::py_to_r(reticulate::py_get_attr(kernel, attr)),
+      error = function(e) NULL
+    )
+    if (is.numeric(value) && length(value) == 1L) {
+      return(value)
+    }
+  }
+  NA_real_
+}
+
+# Evaluates a Python call; a Python exception becomes an R error whose
+# message is the exception's, without reticulate's call and traceback.
+.mk_call <- function(expr, what) {
+  tryCatch(expr, python.builtin.Exception = function(e) {
+    stop(.mk_python_error_message(e, what), call. = FALSE)
+  }, error = function(e) {
+    if (inherits(e, "missingkernels_python_unavailable")) stop(e)
+    stop(.mk_python_error_message(e, what), call. = FALSE)
+  })
+}
+
+.mk_python_error_message <- function(e, what) {
+  msg <- conditionMessage(e)
+  msg <- sub("\n*Detailed traceback:.*$", "", msg)
+  msg <- sub("^Error in py_call_impl\\(.*?\\) *: *\n? *", "", msg)
+  msg <- sub("\n+Run `reticulate::py_last_error\\(\\)`.*$", "", msg)
+  paste0("missingkernels (", what, "): ", trimws(msg))
+}
+
+.mk_check_model <- function(object) {
+  if (!inherits(object$py_model, "python.builtin.object") ||
+    reticulate::py_is_null_xptr(object$py_model)) {
+    stop("The Python side of this model is gone (it does not survive saveRDS() ",
+      "or a new R session): refit it with mk_svm().",
+      call. = FALSE
+    )
+  }
+  invisible(object)
+}
+
+#' Predictions of a missing-data SVM
+#'
+#' Predicts every row of \code{newdata}, including rows with missing values:
+#' the kernel between a new row and the training rows integrates over the
+#' missing entries under the density fitted at training time (the density is
+#' not refitted).
+#'
+#' @param object A model fitted by \code{\link{mk_svm}}.
+#' @param newdata A data frame (formula or data-frame fit) or a matrix
+#'   (matrix fit) with the predictors, \code{NA} where missing. Columns of
+#'   a matrix are matched by name when both have names. Omitted: the training
+#'   rows.
+#' @param type \code{"response"} for the predicted class (a factor with the
+#'   levels of the training response) or value; \code{"decision"} for the
+#'   decision values of the SVM: for two classes a vector, positive values
+#'   favouring the second class in \code{object$classes}; for more classes a
+#'   matrix of one-versus-rest scores with one column per class. For
+#'   regression both types give the predicted values.
+#' @param ... Unused.
+#' @return A factor (classification, \code{type = "response"}), a numeric
+#'   vector or a numeric matrix, with one element or row per row of
+#'   \code{newdata}, named by its row names.
+#' @examples
+#' if (mk_available()) {
+#'   x <- cbind(a = c(0.1, 1.9, NA, 2.4, 0.3, 2.1), b = c(1, NA, 0.2, 2.2, 0.5, 1.8))
+#'   y <- factor(c("low", "high", "low", "high", "low", "high"), c("low", "high"))
+#'   fit <- mk_svm(x, y, C = 10)
+#'   predict(fit, rbind(c(NA, NA), c(2, 2)))
+#'   predict(fit, x, type = "decision")
+#' }
+#' @export
+predict.mk_svm <- function(object, newdata, type = c("response", "decision"), ...) {
+  type <- match.arg(type)
+  .mk_check_model(object)
+  x <- if (missing(newdata) || is.null(newdata)) {
+    object$x
+  } else {
+    .mk_design_new(object$design, newdata)
+  }
+  rn <- rownames(x)
+  classification <- object$type == "classification"
+  if (!nrow(x)) {
+    return(if (classification && type == "response") {
+      factor(character(), levels = object$levels)
+    } else {
+      numeric()
+    })
+  }
+  X <- .mk_to_numpy(.mk_apply_scaling(x, object$scaling))
+  model <- object$py_model
+  if (!classification || type == "response") {
+    pred <- .mk_from_numpy(.mk_call(model$predict(X), "predicting"))
+    if (classification) {
+      pred <- factor(object$levels[as.integer(pred) + 1L], levels = object$levels)
+    }
+    names(pred) <- rn
+    return(pred)
+  }
+  scores <- .mk_from_numpy(.mk_call(model$decision_function(X), "decision values"))
+  if (is.matrix(scores)) {
+    dimnames(scores) <- list(rn, object$classes)
+  } else {
+    names(scores) <- rn
+  }
+  scores
+}
+
+#' @export
+fitted.mk_svm <- function(object, ...) predict(object)
+
+#' @rdname summary.mk_svm
+#' @export
+print.mk_svm <- function(x, ...) {
+  cat("Support vector", if (x$type == "classification") "classifier" else "regression",
+    "on an expected kernel (missingkernels)\n")
+  if (!is.null(x$call)) {
+    cat("\nCall:\n")
+    print(x$call)
+  }
+  cat("\n")
+  .mk_print_settings(x)
+  invisible(x)
+}
+
+.mk_print_settings <- function(x) {
+  gamma <- if (identical(x$gamma, "scale")) {
+    if (is.na(x$gamma_value)) "scale" else sprintf("scale (= %.4g)", x$gamma_value)
+  } else {
+    format(x$gamma)
+  }
+  cat(sprintf("Kernel: %s   density: %s   gamma: %s   C: %s%s\n",
+    x$kernel, if (is.null(x$density) || is.na(x$density)) "default" else x$density,
+    gamma, format(x$C),
+    if (!is.null(x$epsilon)) paste0("   epsilon: ", format(x$epsilon)) else ""
+  ))
+  if (x$type == "classification") {
+    cat(sprintf("Classes (%d): %s\n", length(x$levels), paste(x$levels, collapse = ", ")))
+  }
+  cat(sprintf(
+    "Training rows: %d, %d with missing values (%.1f%% of entries missing), kept\n",
+    x$n, x$n_incomplete_rows, 100 * x$missing_rate
+  ))
+  cat(sprintf("Features: %d%s   support vectors: %d\n",
+    x$n_features, if (x$scale) " (standardised)" else "", x$n_sv
+  ))
+}
+
+#' Summaries of a missing-data SVM
+#'
+#' \code{print} shows the settings and sizes; \code{summary} adds the
+#' fraction of missing entries per feature, the support vectors per class
+#' and the fit on the training rows (accuracy, or \eqn{R^2} and RMSE).
+#'
+#' @param object,x A model fitted by \code{\link{mk_svm}} (or its summary).
+#' @param ... Unused.
+#' @return \code{summary} returns an object of class \code{"summary.mk_svm"}:
+#'   the model with the added elements \code{missing_by_feature} (named
+#'   numeric), \code{sv_per_class} (classification) and \code{training}
+#'   (named numeric: \code{accuracy}, or \code{r_squared} and \code{rmse}).
+#'   The print methods return their argument invisibly.
+#' @examples
+#' if (mk_available()) {
+#'   x <- cbind(a = c(0.1, 1.9, NA, 2.4, 0.3, 2.1), b = c(1, NA, 0.2, 2.2, 0.5, 1.8))
+#'   y <- factor(c("low", "high", "low", "high", "low", "high"))
+#'   summary(mk_svm(x, y))
+#' }
+#' @export
+summary.mk_svm <- function(object, ...) {
+  .mk_check_model(object)
+  out <- object
+  out$missing_by_feature <- colMeans(is.na(object$x))
+  pred <- predict(object)
+  if (object$type == "classification") {
+    counts <- .mk_from_numpy(object$py_model$n_support_)
+    out$sv_per_class <- stats::setNames(as.integer(counts), object$classes)
+    out$training <- c(accuracy = mean(pred == object$y))
+  } else {
+    res <- object$y - pred
+    out$training <- c(
+      r_squared = 1 - sum(res^2) / sum((object$y - mean(object$y))^2),
+      rmse = sqrt(mean(res^2))
+    )
+  }
+  class(out) <- "summary.mk_svm"
+  out
+}
+
+#' @rdname summary.mk_svm
+#' @export
+print.summary.mk_svm <- function(x, ...) {
+  class(x) <- "mk_svm"
+  print(x)
+  cat("\nMissing entries per feature (training):\n")
+  print(round(x$missing_by_feature, 3))
+  if (!is.null(x$sv_per_class)) {
+    cat("\nSupport vectors per class:\n")
+    print(x$sv_per_class)
+  }
+  cat("\nOn the training rows:",
+    paste(sprintf("%s = %.4g", names(x$training), x$training), collapse = ", "), "\n")
+  invisible(x)
+}
