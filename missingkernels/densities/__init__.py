@@ -4,6 +4,7 @@ from ._base import REPRESENTATIONS, BaseDensity
 from ._categorical import CategoricalDensity
 from ._gaussian_em import GaussianEMDensity, SingularCovarianceWarning
 from ._mixture import GaussianMixtureDensity
+from ._samples import IterativeImputerDensity, MICEDensity
 
 __all__ = [
     "REPRESENTATIONS",
@@ -11,6 +12,8 @@ __all__ = [
     "CategoricalDensity",
     "GaussianEMDensity",
     "GaussianMixtureDensity",
+    "IterativeImputerDensity",
+    "MICEDensity",
     "SingularCovarianceWarning",
 ]
 
@@ -21,4 +24,6 @@ def _builtin_densities() -> dict:
         "categorical": CategoricalDensity,
         "gaussian_em": GaussianEMDensity,
         "gaussian_mixture": GaussianMixtureDensity,
+        "iterative": IterativeImputerDensity,
+        "mice": MICEDensity,
     }
