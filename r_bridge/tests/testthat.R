@@ -1,0 +1,4 @@
+library(testthat)
+library(missingkernels)
+
+test_check("missingkernels")
