@@ -108,8 +108,9 @@ def test_entry_point_name_clash_names_both_plugins(
             """
         },
     )
-    with pytest.raises(mk.RegistryError, match=r"'example'.*'clashing'"):
+    with pytest.raises(mk.RegistryError) as info:
         mk.list_kernels()
+    assert "'example'" in str(info.value) and "'clashing'" in str(info.value)
     with pytest.raises(mk.RegistryError, match="example_count_observed"):
         mk.get_kernel("example_count_observed")
     # Densities are unaffected by a kernel clash.
