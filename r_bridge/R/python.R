@@ -95,6 +95,17 @@
         ))
       }
     )
+    if (!reticulate::py_has_attr(module, "MissingKernelSVC")) {
+      # e.g. a folder named `missingkernels` (such as this installed R
+      # package) in the working directory, imported as a namespace package
+      where <- tryCatch(reticulate::py_str(module$`__path__`),
+        error = function(e) "a module"
+      )
+      .mk_unavailable(paste0(
+        "'import missingkernels' found ", where, ", which is not the Python ",
+        "package (a folder of that name in the working directory shadows it)."
+      ))
+    }
     .mk_state$numpy <- reticulate::import("numpy", convert = FALSE)
     .mk_state$builtins <- reticulate::import_builtins(convert = FALSE)
     .mk_state$module <- module

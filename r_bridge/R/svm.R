@@ -64,12 +64,17 @@
 #'   (\code{missingkernels.MissingKernelSVC} or \code{MissingKernelSVR}),
 #'   e.g. \code{metric = "mahalanobis"}, \code{class_weight = "balanced"} or
 #'   \code{c(yes = 2, no = 1)} (by level), \code{kernel_params =
-#'   list(diagonal = "independent")}, \code{tol}, \code{max_iter}.
+#'   list(diagonal = "independent")}, \code{tol}, \code{max_iter}. For the
+#'   formula method: the arguments of the default method (\code{kernel},
+#'   \code{density}, \code{gamma}, \code{C}, \code{epsilon}, \code{scale},
+#'   \code{density_params}) and these.
 #' @return An object of class \code{"mk_svm"}: a list with, among others,
 #'   \code{type} (\code{"classification"} or \code{"regression"}),
-#'   \code{levels} (the response levels), \code{n_sv} (number of support
-#'   vectors), \code{x} and \code{y} (the training design matrix, unscaled,
-#'   and response), and \code{py_model} (the fitted Python estimator). See
+#'   \code{levels} (the response levels), \code{classes} (the levels present
+#'   in the training response, in the order of the decision values),
+#'   \code{n_sv} (number of support vectors), \code{x} and \code{y} (the
+#'   training design matrix, unscaled, and response), and \code{py_model}
+#'   (the fitted Python estimator). See
 #'   \code{\link{predict.mk_svm}}.
 #' @references M. Smieja, L. Struski, J. Tabor, M. Marzec (2019). Generalized
 #'   RBF kernel for incomplete data. \emph{Knowledge-Based Systems} 173.
@@ -428,7 +433,8 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
 #' @param ... Unused.
 #' @return A factor (classification, \code{type = "response"}), a numeric
 #'   vector or a numeric matrix, with one element or row per row of
-#'   \code{newdata}, named by its row names.
+#'   \code{newdata}, named by its row names. \code{fitted} gives the
+#'   predictions for the training rows.
 #' @examples
 #' if (mk_available()) {
 #'   x <- cbind(a = c(0.1, 1.9, NA, 2.4, 0.3, 2.1), b = c(1, NA, 0.2, 2.2, 0.5, 1.8))
@@ -474,6 +480,7 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision"), ..
   scores
 }
 
+#' @rdname predict.mk_svm
 #' @export
 fitted.mk_svm <- function(object, ...) predict(object)
 
