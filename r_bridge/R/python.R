@@ -155,7 +155,7 @@ mk_python_versions <- function() {
   sklearn <- reticulate::import("sklearn", convert = TRUE)
   c(
     python = config$python,
-    python_version = reticulate::py_to_r(reticulate::import("platform")$python_version()),
+    python_version = reticulate::import("platform", convert = TRUE)$python_version(),
     numpy = as.character(reticulate::py_to_r(.mk_np()$`__version__`)),
     scikit_learn = sklearn$`__version__`,
     missingkernels = reticulate::py_to_r(mk$`__version__`),

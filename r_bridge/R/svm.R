@@ -355,15 +355,28 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
   )
 }
 
-# The density the fitted kernel used, as a name when it was a default.
+# The density the fitted kernel used: its registry name when its class is a
+# registered factory, else its class name.
 .mk_default_density <- function(model) {
+  qualname <- function(cls) {
+    paste0(
+      reticulate::py_to_r(reticulate::py_get_attr(cls, "__module__")), ".",
+      reticulate::py_to_r(reticulate::py_get_attr(cls, "__qualname__"))
+    )
+  }
   tryCatch(
     {
-      dens <- model$kernel_$density_
-      cls <- reticulate::py_to_r(reticulate::py_get_attr(
-        reticulate::py_get_attr(dens, "__class__"), "__name__"
-      ))
-      cls
+      dens <- reticulate::py_get_attr(model$kernel_, "density_")
+      target <- qualname(reticulate::py_get_attr(dens, "__class__"))
+      entries <- reticulate::py_to_r(.mk_py()$list_densities())
+      for (name in names(entries)) {
+        factory <- reticulate::py_get_attr(entries[[name]], "factory")
+        same <- tryCatch(identical(qualname(factory), target), error = function(e) FALSE)
+        if (same) {
+          return(name)
+        }
+      }
+      sub("^.*\\.", "", target)
     },
     error = function(e) NA_character_
   )

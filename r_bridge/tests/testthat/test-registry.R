@@ -48,3 +48,14 @@ class RBridgeTestPlugin:
     tolerance = 1e-14
   )
 })
+
+test_that("mk_python_versions reports the Python side", {
+  skip_if_no_python()
+  v <- mk_python_versions()
+  expect_identical(
+    names(v),
+    c("python", "python_version", "numpy", "scikit_learn", "missingkernels", "reticulate")
+  )
+  expect_identical(unname(v["numpy"]), py_np()$`__version__`)
+  expect_identical(unname(v["missingkernels"]), py_mk()$`__version__`)
+})

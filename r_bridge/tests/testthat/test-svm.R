@@ -146,7 +146,8 @@ test_that("print, summary and fitted", {
   d <- make_data(seed = 7)
   y <- factor(d$score > 0, labels = c("no", "yes"))
   fit <- mk_svm(d$x, y)
-  expect_output(print(fit), "Kernel: genrbf")
+  expect_identical(fit$density, "gaussian_em") # the kernel's default, by name
+  expect_output(print(fit), "Kernel: genrbf   density: gaussian_em")
   expect_output(print(fit), "Training rows: 60, [0-9]+ with missing values")
   s <- summary(fit)
   expect_s3_class(s, "summary.mk_svm")
