@@ -3,6 +3,8 @@
 # scripts/test.d/20-r-bridge.sh).
 args <- commandArgs(trailingOnly = TRUE)
 out_dir <- if (length(args)) args[1] else file.path("r_bridge", "doc")
+ok <- missingkernels::mk_available()
+if (!isTRUE(ok)) stop(attr(ok, "reason"), call. = FALSE) # no empty page in CI
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 work <- tempfile("mk-vignette")
 dir.create(work)
