@@ -1,0 +1,414 @@
+"""Imputation baselines of the method comparisons: impute, then an RBF SVM.
+
+Every baseline is a scikit-learn :class:`~sklearn.pipeline.Pipeline` whose
+last step is :class:`~sklearn.svm.SVC` or :class:`~sklearn.svm.SVR` with the
+RBF kernel. The steps before it (imputer, scaler) are fitted on training rows
+only, as in any pipeline, so a baseline never sees the rows it is scored on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.experimental import enable_iterative_imputer  # noqa: F401
+from sklearn.impute import IterativeImputer, KNNImputer, SimpleImputer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, SVR
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import validate_missing_data
+
+_TASKS = ("classification", "regression")
+
+
+def _svm(task: str) -> Any:
+    if task not in _TASKS:
+        raise ValueError(
+            f"task must be 'classification' or 'regression', got {task!r}."
+        )
+    return SVC(kernel="rbf") if task == "classification" else SVR(kernel="rbf")
+
+
+def _impute_then_svm(task: str, imputer: Any, *, scale_first: bool = True) -> Pipeline:
+    # Scaling before imputing puts k-NN distances and the models of MICE,
+    # missForest and the GMM on standardised features, as in the papers'
+    # "after normalization" protocol; StandardScaler ignores NaN when fitting.
+    steps: list[tuple[str, Any]]
+    if scale_first:
+        steps = [("scale", StandardScaler()), ("impute", imputer)]
+    else:
+        steps = [("impute", imputer), ("scale", StandardScaler())]
+    return Pipeline([*steps, ("svm", _svm(task))])
+
+
+class DensityDrawImputer(TransformerMixin, BaseEstimator):
+    """Fill each missing entry with one draw from a fitted density.
+
+    The density (a registry name or an unfitted density object) is fitted on
+    the rows passed to ``fit``. ``transform`` asks it for the conditionals of
+    the missing entries given the observed ones and draws one completion per
+    row: a Gaussian draw for :class:`~missingkernels.conditionals.GaussianConditionals`,
+    a component then a Gaussian draw for
+    :class:`~missingkernels.conditionals.MixtureConditionals`, and one of the
+    stored draws for :class:`~missingkernels.conditionals.SampleConditionals`.
+
+    Parameters
+    ----------
+    density : str or density estimator, default="gaussian_mixture"
+        Registry name (see :func:`missingkernels.list_densities`) or an
+        unfitted object with ``fit`` and ``conditionals``.
+    density_params : dict, default=None
+        Parameters for a density given by name.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draws (and of the density when it has a
+        ``random_state`` parameter and is given by name).
+
+    Attributes
+    ----------
+    density_ : object
+        The fitted density.
+    n_features_in_ : int
+
+    References
+    ----------
+    .. [1] M. Śmieja, Ł. Struski, J. Tabor, M. Marzec. "Generalized RBF
+       kernel for incomplete data", Knowledge-Based Systems 173 (2019),
+       sec. 5.1, baseline "gmm".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.experiments import DensityDrawImputer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 3))
+    >>> X[rng.random(X.shape) < 0.2] = np.nan
+    >>> filled = DensityDrawImputer("gaussian_em", random_state=0).fit_transform(X)
+    >>> bool(np.isnan(filled).any())
+    False
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "density": [str, HasMethods(["fit", "conditionals"])],
+        "density_params": [dict, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        density: Any = "gaussian_mixture",
+        density_params: dict | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.density = density
+        self.density_params = density_params
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any = None) -> DensityDrawImputer:
+        """Fit the density on the rows of ``X`` (NaN where missing).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self : DensityDrawImputer
+        """
+        self._validate_params()
+        X = validate_missing_data(self, X, reset=True)
+        if isinstance(self.density, str):
+            from .._registry import get_density
+
+            params = dict(self.density_params or {})
+            density = get_density(self.density, **params)
+            if "random_state" in density.get_params() and "random_state" not in params:
+                seed = check_random_state(self.random_state).randint(2**31 - 1)
+                density.set_params(random_state=seed)
+        else:
+            if self.density_params:
+                raise ValueError(
+                    "density_params applies to a density given by name; set the "
+                    "parameters on the density object instead."
+                )
+            density = clone(self.density)
+        self.density_ = density.fit(X)
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Return ``X`` with every missing entry replaced by one draw.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        X = validate_missing_data(self, X, reset=False)
+        rng = check_random_state(self.random_state)
+        return draw_completion(self.density_.conditionals(X), X, rng)
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+def draw_completion(cond: Any, X: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
+    """One random completion of ``X`` from its conditionals (any representation)."""
+    from ..conditionals import (
+        GaussianConditionals,
+        MixtureConditionals,
+        SampleConditionals,
+    )
+
+    out = np.array(X, dtype=np.float64, copy=True)
+    if isinstance(cond, SampleConditionals):
+        pick = rng.randint(cond.n_draws, size=X.shape[0])
+        return np.asarray(cond.samples[pick, np.arange(X.shape[0])], dtype=np.float64)
+    if isinstance(cond, GaussianConditionals):
+        means = cond.means[None]
+        covs = [c[None] for c in cond.covariances]
+        comp = np.zeros(X.shape[0], dtype=int)
+    elif isinstance(cond, MixtureConditionals):
+        means = cond.means
+        covs = list(cond.covariances)
+        cum = np.cumsum(cond.weights, axis=1)
+        u = np.asarray(rng.random_sample(X.shape[0]))[:, None] * cum[:, -1:]
+        comp = np.minimum((u > cum).sum(axis=1), cond.n_components - 1)
+    else:
+        raise TypeError(
+            f"Cannot draw completions from {type(cond).__name__}; use a density "
+            "with Gaussian, mixture or sample conditionals."
+        )
+    # One Cholesky per (pattern, component), shared by all rows of the pattern.
+    for p, pattern in enumerate(cond.patterns):
+        cols = np.flatnonzero(pattern)
+        rows = np.flatnonzero(cond.pattern_index == p)
+        if cols.size == 0 or rows.size == 0:
+            continue
+        for k in np.unique(comp[rows]):
+            sel = rows[comp[rows] == k]
+            cov = np.asarray(covs[p][k], dtype=np.float64)
+            # Symmetric square root: valid for singular (PSD) blocks too.
+            w, v = np.linalg.eigh((cov + cov.T) / 2)
+            root = v * np.sqrt(np.clip(w, 0.0, None))
+            z = rng.standard_normal((sel.size, cols.size))
+            out[np.ix_(sel, cols)] = means[k][np.ix_(sel, cols)] + z @ root.T
+    return out
+
+
+def zero_svm(task: str = "classification", **params: Any) -> Pipeline:
+    """Zero imputation (in the original units), then an RBF SVM.
+
+    Parameters
+    ----------
+    task : {"classification", "regression"}
+    **params
+        Set on the pipeline (e.g. ``svm__C``).
+
+    Returns
+    -------
+    pipeline : Pipeline
+    """
+    pipe = _impute_then_svm(
+        task, SimpleImputer(strategy="constant", fill_value=0.0), scale_first=False
+    )
+    return pipe.set_params(**params)
+
+
+def mean_svm(task: str = "classification", **params: Any) -> Pipeline:
+    """Mean imputation (training means), then an RBF SVM.
+
+    Parameters
+    ----------
+    task : {"classification", "regression"}
+    **params
+        Set on the pipeline.
+
+    Returns
+    -------
+    pipeline : Pipeline
+    """
+    return _impute_then_svm(task, SimpleImputer(strategy="mean")).set_params(**params)
+
+
+def mode_svm(task: str = "classification", **params: Any) -> Pipeline:
+    """Mode imputation (most frequent training value), then an RBF SVM.
+
+    Parameters
+    ----------
+    task : {"classification", "regression"}
+    **params
+        Set on the pipeline.
+
+    Returns
+    -------
+    pipeline : Pipeline
+    """
+    pipe = _impute_then_svm(
+        task, SimpleImputer(strategy="most_frequent"), scale_first=False
+    )
+    return pipe.set_params(**params)
+
+
+def knn_svm(task: str = "classification", **params: Any) -> Pipeline:
+    """k-NN imputation (k=5, distances over observed features), then an RBF SVM.
+
+    Parameters
+    ----------
+    task : {"classification", "regression"}
+    **params
+        Set on the pipeline (e.g. ``impute__n_neighbors``).
+
+    Returns
+    -------
+    pipeline : Pipeline
+    """
+    # KNNImputer's nan_euclidean distance uses the coordinates observed in
+    # both rows, rescaled to all coordinates: the paper's "subspace of
+    # observed features".
+    return _impute_then_svm(task, KNNImputer(n_neighbors=5)).set_params(**params)
+
+
+def mice_svm(
+    task: str = "classification", random_state: Any = None, **params: Any
+) -> Pipeline:
+    """MICE (chained equations, one posterior draw), then an RBF SVM.
+
+    Parameters
+    ----------
+    task : {"classification", "regression"}
+    random_state : int or None
+        Seed of the draw.
+    **params
+        Set on the pipeline (e.g. ``impute__max_iter``).
+
+    Returns
+    -------
+    pipeline : Pipeline
+    """
+    # Bayesian-ridge chained equations with a posterior draw: the Python
+    # counterpart of R mice's default "norm"-like draws; like mice::complete
+    # (action=1) one completed data set is used.
+    imputer = IterativeImputer(
+        sample_posterior=True, max_iter=10, random_state=random_state
+    )
+    return _impute_then_svm(task, imputer).set_params(**params)
+
+
+def missforest_svm(
+    task: str = "classification",
+    random_state: Any = None,
+    n_estimators: int = 30,
+    **params: Any,
+) -> Pipeline:
+    """missForest-like iterative imputation with random forests, then an RBF SVM.
+
+    Parameters
+    ----------
+    task : {"classification", "regression"}
+    random_state : int or None
+        Seed of the forests.
+    n_estimators : int, default=30
+        Trees per forest (missForest uses 100; 30 keeps nested CV affordable).
+    **params
+        Set on the pipeline.
+
+    Returns
+    -------
+    pipeline : Pipeline
+    """
+    # max_features="sqrt" is missForest's default mtry = floor(sqrt(p)).
+    forest = RandomForestRegressor(
+        n_estimators=n_estimators,
+        max_features="sqrt",
+        random_state=random_state,
+        n_jobs=1,
+    )
+    imputer = IterativeImputer(
+        estimator=forest,
+        initial_strategy="mean",
+        max_iter=5,
+        random_state=random_state,
+    )
+    return _impute_then_svm(task, imputer).set_params(**params)
+
+
+def gmm_svm(
+    task: str = "classification",
+    random_state: Any = None,
+    n_components: int = 3,
+    **params: Any,
+) -> Pipeline:
+    """Draws from a Gaussian mixture fitted to incomplete data, then an RBF SVM.
+
+    Parameters
+    ----------
+    task : {"classification", "regression"}
+    random_state : int or None
+        Seed of the mixture fit and of the draws.
+    n_components : int, default=3
+        Mixture components (3 in the genRBF paper).
+    **params
+        Set on the pipeline.
+
+    Returns
+    -------
+    pipeline : Pipeline
+    """
+    imputer = DensityDrawImputer(
+        "gaussian_mixture",
+        density_params={"n_components": n_components},
+        random_state=random_state,
+    )
+    return _impute_then_svm(task, imputer).set_params(**params)
+
+
+def r_mice_svm(
+    task: str = "classification", random_state: Any = None, **params: Any
+) -> Pipeline:
+    """R mice (one completed data set, via the R plugin), then an RBF SVM.
+
+    Parameters
+    ----------
+    task : {"classification", "regression"}
+    random_state : int or None
+        Seed of the draw.
+    **params
+        Set on the pipeline.
+
+    Returns
+    -------
+    pipeline : Pipeline
+    """
+    imputer = DensityDrawImputer("r_mice", random_state=random_state)
+    return _impute_then_svm(task, imputer).set_params(**params)
+
+
+def _builtin_baselines() -> dict[str, Any]:
+    """Name -> factory of the built-in baselines (read by the registry hook)."""
+    baselines: dict[str, Any] = {
+        "gmm": gmm_svm,
+        "knn": knn_svm,
+        "mean": mean_svm,
+        "mice": mice_svm,
+        "missforest": missforest_svm,
+        "mode": mode_svm,
+        "zero": zero_svm,
+    }
+    # R mice only where the R plugin registered its density.
+    from .._registry import list_densities
+
+    if "r_mice" in list_densities():
+        baselines["r_mice"] = r_mice_svm
+    return baselines

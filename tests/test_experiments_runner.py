@@ -1,0 +1,315 @@
+"""Nested-CV runner: no leakage, Gram reuse, selection, resume, determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.impute import SimpleImputer
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+import missingkernels
+from missingkernels.experiments import (
+    ComparisonData,
+    MethodSpec,
+    resolve_method,
+    run_comparison,
+)
+from missingkernels.experiments._runner import _seed, _splitter
+from missingkernels.hookspecs import hookimpl
+
+pytest.importorskip("pandas")
+pytest.importorskip("joblib")
+
+SEEN: list[np.ndarray] = []  # missing masks of every fit of the recording parts
+BUILT: list[float | None] = []  # gamma of every recording kernel built
+
+
+class RecordingKernel(BaseEstimator):
+    """Mean-filled RBF that records the missing masks of the rows it is fitted on."""
+
+    def __init__(self, gamma: float = 1.0) -> None:
+        self.gamma = gamma
+
+    def fit(self, X: np.ndarray) -> RecordingKernel:
+        SEEN.append(np.isnan(X).copy())
+        self.mean_ = np.nanmean(X, axis=0)
+        return self
+
+    def _fill(self, X: np.ndarray) -> np.ndarray:
+        return np.where(np.isnan(X), self.mean_, X)
+
+    def __call__(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+        Y = X if Y is None else Y
+        return rbf_kernel(self._fill(X), self._fill(Y), gamma=self.gamma)
+
+
+class RecordingImputer(TransformerMixin, BaseEstimator):
+    """Mean imputer that records the missing masks of the rows it is fitted on."""
+
+    def fit(self, X: np.ndarray, y: object = None) -> RecordingImputer:
+        SEEN.append(np.isnan(X).copy())
+        self.mean_ = np.nanmean(X, axis=0)
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return np.where(np.isnan(X), self.mean_, X)
+
+
+def recording_kernel(**params: object) -> RecordingKernel:
+    """Recording test kernel."""
+    kernel = RecordingKernel(**params)  # type: ignore[arg-type]
+    BUILT.append(kernel.gamma)
+    return kernel
+
+
+def recording_baseline(task: str = "classification") -> Pipeline:
+    """Recording test baseline."""
+    return Pipeline([("impute", RecordingImputer()), ("svm", SVC())])
+
+
+class _Plugin:
+    @hookimpl
+    def missingkernels_register_kernels(self):  # type: ignore[no-untyped-def]
+        return {"test_recording": recording_kernel}
+
+    @hookimpl
+    def missingkernels_register_baselines(self):  # type: ignore[no-untyped-def]
+        return {"test_recording_baseline": recording_baseline}
+
+
+@pytest.fixture
+def recording_plugin():
+    name = missingkernels.register_plugin(_Plugin(), name="test-recording")
+    SEEN.clear()
+    BUILT.clear()
+    yield name
+    missingkernels.unregister_plugin(name)
+
+
+def _fingerprinted(n: int = 48, d: int = 7, seed: int = 0):
+    """Rows with distinct missing patterns: a mask identifies its row."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=n) > 0).astype(int)
+    codes = rng.choice(np.arange(1, 2**d - 1), size=n, replace=False)
+    masks = ((codes[:, None] >> np.arange(d)) & 1).astype(bool)
+    X[masks] = np.nan
+    return X, y, masks
+
+
+@pytest.mark.parametrize("method", ["test_recording", "test_recording_baseline"])
+def test_runner_never_fits_on_scored_rows(recording_plugin, method):
+    X, y, masks = _fingerprinted()
+    index = {m.tobytes(): i for i, m in enumerate(masks)}
+    res = run_comparison(
+        {"fp": ComparisonData(X, y, "classification")},
+        [method],
+        mechanisms=["none"],
+        n_draws=1,
+        outer_folds=3,
+        inner_folds=2,
+        C_grid=[1.0],
+        gamma_grid=[0.1],
+        random_state=3,
+    )
+    assert (res["error"] == "").all(), res["error"].unique()
+    rate = float(np.isnan(X).mean())
+    outer = list(
+        _splitter(
+            "classification", 3, _seed(3, "outer", "fp", "none", f"{rate:.6g}", 0)
+        ).split(X, y)
+    )
+    # Fits in order: per outer fold, 2 inner fits then the refit.
+    assert len(SEEN) == 3 * 3
+    for f, (train, test) in enumerate(outer):
+        fits = SEEN[3 * f : 3 * f + 3]
+        rows = [{index[m.tobytes()] for m in fit} for fit in fits]
+        for seen in rows:
+            assert seen.isdisjoint(test)  # never the outer test rows
+            assert seen <= set(train)
+        assert rows[2] == set(train)  # the refit uses every training row
+        # The two inner fits leave out disjoint validation rows.
+        held_out = [set(train) - r for r in rows[:2]]
+        assert held_out[0].isdisjoint(held_out[1])
+        assert held_out[0] | held_out[1] == set(train)
+
+
+def test_gram_computed_once_per_fit_and_gamma(recording_plugin):
+    X, y, _ = _fingerprinted()
+    C_grid, gamma_grid = [0.1, 1.0, 10.0, 100.0], [0.01, 0.1, 1.0]
+    run_comparison(
+        {"fp": ComparisonData(X, y, "classification")},
+        ["test_recording"],
+        mechanisms=["none"],
+        n_draws=1,
+        outer_folds=2,
+        inner_folds=3,
+        C_grid=C_grid,
+        gamma_grid=gamma_grid,
+    )
+    # resolve_method builds one probe kernel; then per outer fold: 3 inner
+    # fits x 3 gammas + 1 refit, independent of the 4 values of C.
+    assert len(BUILT) == 1 + 2 * (3 * 3 + 1)
+
+
+def test_selection_matches_gridsearchcv():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(90, 4))
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] ** 2 > 0.8).astype(int)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    C_grid, gamma_grid = [0.25, 1.0, 4.0, 16.0], [0.05, 0.2, 0.8]
+    res = run_comparison(
+        {"toy": ComparisonData(X, y, "classification")},
+        ["mean"],
+        mechanisms=["none"],
+        n_draws=1,
+        outer_folds=3,
+        inner_folds=4,
+        C_grid=C_grid,
+        gamma_grid=gamma_grid,
+        random_state=7,
+    )
+    acc = res[res.metric == "accuracy"].sort_values("fold")
+    rate = f"{float(np.isnan(X).mean()):.6g}"
+    outer = _splitter("classification", 3, _seed(7, "outer", "toy", "none", rate, 0))
+    for f, (train, test) in enumerate(outer.split(X, y)):
+        cell = ("toy", "none", rate, 0, f, "mean")
+        inner = StratifiedKFold(4, shuffle=True, random_state=_seed(7, "fit", *cell))
+        pipe = Pipeline(
+            [
+                ("scale", StandardScaler()),
+                ("impute", SimpleImputer()),
+                ("svm", SVC(kernel="rbf")),
+            ]
+        )
+        search = GridSearchCV(
+            pipe,
+            {"svm__C": C_grid, "svm__gamma": gamma_grid},
+            cv=inner,
+            scoring="accuracy",
+        ).fit(X[train], y[train])
+        row = acc[acc.fold == f].iloc[0]
+        chosen = json.loads(row.params)
+        cv = search.cv_results_
+        at = next(
+            i
+            for i, p in enumerate(cv["params"])
+            if p["svm__C"] == chosen["C"] and p["svm__gamma"] == chosen["gamma"]
+        )
+        assert cv["mean_test_score"][at] == pytest.approx(cv["mean_test_score"].max())
+        best = pipe.set_params(svm__C=chosen["C"], svm__gamma=chosen["gamma"])
+        expected = float(
+            np.mean(best.fit(X[train], y[train]).predict(X[test]) == y[test])
+        )
+        assert row.score == pytest.approx(expected)
+
+
+class _Interrupt(BaseException):
+    pass
+
+
+def test_resume_after_interruption_gives_the_same_table(tmp_path: Path):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] - X[:, 2] > 0).astype(int)
+    data = {"toy": ComparisonData(X, y, "classification")}
+    kwargs = dict(
+        mechanisms=["mcar", "mar"],
+        rates=[0.2],
+        n_draws=2,
+        outer_folds=2,
+        inner_folds=2,
+        C_grid=[1.0, 4.0],
+        gamma_grid=[0.3],
+        random_state=11,
+    )
+    full = run_comparison(data, ["mean", "zero"], output=tmp_path / "a.csv", **kwargs)
+    assert len(full) == 2 * 2 * 2 * 2 * 2  # mech x draw x fold x method x metric
+
+    calls = {"n": 0}
+    zero = resolve_method("zero", C_grid=[1.0, 4.0], gamma_grid=[0.3])
+
+    def flaky(task: str, seed: int):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 9:  # the middle of the third "zero" cell
+            raise _Interrupt
+        return zero.make(task, seed)
+
+    spec = MethodSpec("zero", "pipeline", flaky, zero.grid)
+    out = tmp_path / "b.csv"
+    with pytest.raises(_Interrupt):
+        run_comparison(data, ["mean", spec], output=out, **kwargs)
+    partial = out.read_text().splitlines()
+    assert 1 < len(partial) < 1 + len(full)
+    resumed = run_comparison(data, ["mean", "zero"], output=out, **kwargs)
+    cols = ["dataset", "mechanism", "rate", "draw", "fold", "method", "metric"]
+    a = full.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
+    b = resumed.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
+    np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
+    # Nothing was computed twice.
+    assert len(out.read_text().splitlines()) == 1 + len(full)
+
+
+def test_resume_refuses_another_configuration(tmp_path: Path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    data = {"toy": ComparisonData(X, y, "classification")}
+    kw = dict(n_draws=1, outer_folds=2, inner_folds=2, C_grid=[1.0], gamma_grid=[1.0])
+    run_comparison(data, ["mean"], mechanisms=["mcar"], output=tmp_path / "r.csv", **kw)
+    with pytest.raises(ValueError, match="another configuration"):
+        run_comparison(
+            data, ["mean"], mechanisms=["mar"], output=tmp_path / "r.csv", **kw
+        )
+
+
+def test_regression_scores_r2_and_errors_are_recorded():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(70, 3))
+    y = 3.0 * X[:, 0] + 100.0 + 0.1 * rng.normal(size=70)
+    res = run_comparison(
+        {"lin": ComparisonData(X, y, "regression")},
+        ["mean", "socp"],
+        mechanisms=["mcar"],
+        rates=[0.1],
+        n_draws=1,
+        outer_folds=2,
+        inner_folds=2,
+        C_grid=[10.0],
+        gamma_grid=[0.1],
+    )
+    r2 = res[(res.method == "mean") & (res.metric == "r2")].score
+    assert (r2 > 0.5).all()  # the target's offset and scale are handled
+    socp = res[res.method == "socp"]
+    assert socp.score.isna().all()
+    assert socp.error.str.contains("classifier").all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"mechanisms": ["maybe"]}, "Unknown mechanism"),
+        ({"rates": [1.0]}, r"\[0, 1\)"),
+        ({"outer_folds": 1}, "outer_folds"),
+    ],
+)
+def test_invalid_arguments_are_explained(kwargs, match):
+    X = np.zeros((10, 2))
+    y = np.arange(10) % 2
+    with pytest.raises(ValueError, match=match):
+        run_comparison(
+            {"z": ComparisonData(X, y, "classification")}, ["mean"], **kwargs
+        )
+
+
+def test_unknown_method_lists_the_known_ones():
+    with pytest.raises(ValueError, match="baselines"):
+        resolve_method("no_such_method")
