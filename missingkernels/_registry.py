@@ -29,6 +29,7 @@ AUTOLOAD_ENV_VAR = "MISSINGKERNELS_DISABLE_PLUGIN_AUTOLOAD"
 _BUILTIN_PLUGINS = (
     ("missingkernels.densities", "missingkernels.densities._plugin"),
     ("missingkernels.kernels", "missingkernels.kernels._plugin"),
+    ("missingkernels.experiments", "missingkernels.experiments._plugin"),
 )
 
 _KINDS = {
