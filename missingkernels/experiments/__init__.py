@@ -11,6 +11,15 @@ from ._runner import (
     resolve_method,
     run_comparison,
 )
+from ._stats import (
+    FriedmanNemenyi,
+    block_scores,
+    format_table,
+    friedman_nemenyi,
+    plot_critical_difference,
+    plot_rate_curves,
+    summary_table,
+)
 
 __all__ = [
     "PAPER_C_GRID",
@@ -18,9 +27,16 @@ __all__ = [
     "RESULT_COLUMNS",
     "ComparisonData",
     "DensityDrawImputer",
+    "FriedmanNemenyi",
     "MethodSpec",
     "MissingnessInfo",
+    "block_scores",
+    "format_table",
+    "friedman_nemenyi",
+    "plot_critical_difference",
+    "plot_rate_curves",
     "resolve_method",
     "run_comparison",
     "simulate_missing",
+    "summary_table",
 ]

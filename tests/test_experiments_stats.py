@@ -1,0 +1,120 @@
+"""Friedman/Nemenyi against the formulas of Demšar (2006); tables and plots."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from missingkernels.experiments import (
+    block_scores,
+    format_table,
+    friedman_nemenyi,
+    plot_critical_difference,
+    plot_rate_curves,
+    summary_table,
+)
+
+pd = pytest.importorskip("pandas")
+pytest.importorskip("scikit_posthocs")
+stats = pytest.importorskip("scipy.stats")
+
+
+def _scores(rng: np.random.Generator, n: int = 12, k: int = 5):
+    base = rng.normal(size=(n, 1))
+    effect = np.linspace(0.0, 0.6, k)
+    values = 0.7 + 0.05 * base + 0.1 * effect + 0.04 * rng.normal(size=(n, k))
+    return pd.DataFrame(values, columns=[f"m{j}" for j in range(k)])
+
+
+def test_friedman_and_nemenyi_match_demsar_formulas(rng):
+    scores = _scores(rng)
+    res = friedman_nemenyi(scores)
+    n, k = scores.shape
+    # Ranks written out: 1 for the best (highest) score of each block.
+    ranks = np.empty((n, k))
+    for i, row in enumerate(scores.to_numpy()):
+        order = np.argsort(-row)
+        ranks[i, order] = np.arange(1, k + 1)  # no ties in continuous data
+    R = ranks.mean(axis=0)
+    chi2 = 12 * n / (k * (k + 1)) * (np.sum(R**2) - k * (k + 1) ** 2 / 4)
+    assert res.statistic == pytest.approx(chi2, rel=1e-12)
+    assert res.pvalue == pytest.approx(stats.chi2.sf(chi2, k - 1), rel=1e-10)
+    np.testing.assert_allclose(res.mean_ranks[scores.columns].to_numpy(), R)
+    # Nemenyi: |R_i - R_j| / sqrt(k(k+1)/(6n)) * sqrt(2) ~ studentized range(k, inf).
+    se = np.sqrt(k * (k + 1) / (6.0 * n))
+    for a in range(k):
+        for b in range(k):
+            if a == b:
+                continue
+            q = abs(R[a] - R[b]) / se * np.sqrt(2.0)
+            expected = stats.studentized_range.sf(q, k, np.inf)
+            got = res.nemenyi_pvalues.iloc[a, b]
+            assert got == pytest.approx(expected, rel=1e-3, abs=1e-4)
+    # Demšar's table: q_0.05 = 2.728 for k = 5.
+    assert res.critical_difference == pytest.approx(2.728 * se, rel=1e-3)
+
+
+def test_friedman_matches_scipy_with_ties():
+    scores = pd.DataFrame(
+        {
+            "a": [0.9, 0.8, 0.8, 0.7],
+            "b": [0.9, 0.7, 0.8, 0.6],
+            "c": [0.7, 0.7, 0.6, 0.6],
+        }
+    )
+    res = friedman_nemenyi(scores)
+    expected = stats.friedmanchisquare(scores.a, scores.b, scores.c)
+    assert res.statistic == pytest.approx(expected.statistic)
+    assert res.mean_ranks["a"] == pytest.approx((1.5 + 1 + 1.5 + 1) / 4)
+
+
+def test_friedman_rejects_too_few_methods():
+    with pytest.raises(ValueError, match="at least 3 methods"):
+        friedman_nemenyi(pd.DataFrame({"a": [1.0, 2.0], "b": [1.0, 3.0]}))
+
+
+def _long(rng):
+    rows = []
+    for d in ("d1", "d2"):
+        for rate in (0.1, 0.3):
+            for draw in range(3):
+                for fold in range(2):
+                    for j, m in enumerate(("m0", "m1", "m2")):
+                        rows.append(
+                            dict(
+                                dataset=d,
+                                mechanism="mcar",
+                                rate=rate,
+                                draw=draw,
+                                fold=fold,
+                                method=m,
+                                metric="accuracy",
+                                score=0.6 + 0.1 * j - rate + 0.01 * rng.normal(),
+                            )
+                        )
+    return pd.DataFrame(rows)
+
+
+def test_summary_table_is_mean_and_std_over_draws(rng):
+    res = _long(rng)
+    table = summary_table(res)
+    sub = res[(res.dataset == "d1") & (res.rate == 0.3) & (res.method == "m2")]
+    per_draw = sub.groupby("draw").score.mean()
+    row = table.loc[("d1", "mcar", 0.3, "m2")]
+    assert row["mean"] == pytest.approx(per_draw.mean())
+    assert row["std"] == pytest.approx(per_draw.std(ddof=1))
+    assert row["n_draws"] == 3
+    md = format_table(res)
+    assert md.splitlines()[0].startswith("| method |")
+    assert len(md.splitlines()) == 2 + 3
+    blocks = block_scores(res)
+    assert blocks.shape == (4, 3)
+
+
+def test_plots_write_png(tmp_path, rng):
+    pytest.importorskip("matplotlib")
+    res = _long(rng)
+    plot_rate_curves(res, path=tmp_path / "curves.png")
+    plot_critical_difference(friedman_nemenyi(block_scores(res)), tmp_path / "cd.png")
+    for name in ("curves.png", "cd.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
