@@ -1,0 +1,365 @@
+"""Named datasets of the method comparisons, in the shared CSV format.
+
+A dataset file is ``<name>.csv``: one header row, feature columns, the last
+column ``target``, missing values as empty fields. Files are read from a data
+directory: the ``data_dir`` argument, else the environment variable
+``MISSINGKERNELS_DATA_DIR``, else a user cache directory
+(``$XDG_CACHE_HOME/missingkernels/data``, default ``~/.cache/...``). When a
+file is absent and a network is available, the datasets with an OpenML id are
+fetched and written in that format. Two datasets shipped with scikit-learn
+(``sklearn_breast_cancer``, ``sklearn_diabetes``) need neither.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DATA_DIR_ENV",
+    "Dataset",
+    "get_data_dir",
+    "list_datasets",
+    "load_csv",
+    "load_dataset",
+]
+
+DATA_DIR_ENV = "MISSINGKERNELS_DATA_DIR"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    task: str
+    note: str = ""
+    drop: tuple[str, ...] = ()
+    one_hot: tuple[str, ...] = ()
+    binarise_above: float | None = None  # y = target > value
+    openml: int | None = None
+    openml_target: dict = field(default_factory=dict)
+    openml_values: dict = field(default_factory=dict)
+    shape: tuple[int, int] | None = None
+
+
+_C, _R = "classification", "regression"
+_CATALOG: dict[str, _Entry] = {
+    # genRBF paper, Table 2 (classification).
+    "australian": _Entry(_C, shape=(690, 14)),
+    "banknote_authentication": _Entry(
+        _C, openml=1462, openml_target={"1": 0, "2": 1}, shape=(1372, 4)
+    ),
+    "breast_cancer_wisconsin": _Entry(
+        _C, openml=15, openml_target={"benign": 2, "malignant": 4}, shape=(699, 9)
+    ),
+    "climate_model_crashes": _Entry(_C, shape=(540, 18)),
+    "statlog_heart": _Entry(
+        _C, openml=53, openml_target={"absent": 1, "present": 2}, shape=(270, 13)
+    ),
+    "ionosphere": _Entry(_C, openml=59, shape=(351, 34)),
+    "liver_disorders_bupa": _Entry(_C, shape=(345, 6)),
+    "pima_indians_diabetes": _Entry(
+        _C,
+        openml=37,
+        openml_target={"tested_negative": 0, "tested_positive": 1},
+        shape=(768, 8),
+    ),
+    # Struski et al., Table 5 (regression).
+    "abalone": _Entry(_R, note="sex one-hot encoded", one_hot=("sex",)),
+    "airfoil_self_noise": _Entry(_R),
+    "concrete_compressive_strength": _Entry(_R),
+    "friedman": _Entry(_R),
+    "laser": _Entry(_R),
+    "mortgage": _Entry(_R),
+    "stock": _Entry(_R),
+    # Real missing values.
+    "house_votes_84": _Entry(
+        _C,
+        openml=56,
+        openml_values={"y": 1, "n": 0},
+        shape=(435, 16),
+    ),
+    "horse_colic": _Entry(_C, note="post-hoc 'outcome' dropped", drop=("outcome",)),
+    "hepatitis": _Entry(_C),
+    "mammographic_masses": _Entry(
+        _C, note="non-predictive 'bi_rads' dropped", drop=("bi_rads",)
+    ),
+    "cleveland_heart_disease": _Entry(
+        _C, note="target num > 0 (disease)", binarise_above=0.0
+    ),
+    "pima_indians_diabetes_na": _Entry(_C),
+    # Shipped with scikit-learn: available without network.
+    "sklearn_breast_cancer": _Entry(_C, note="sklearn.datasets.load_breast_cancer"),
+    "sklearn_diabetes": _Entry(_R, note="sklearn.datasets.load_diabetes"),
+}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A loaded dataset.
+
+    Attributes
+    ----------
+    name : str
+    X : ndarray of shape (n_samples, n_features)
+        Float features, NaN where missing.
+    y : ndarray of shape (n_samples,)
+        Class labels (classification) or floats (regression).
+    task : {"classification", "regression"}
+    feature_names : list of str
+    note : str
+        The transformations applied on top of the file (dropped columns...).
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    task: str
+    feature_names: list[str]
+    note: str = ""
+
+    @property
+    def missing_rate(self) -> float:
+        """Fraction of missing feature entries."""
+        return float(np.isnan(self.X).mean()) if self.X.size else 0.0
+
+
+def list_datasets() -> dict[str, str]:
+    """Return the known dataset names and their task.
+
+    Returns
+    -------
+    datasets : dict of str to str
+        Name -> ``"classification"`` or ``"regression"``.
+
+    Examples
+    --------
+    >>> from missingkernels.datasets import list_datasets
+    >>> list_datasets()["ionosphere"]
+    'classification'
+    """
+    return {name: entry.task for name, entry in sorted(_CATALOG.items())}
+
+
+def get_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
+    """The data directory: argument, else ``$MISSINGKERNELS_DATA_DIR``, else cache.
+
+    Parameters
+    ----------
+    data_dir : path or None
+
+    Returns
+    -------
+    path : pathlib.Path
+
+    Examples
+    --------
+    >>> from missingkernels.datasets import get_data_dir
+    >>> get_data_dir("/tmp/mk").as_posix()
+    '/tmp/mk'
+    """
+    if data_dir is not None:
+        return Path(data_dir)
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env)
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "missingkernels" / "data"
+
+
+def load_csv(
+    path: str | os.PathLike, target: str = "target", task: str | None = None
+) -> Dataset:
+    """Load a CSV with a header row: numeric features and a target column.
+
+    Parameters
+    ----------
+    path : path
+        Empty fields (and ``NA``/``NaN``) are missing values.
+    target : str, default="target"
+        The name of the target column.
+    task : {"classification", "regression"} or None
+        None: regression for a float target with more than 10 distinct
+        values, else classification.
+
+    Returns
+    -------
+    dataset : Dataset
+
+    Raises
+    ------
+    ValueError
+        If the target column is absent or has missing values, or a feature
+        is not numeric.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"No such CSV file: {path}.")
+    frame = pd.read_csv(path)
+    return _from_frame(path.stem, frame, target, task, "")
+
+
+def _from_frame(
+    name: str, frame: Any, target: str, task: str | None, note: str
+) -> Dataset:
+    import pandas as pd
+
+    if target not in frame.columns:
+        raise ValueError(
+            f"{name}: no target column {target!r}; columns are {list(frame.columns)}. "
+            "Name it with --target / target=."
+        )
+    y = frame.pop(target)
+    if y.isna().any():
+        raise ValueError(
+            f"{name}: the target column {target!r} has {int(y.isna().sum())} "
+            "missing values; drop those rows first."
+        )
+    bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if bad:
+        raise ValueError(
+            f"{name}: features {bad} are not numeric; encode them (e.g. one-hot) "
+            "before loading."
+        )
+    if task is None:
+        numeric = pd.api.types.is_float_dtype(y)
+        task = "regression" if numeric and y.nunique() > 10 else "classification"
+    if task not in ("classification", "regression"):
+        raise ValueError(
+            f"task must be 'classification' or 'regression', got {task!r}."
+        )
+    y_arr = y.to_numpy(dtype=float) if task == "regression" else y.to_numpy()
+    return Dataset(
+        name=name,
+        X=frame.to_numpy(dtype=np.float64),
+        y=y_arr,
+        task=task,
+        feature_names=[str(c) for c in frame.columns],
+        note=note,
+    )
+
+
+def _sklearn(name: str) -> Dataset:
+    from sklearn import datasets as skd
+
+    loader = (
+        skd.load_breast_cancer if name == "sklearn_breast_cancer" else skd.load_diabetes
+    )
+    bunch = loader()
+    entry = _CATALOG[name]
+    return Dataset(
+        name=name,
+        X=np.asarray(bunch.data, dtype=np.float64),
+        y=np.asarray(bunch.target),
+        task=entry.task,
+        feature_names=list(bunch.feature_names),
+        note=entry.note,
+    )
+
+
+def _fetch_openml(name: str, entry: _Entry, path: Path) -> None:
+    """Fetch from OpenML and write ``path`` in the shared CSV format."""
+    from sklearn.datasets import fetch_openml
+
+    bunch = fetch_openml(data_id=entry.openml, as_frame=True, parser="auto")
+    frame = bunch.frame.copy()
+    target_col = bunch.target.name
+    y = frame.pop(target_col).astype(str)
+    if entry.openml_target:
+        unknown = set(y.unique()) - set(entry.openml_target)
+        if unknown:
+            raise ValueError(
+                f"OpenML dataset {entry.openml} for {name!r} has unexpected classes "
+                f"{sorted(unknown)}; not writing it."
+            )
+        y = y.map(entry.openml_target)
+    for col in frame.columns:
+        if entry.openml_values and frame[col].dtype.name in ("category", "object"):
+            frame[col] = frame[col].astype(object).map(entry.openml_values)
+    frame = frame.apply(lambda c: c.astype(float))
+    if entry.shape is not None and frame.shape != entry.shape:
+        raise ValueError(
+            f"OpenML dataset {entry.openml} has shape {frame.shape}, expected "
+            f"{entry.shape} for {name!r}; not writing it."
+        )
+    frame["target"] = y.to_numpy()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    frame.to_csv(tmp, index=False, na_rep="")
+    tmp.replace(path)
+
+
+def load_dataset(
+    name: str, *, data_dir: str | os.PathLike | None = None, download: bool = True
+) -> Dataset:
+    """Load a named dataset (see :func:`list_datasets`).
+
+    Parameters
+    ----------
+    name : str
+    data_dir : path or None
+        Where ``<name>.csv`` lives (see :func:`get_data_dir`).
+    download : bool, default=True
+        Fetch from OpenML when the file is absent and the dataset has an
+        OpenML id.
+
+    Returns
+    -------
+    dataset : Dataset
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown.
+    FileNotFoundError
+        If the file is absent and cannot be fetched.
+
+    Examples
+    --------
+    >>> from missingkernels.datasets import load_dataset
+    >>> ds = load_dataset("sklearn_breast_cancer")
+    >>> ds.X.shape, ds.task
+    ((569, 30), 'classification')
+    """
+    if name not in _CATALOG:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(_CATALOG), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(
+            f"Unknown dataset {name!r}.{hint} Known: {', '.join(sorted(_CATALOG))}. "
+            "For your own file use load_csv."
+        )
+    entry = _CATALOG[name]
+    if name.startswith("sklearn_"):
+        return _sklearn(name)
+    path = get_data_dir(data_dir) / f"{name}.csv"
+    if not path.exists():
+        if download and entry.openml is not None:
+            try:
+                _fetch_openml(name, entry, path)
+            except Exception as exc:
+                raise FileNotFoundError(
+                    f"{path} is absent and fetching OpenML dataset {entry.openml} "
+                    f"failed ({type(exc).__name__}: {exc}). Set {DATA_DIR_ENV} to a "
+                    "directory holding the CSV files."
+                ) from exc
+        else:
+            raise FileNotFoundError(
+                f"{path} is absent and {name!r} cannot be fetched automatically. Set "
+                f"{DATA_DIR_ENV} (or data_dir=) to a directory holding {name}.csv."
+            )
+    import pandas as pd
+
+    frame = pd.read_csv(path)
+    frame = frame.drop(columns=list(entry.drop))
+    if entry.one_hot:
+        frame = pd.get_dummies(frame, columns=list(entry.one_hot), dtype=float)
+        frame = frame[[c for c in frame.columns if c != "target"] + ["target"]]
+    if entry.binarise_above is not None:
+        frame["target"] = (frame["target"] > entry.binarise_above).astype(int)
+    return _from_frame(name, frame, "target", entry.task, entry.note)
