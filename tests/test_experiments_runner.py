@@ -116,7 +116,7 @@ def test_runner_never_fits_on_scored_rows(recording_plugin, method):
         n_draws=1,
         outer_folds=3,
         inner_folds=2,
-        C_grid=[1.0],
+        C_grid=[1.0, 2.0],
         gamma_grid=[0.1],
         random_state=3,
     )
@@ -269,6 +269,21 @@ def test_resume_refuses_another_configuration(tmp_path: Path):
         run_comparison(
             data, ["mean"], mechanisms=["mar"], output=tmp_path / "r.csv", **kw
         )
+
+
+def test_single_grid_point_skips_the_inner_search(recording_plugin):
+    X, y, _ = _fingerprinted()
+    run_comparison(
+        {"fp": ComparisonData(X, y, "classification")},
+        ["test_recording"],
+        mechanisms=["none"],
+        n_draws=1,
+        outer_folds=2,
+        inner_folds=3,
+        C_grid=[1.0],
+        gamma_grid=[0.1],
+    )
+    assert len(SEEN) == 2  # one fit per outer fold
 
 
 def test_regression_scores_r2_and_errors_are_recorded():

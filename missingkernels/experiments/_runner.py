@@ -233,7 +233,8 @@ def _select_and_score(
         gammas = list(spec.grid.get("gamma", [None]))
         Cs = list(spec.grid["C"])
         total = np.zeros((len(gammas), len(Cs)))
-        for tr, va in inner:
+        # A single grid point needs no inner search.
+        for tr, va in inner if total.size > 1 else []:
             prep = prepare(spec, task, X_train[tr], seed)
             for gi, gamma in enumerate(gammas):
                 K_tr, K_va = prep.gram(X_train[va], gamma)
@@ -253,7 +254,7 @@ def _select_and_score(
     else:
         points = _grid_points(spec.grid) or [{}]
         totals = np.zeros(len(points))
-        for tr, va in inner:
+        for tr, va in inner if len(points) > 1 else []:
             for pi, params in enumerate(points):
                 model = _make_estimator(spec, task, seed, X_train[tr], params)
                 model.fit(X_train[tr], y_train[tr])
@@ -621,7 +622,9 @@ def run_comparison(
         _check_config(path, config)
         previous, done = _read_done(path)
 
-    jobs = []
+    # Draws outermost: an interrupted long run has every dataset covered by
+    # its first draws rather than some datasets complete and others absent.
+    plan: list[tuple] = []
     for dname, data in datasets.items():
         task = data.task
         metric = selection_metric or _TASK_METRICS[task][0]
@@ -630,41 +633,39 @@ def run_comparison(
                 f"selection_metric {metric!r} does not fit the {task} task of "
                 f"{dname!r}; use one of {_TASK_METRICS[task]}."
             )
-        y = np.asarray(data.y)
         for mech in mechanisms:
             mech_rates = [float(np.isnan(data.X).mean())] if mech == "none" else rates
-            for rate in mech_rates:
-                for draw in range(n_draws):
-                    X = None
-                    split_seed = _seed(
-                        random_state, "outer", dname, mech, _rate_key(rate), draw
+            plan.extend((dname, data, task, metric, mech, r) for r in mech_rates)
+    jobs = []
+    for draw in range(n_draws):
+        for dname, data, task, metric, mech, rate in plan:
+            y = np.asarray(data.y)
+            X = None
+            split_seed = _seed(
+                random_state, "outer", dname, mech, _rate_key(rate), draw
+            )
+            splits = _splitter(task, outer_folds, split_seed).split(data.X, y)
+            for fold, (train, test) in enumerate(splits):
+                for spec in specs:
+                    cell = _Cell(dname, mech, rate, draw, fold, spec.name)
+                    if cell.key() in done:
+                        continue
+                    if X is None:
+                        X = _missing_data(data, dname, mech, rate, draw, random_state)
+                    jobs.append(
+                        (
+                            cell,
+                            spec,
+                            X,
+                            y,
+                            task,
+                            train,
+                            test,
+                            inner_folds,
+                            random_state,
+                            metric,
+                        )
                     )
-                    splits = list(
-                        _splitter(task, outer_folds, split_seed).split(data.X, y)
-                    )
-                    for fold, (train, test) in enumerate(splits):
-                        for spec in specs:
-                            cell = _Cell(dname, mech, rate, draw, fold, spec.name)
-                            if cell.key() in done:
-                                continue
-                            if X is None:
-                                X = _missing_data(
-                                    data, dname, mech, rate, draw, random_state
-                                )
-                            jobs.append(
-                                (
-                                    cell,
-                                    spec,
-                                    X,
-                                    y,
-                                    task,
-                                    train,
-                                    test,
-                                    inner_folds,
-                                    random_state,
-                                    metric,
-                                )
-                            )
 
     rows: list[dict] = []
     if jobs:
