@@ -1,0 +1,81 @@
+"""Baselines: registry, imputation order, draws from conditionals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+import missingkernels
+from missingkernels.conditionals import GaussianConditionals
+from missingkernels.experiments._baselines import (
+    conditional_mean,
+    draw_completion,
+    zero_svm,
+)
+
+
+def test_builtin_baselines_are_registered_and_fit_on_nan_data(rng):
+    names = set(missingkernels.list_baselines())
+    assert {"zero", "mean", "mode", "knn", "mice", "missforest", "gmm", "em"} <= names
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    for name in ("zero", "mean", "mode", "knn", "mice", "em"):
+        kwargs = {"random_state": 0} if name == "mice" else {}
+        model = missingkernels.get_baseline(name, task="classification", **kwargs)
+        assert isinstance(model, Pipeline)
+        assert model.fit(X, y).predict(X).shape == (40,)
+    reg = missingkernels.get_baseline("mean", task="regression")
+    assert reg.fit(X, rng.normal(size=40)).predict(X).shape == (40,)
+    with pytest.raises(ValueError, match="task must be"):
+        missingkernels.get_baseline("mean", task="ranking")
+
+
+def test_zero_imputes_zero_in_original_units(rng):
+    X = rng.normal(loc=5.0, size=(30, 2))
+    X[::4, 1] = np.nan
+    pre = Pipeline(zero_svm().steps[:-1]).fit(X)
+    filled = np.where(np.isnan(X), 0.0, X)
+    expected = (filled - filled.mean(0)) / filled.std(0)
+    np.testing.assert_allclose(pre.transform(X), expected)
+    # ...which differs from mean imputation (what zero would be after scaling).
+    mean_pre = Pipeline(
+        [("s", StandardScaler()), ("i", SimpleImputer(strategy="mean"))]
+    ).fit(X)
+    assert not np.allclose(mean_pre.transform(X), expected)
+
+
+def test_gaussian_draws_follow_the_conditional_distribution():
+    mean = np.array([1.0, -1.0, 0.5])
+    S = np.array([[2.0, 0.8, 0.3], [0.8, 1.0, 0.4], [0.3, 0.4, 1.5]])
+    n = 4000
+    X = np.tile([[2.0, np.nan, np.nan]], (n, 1))
+    cond = GaussianConditionals.from_moments(X, mean, S)
+    draws = draw_completion(cond, X, np.random.RandomState(0))
+    # Closed form, written out: mu_J = m_J + S_JO S_OO^-1 (x_O - m_O).
+    mu = mean[1:] + S[1:, :1] @ np.linalg.solve(S[:1, :1], [2.0 - mean[0]])
+    C = S[1:, 1:] - S[1:, :1] @ np.linalg.solve(S[:1, :1], S[:1, 1:])
+    assert (draws[:, 0] == 2.0).all()
+    se = np.sqrt(np.diag(C) / n)
+    assert np.all(np.abs(draws[:, 1:].mean(0) - mu) < 4 * se)
+    emp = np.cov(draws[:, 1:], rowvar=False)
+    # SE of a sample covariance entry ~ sqrt((C_ii C_jj + C_ij^2) / n).
+    se_cov = np.sqrt((np.outer(np.diag(C), np.diag(C)) + C**2) / n)
+    assert np.all(np.abs(emp - C) < 4 * se_cov)
+    np.testing.assert_allclose(conditional_mean(cond)[0, 1:], mu)
+
+
+def test_density_draw_imputer_fits_on_training_rows_only(rng):
+    from missingkernels.experiments import DensityDrawImputer
+
+    X = rng.normal(size=(60, 3))
+    X[rng.random(X.shape) < 0.2] = np.nan
+    imp = DensityDrawImputer("gaussian_em", fill="mean").fit(X[:40])
+    out = imp.transform(X[40:])
+    direct = missingkernels.get_density("gaussian_em").fit(X[:40])
+    np.testing.assert_allclose(out, direct.conditionals(X[40:]).means)
+    with pytest.raises(ValueError, match="fill"):
+        DensityDrawImputer("gaussian_em", fill="median").fit(X)

@@ -1,0 +1,189 @@
+"""Vignette 2: classification under MAR 30%, the eight datasets of Table 2.
+
+Śmieja, Struski, Tabor, Marzec, "Generalized RBF kernel for incomplete data",
+Knowledge-Based Systems 173 (2019), Table 2 (mean ± std accuracy over 10 draws
+of 30% MAR missingness, eq. 26; nested 5x5 CV; C in {2^-5, ..., 2^9},
+gamma in {2^-5, ..., 2^11}).
+
+Run from the repository root::
+
+    python vignettes/02_classification_mar.py --quick   # CI smoke run
+    python vignettes/02_classification_mar.py --full    # the paper's protocol
+
+Deviations from the paper, on purpose and stated in the report: the 16 rows
+of breast_cancer_wisconsin with a naturally missing bare_nuclei are dropped
+before simulating (the MAR mechanism needs complete data); genRBF's Gaussian
+is fitted by our EM (``gaussian_em``), not R ``norm``; MICE is scikit-learn's
+chained equations with one posterior draw, not R ``mice``; missForest uses 30
+trees and 5 iterations (R: 100 trees, up to 10 iterations); geom and karma are
+not implemented.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from _common import load, main, paper_beside
+
+from missingkernels.experiments import PAPER_C_GRID, PAPER_GAMMA_GRID, ComparisonData
+
+DATASETS = [
+    "australian",
+    "banknote_authentication",
+    "breast_cancer_wisconsin",
+    "climate_model_crashes",
+    "pima_indians_diabetes",
+    "statlog_heart",
+    "ionosphere",
+    "liver_disorders_bupa",
+]
+METHODS = ["zero", "mean", "knn", "mice", "missforest", "gmm", "genrbf", "expected_rbf"]
+
+# Table 2 of the genRBF paper, verbatim (accuracy, mean ± std over 10 draws).
+PAPER_TABLE_2 = {
+    "australian": {
+        "genrbf": "0.833 ± 0.014",
+        "geom": "0.799 ± 0.017",
+        "gmm": "0.692 ± 0.012",
+        "karma": "0.828 ± 0.018",
+        "knn": "0.566 ± 0.007",
+        "mean": "0.832 ± 0.018",
+        "mice": "0.558 ± 0.009",
+        "missforest": "0.565 ± 0.009",
+        "zero": "0.817 ± 0.019",
+    },
+    "banknote_authentication": {
+        "genrbf": "0.911 ± 0.012",
+        "geom": "0.786 ± 0.029",
+        "gmm": "0.778 ± 0.019",
+        "karma": "0.907 ± 0.016",
+        "knn": "0.724 ± 0.012",
+        "mean": "0.894 ± 0.020",
+        "mice": "0.748 ± 0.011",
+        "missforest": "0.787 ± 0.009",
+        "zero": "0.898 ± 0.019",
+    },
+    "breast_cancer_wisconsin": {
+        "genrbf": "0.954 ± 0.005",
+        "geom": "0.937 ± 0.006",
+        "gmm": "0.832 ± 0.012",
+        "karma": "0.952 ± 0.004",
+        "knn": "0.829 ± 0.003",
+        "mean": "0.949 ± 0.005",
+        "mice": "0.814 ± 0.002",
+        "missforest": "0.833 ± 0.004",
+        "zero": "0.948 ± 0.005",
+    },
+    "climate_model_crashes": {
+        "genrbf": "0.917 ± 0.006",
+        "geom": "0.915 ± 0.000",
+        "gmm": "0.909 ± 0.003",
+        "karma": "0.921 ± 0.006",
+        "knn": "0.907 ± 0.002",
+        "mean": "0.919 ± 0.008",
+        "mice": "0.906 ± 0.002",
+        "missforest": "0.905 ± 0.003",
+        "zero": "0.916 ± 0.005",
+    },
+    "ionosphere": {
+        "genrbf": "0.834 ± 0.016",
+        "geom": "0.907 ± 0.012",
+        "gmm": "0.773 ± 0.009",
+        "karma": "0.887 ± 0.011",
+        "knn": "0.769 ± 0.004",
+        "mean": "0.844 ± 0.032",
+        "mice": "0.759 ± 0.002",
+        "missforest": "0.770 ± 0.004",
+        "zero": "0.803 ± 0.020",
+    },
+    "liver_disorders_bupa": {
+        "genrbf": "0.636 ± 0.023",
+        "geom": "0.578 ± 0.021",
+        "gmm": "0.588 ± 0.012",
+        "karma": "0.606 ± 0.019",
+        "knn": "0.580 ± 0.007",
+        "mean": "0.608 ± 0.031",
+        "mice": "0.580 ± 0.004",
+        "missforest": "0.583 ± 0.005",
+        "zero": "0.594 ± 0.028",
+    },
+    "pima_indians_diabetes": {
+        "genrbf": "0.746 ± 0.013",
+        "geom": "0.710 ± 0.019",
+        "gmm": "0.680 ± 0.008",
+        "karma": "0.744 ± 0.012",
+        "knn": "0.648 ± 0.002",
+        "mean": "0.745 ± 0.012",
+        "mice": "0.651 ± 0.003",
+        "missforest": "0.651 ± 0.003",
+        "zero": "0.743 ± 0.012",
+    },
+    "statlog_heart": {
+        "genrbf": "0.787 ± 0.017",
+        "geom": "0.789 ± 0.014",
+        "gmm": "0.656 ± 0.015",
+        "karma": "0.797 ± 0.020",
+        "knn": "0.568 ± 0.007",
+        "mean": "0.791 ± 0.014",
+        "mice": "0.566 ± 0.007",
+        "missforest": "0.573 ± 0.007",
+        "zero": "0.728 ± 0.013",
+    },
+}
+
+
+def _complete(data: ComparisonData) -> ComparisonData:
+    keep = ~np.isnan(data.X).any(axis=1)
+    return ComparisonData(data.X[keep], data.y[keep], data.task)
+
+
+def config(quick: bool) -> dict:
+    names = ["statlog_heart", "liver_disorders_bupa"] if quick else DATASETS
+    datasets = {k: _complete(v) for k, v in load(names).items()}
+    common = dict(datasets=datasets, metric="accuracy", mechanisms=["mar"], rates=[0.3])
+    intro = (
+        "Paper: Śmieja et al. (2019), Table 2. The paper's geom and karma are not "
+        "implemented here. breast_cancer_wisconsin: the 16 rows with a naturally "
+        "missing value are dropped before the simulation (683 rows)."
+    )
+    if quick:
+        return dict(
+            common,
+            methods=["zero", "mean", "genrbf"],
+            n_draws=1,
+            outer_folds=2,
+            inner_folds=2,
+            C_grid=[1.0, 8.0],
+            gamma_grid=[2.0**-5, 2.0**-3],
+            intro=intro,
+        )
+    return dict(
+        common,
+        methods=METHODS,
+        n_draws=10,
+        outer_folds=5,
+        inner_folds=5,
+        C_grid=PAPER_C_GRID,
+        gamma_grid=PAPER_GAMMA_GRID,
+        intro=intro,
+    )
+
+
+def report(results, extra) -> str:  # type: ignore[no-untyped-def]
+    return (
+        "## Beside the paper's Table 2 (accuracy)\n\n"
+        + paper_beside(extra["summary"], PAPER_TABLE_2, ["genrbf", "mean", "zero"])
+        + "\n\n"
+        + paper_beside(
+            extra["summary"], PAPER_TABLE_2, ["knn", "mice", "missforest", "gmm"]
+        )
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(
+        main(
+            "02_classification_mar", "Classification, MAR 30% (Table 2)", config, report
+        )
+    )

@@ -1,0 +1,245 @@
+"""Shared driver of the comparison vignettes: run, tabulate, plot, report.
+
+Every vignette script calls :func:`main` with its datasets, methods and the
+settings of its two modes. ``--quick`` is a small smoke run (CI); ``--full``
+is the papers' protocol. Results go to ``vignettes/results/<name>/<mode>/``:
+``results.csv`` (long format, resumable: rerun the same command after an
+interruption), ``table_<metric>.md``, figures, and ``README.md`` with the
+command, the compute time and the package version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import shlex
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import missingkernels
+from missingkernels.datasets import load_dataset
+from missingkernels.experiments import (
+    ComparisonData,
+    block_scores,
+    format_table,
+    friedman_nemenyi,
+    plot_critical_difference,
+    plot_rate_curves,
+    run_comparison,
+    summary_table,
+)
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+# Development checkouts sit beside ../shared/data; elsewhere set the variable.
+_SHARED = HERE.parent.parent / "shared" / "data"
+if "MISSINGKERNELS_DATA_DIR" not in os.environ and _SHARED.is_dir():
+    os.environ["MISSINGKERNELS_DATA_DIR"] = str(_SHARED)
+
+
+def load(names: Sequence[str], max_rows: int | None = None, seed: int = 0) -> dict:
+    """Named datasets as ComparisonData (optionally a stratified row subsample)."""
+    out = {}
+    for name in names:
+        ds = load_dataset(name)
+        X, y = ds.X, ds.y
+        if max_rows is not None and X.shape[0] > max_rows:
+            rng = np.random.default_rng(seed)
+            keep = np.sort(rng.choice(X.shape[0], max_rows, replace=False))
+            X, y = X[keep], y[keep]
+        out[name] = ComparisonData(X, y, ds.task)
+    return out
+
+
+def available(methods: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Split methods into those this installation provides and the rest."""
+    known = (
+        set(missingkernels.list_kernels())
+        | set(missingkernels.list_baselines())
+        | {"socp"}
+    )
+    return [m for m in methods if m in known], [m for m in methods if m not in known]
+
+
+def main(
+    name: str,
+    title: str,
+    make_config: Callable[[bool], dict],
+    report: Callable[[Any, dict], str] | None = None,
+    argv: Sequence[str] | None = None,
+) -> int:
+    """Parse ``--quick/--full``, run the comparison, write tables/figures/report.
+
+    ``make_config(quick)`` returns the keyword arguments of run_comparison plus
+    ``datasets`` (name -> ComparisonData), ``methods``, ``metric`` and
+    optionally ``curves`` (plot score vs rate) and ``intro`` (Markdown).
+    """
+    parser = argparse.ArgumentParser(description=title)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--quick", action="store_true", help="small smoke run (CI)")
+    mode.add_argument("--full", action="store_true", help="the papers' protocol")
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--progress", action="store_true")
+    parser.add_argument(
+        "--methods",
+        help="run only these methods now (comma-separated); the report covers "
+        "every result in the output file",
+    )
+    args = parser.parse_args(argv)
+    quick = bool(args.quick)
+    config = make_config(quick)
+    datasets = config.pop("datasets")
+    metric = config.pop("metric")
+    curves = config.pop("curves", False)
+    intro = config.pop("intro", "")
+    methods, missing = available(config.pop("methods"))
+    planned = list(methods)
+    if args.methods:
+        methods = [m for m in args.methods.split(",") if m]
+    out = RESULTS / name / ("quick" if quick else "full")
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    results = run_comparison(
+        datasets,
+        methods,
+        output=out / "results.csv",
+        n_jobs=args.n_jobs,
+        progress=args.progress,
+        **config,
+    )
+    wall = time.perf_counter() - start
+    table = format_table(results, metric)
+    (out / f"table_{metric}.md").write_text(table + "\n")
+    figures = []
+    blocks = block_scores(results, metric)
+    stats = None
+    if blocks.shape[0] >= 2 and blocks.shape[1] >= 3:
+        stats = friedman_nemenyi(blocks)
+        plot_critical_difference(stats, out / "critical_difference.png", title=title)
+        figures.append("critical_difference.png")
+    if curves:
+        for mech in sorted(results["mechanism"].unique()):
+            fname = f"curves_{mech}.png"
+            plot_rate_curves(
+                results[results["mechanism"] == mech], metric, out / fname, mech
+            )
+            figures.append(fname)
+    n_expected = _expected_cells(datasets, planned, config)
+    n_done = results.drop_duplicates(
+        ["dataset", "mechanism", "rate", "draw", "fold", "method"]
+    ).shape[0]
+    status = (
+        "complete"
+        if n_done >= n_expected
+        else f"PARTIAL: {n_done} of {n_expected} cells finished"
+    )
+    command = "python " + " ".join(
+        shlex.quote(a)
+        for a in [os.path.relpath(sys.argv[0], HERE.parent), *sys.argv[1:]]
+    )
+    lines = [
+        f"# {title} ({'quick' if quick else 'full'} mode)",
+        "",
+        f"- Status: **{status}**.",
+        f"- Command (from the repository root): `{command}`",
+        f"- missingkernels {missingkernels.__version__}, Python "
+        f"{platform.python_version()}, {dt.date.today().isoformat()}.",
+        f"- Compute time: {results['cell_seconds'].sum() / 60:.1f} min summed over "
+        f"cells (this invocation: {wall / 60:.1f} min wall, n_jobs={args.n_jobs}).",
+        f"- Protocol: {_protocol(config)}.",
+    ]
+    if missing:
+        lines.append(f"- Not run (not available in this installation): {missing}.")
+    failed = results[results["error"] != ""]
+    if len(failed):
+        keys = ["dataset", "mechanism", "rate", "draw", "fold", "method"]
+        lines.append(
+            f"- Failed cells: {failed.drop_duplicates(keys).shape[0]}"
+            " (first error per method: "
+            + "; ".join(
+                f"{m}: {e}"
+                for m, e in failed.groupby("method")["error"].first().items()
+            )
+            + ")."
+        )
+    if intro:
+        lines += ["", intro]
+    lines += [
+        "",
+        f"## {metric}: mean ± std over draws (each draw: mean over outer folds)",
+        "",
+        table,
+    ]
+    if stats is not None:
+        lines += [
+            "",
+            f"Friedman test over {stats.n_blocks} blocks (dataset x mechanism x rate):"
+            f" chi2 = {stats.statistic:.2f}, p = {stats.pvalue:.3g}; Nemenyi critical "
+            f"difference {stats.critical_difference:.2f} at alpha = {stats.alpha}. "
+            "Mean ranks: "
+            + ", ".join(f"{m} {r:.2f}" for m, r in stats.mean_ranks.items())
+            + ".",
+        ]
+    if report is not None:
+        lines += ["", report(results, {"summary": summary_table(results, metric)})]
+    for fig in figures:
+        lines += ["", f"![{fig}]({fig})"]
+    (out / "README.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+def _protocol(config: Mapping[str, Any]) -> str:
+    def grid(values: Sequence[float]) -> str:
+        exps = [np.log2(v) for v in values]
+        if all(float(e).is_integer() for e in exps):
+            return "{" + ", ".join(f"2^{int(e)}" for e in exps) + "}"
+        return str(list(values))
+
+    mech = ", ".join(config.get("mechanisms", ("mar",)))
+    rates = ", ".join(f"{100 * r:g}%" for r in config.get("rates", (0.3,)))
+    return (
+        f"{mech} at {rates}; {config.get('n_draws', 10)} draws; nested CV "
+        f"{config.get('outer_folds', 5)} outer x {config.get('inner_folds', 5)} inner"
+        f" folds; C in {grid(config['C_grid'])}, gamma in "
+        f"{grid(config['gamma_grid'])}; seed {config.get('random_state', 0)}"
+    )
+
+
+def _expected_cells(datasets: Mapping, methods: Sequence[str], config: Mapping) -> int:
+    n = 0
+    for _ in datasets:
+        for mech in config.get("mechanisms", ("mar",)):
+            n_rates = 1 if mech == "none" else len(config.get("rates", (0.3,)))
+            n += n_rates * config.get("n_draws", 10) * config.get("outer_folds", 5)
+    return n * len(methods)
+
+
+def paper_beside(
+    summary: Any, paper: Mapping[str, Mapping[str, str]], methods: Sequence[str]
+) -> str:
+    """Markdown: per dataset and method, our mean ± std beside the paper's."""
+    head = "| dataset | " + " | ".join(f"{m} (ours) | {m} (paper)" for m in methods)
+    lines = [head + " |", "|---|" + "---|---|" * len(methods)]
+    ours = summary.reset_index()
+    for dataset, row in paper.items():
+        cells = []
+        for m in methods:
+            sel = ours[(ours["dataset"] == dataset) & (ours["method"] == m)]
+            if sel.empty:
+                mine = "not run"
+            else:
+                r = sel.iloc[0]
+                std = "" if np.isnan(r["std"]) else f" ± {r['std']:.3f}"
+                n = f" (n={int(r['n_draws'])})"
+                mine = f"{r['mean']:.3f}{std}{n}"
+            cells += [mine, row.get(m, "-")]
+        lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
