@@ -470,7 +470,7 @@ def test_svc_with_r_density_in_cross_val_score(name, shared_data_dir):
     X, y = load_shared_csv(shared_data_dir, "hepatitis")
     assert np.isnan(X).any()
     density = (
-        get_density("r_mice", m=5, seed=0)
+        get_density("r_mice", m=3, maxit=3, seed=0)
         if name == "r_mice"
         else get_density("r_amelia", empri=2)
     )
