@@ -387,6 +387,11 @@ def test_mice_new_rows_do_not_change_training_draws(rng):
     new_missing = np.isnan(new)
     np.testing.assert_array_equal(first[:, ~new_missing][0], new[~new_missing])
     assert np.all(np.ptp(first[:, new_missing], axis=0) > 0)
+    # Training rows among new ones (support vectors at predict time) keep
+    # their training draws.
+    some = np.flatnonzero(np.isnan(X).any(axis=1))[[4, 0, 9]]
+    mixed = density.conditionals(np.vstack([new[:4], X[some]])).samples
+    np.testing.assert_array_equal(mixed[:, 4:], before[:, some])
 
 
 @pytest.mark.r

@@ -57,7 +57,8 @@ class RMiceDensity(BaseDensity):
     the training rows only: they are stacked under the training rows and
     marked in mice's ``ignore`` argument, so they are imputed but never used
     to fit the imputation models. The training rows' draws are the ones of
-    :meth:`fit`; later calls never change them.
+    :meth:`fit`, and later calls never change them; a row identical to a
+    training row (same values, same missing entries) gets that row's draws.
 
     With ``moment_match=True`` the draws are summarised as
     :class:`~missingkernels.conditionals.GaussianConditionals`: each row's
@@ -257,12 +258,17 @@ class RMiceDensity(BaseDensity):
         )
 
     def _samples(self, X: np.ndarray) -> np.ndarray:
-        if X.shape == self.X_fit_.shape and np.array_equal(
-            X, self.X_fit_, equal_nan=True
-        ):
-            return self.samples_
         samples = np.broadcast_to(X, (int(self.m), *X.shape)).copy()
-        rows = np.flatnonzero(np.isnan(X).any(axis=1))
+        # Rows identical to a training row (e.g. support vectors at predict
+        # time) keep that row's training draws, so the kernel between them and
+        # new rows uses the draws the model was trained on.
+        lookup: dict[bytes, int] = {}
+        for i, key in enumerate(_row_keys(self.X_fit_)):
+            lookup.setdefault(key, i)
+        known = np.array([lookup.get(key, -1) for key in _row_keys(X)], dtype=np.intp)
+        hit = np.flatnonzero(known >= 0)
+        samples[:, hit] = self.samples_[:, known[hit]]
+        rows = np.flatnonzero((known < 0) & np.isnan(X).any(axis=1))
         if rows.size:
             stacked = np.vstack([self.X_fit_, X[rows]])
             new = self._run_mice(stacked, rows.size)["samples"]
@@ -310,3 +316,9 @@ class RMiceDensity(BaseDensity):
             covariances=tuple(covs),
             covariance=self.covariance_,
         )
+
+
+def _row_keys(X: np.ndarray) -> list[bytes]:
+    """Hashable keys of rows: equal values and equal missing entries."""
+    canonical = np.where(np.isnan(X), np.nan, X + 0.0)  # one NaN, no -0.0
+    return [row.tobytes() for row in np.ascontiguousarray(canonical)]
