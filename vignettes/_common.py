@@ -58,14 +58,15 @@ def load(names: Sequence[str], max_rows: int | None = None, seed: int = 0) -> di
     return out
 
 
-def available(methods: Sequence[str]) -> tuple[list[str], list[str]]:
+def available(methods: Sequence[Any]) -> tuple[list[Any], list[str]]:
     """Split methods into those this installation provides and the rest."""
     known = (
         set(missingkernels.list_kernels())
         | set(missingkernels.list_baselines())
         | {"socp"}
     )
-    return [m for m in methods if m in known], [m for m in methods if m not in known]
+    ok = [m for m in methods if not isinstance(m, str) or m in known]
+    return ok, [m for m in methods if isinstance(m, str) and m not in known]
 
 
 def main(
@@ -102,7 +103,8 @@ def main(
     methods, missing = available(config.pop("methods"))
     planned = list(methods)
     if args.methods:
-        methods = [m for m in args.methods.split(",") if m]
+        wanted = [m for m in args.methods.split(",") if m]
+        methods = [m for m in methods if getattr(m, "name", m) in wanted]
     out = RESULTS / name / ("quick" if quick else "full")
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
