@@ -15,8 +15,9 @@
 #'     \code{\link{mk_baselines}}: the plugin registry as data frames.
 #'   \item \code{\link{mk_simulate_missing}}: MCAR, MAR and MNAR
 #'     missingness of the genRBF experiments.
+#'   \item \code{\link{mk_compare}}: method comparisons by nested
+#'     cross-validation, as a long data frame.
 #' }
-#' A comparison runner (\code{mk_compare}) is not part of this version.
 #'
 #' @seealso \link{missingkernels-python} for choosing the Python environment,
 #'   \code{vignette("missingkernels", package = "missingkernels")}.

@@ -4,7 +4,7 @@
 #   .r-lib    R library with the installed r_bridge package
 # then the testthat tests and the vignette (-> r_bridge/doc/missingkernels.html).
 
-mk_ensure_venv .venv-r "-e . numpy<2"
+mk_ensure_venv .venv-r "-e .[experiments] numpy<2"
 
 mk_rb_python="$MK_ROOT/.venv-r/bin/python"
 
