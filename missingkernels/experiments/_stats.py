@@ -196,7 +196,7 @@ def friedman_nemenyi(
     ...                   "c": [0.7, 0.75, 0.6, 0.65]})
     >>> res = friedman_nemenyi(s)
     >>> res.mean_ranks.round(2).to_dict()
-    {'a': 1.0, 'b': 2.25, 'c': 2.75}
+    {'a': 1.0, 'b': 2.5, 'c': 2.5}
     """
     import pandas as pd
     import scikit_posthocs as sp
