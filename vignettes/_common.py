@@ -93,6 +93,12 @@ def main(
         help="run only these methods now (comma-separated); the report covers "
         "every result in the output file",
     )
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="only rewrite the report from the results file (safe while a run "
+        "is appending to it)",
+    )
     args = parser.parse_args(argv)
     quick = bool(args.quick)
     config = make_config(quick)
@@ -108,14 +114,17 @@ def main(
     out = RESULTS / name / ("quick" if quick else "full")
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    results = run_comparison(
-        datasets,
-        methods,
-        output=out / "results.csv",
-        n_jobs=args.n_jobs,
-        progress=args.progress,
-        **config,
-    )
+    if args.report_only:
+        results = _read_results(out / "results.csv")
+    else:
+        results = run_comparison(
+            datasets,
+            methods,
+            output=out / "results.csv",
+            n_jobs=args.n_jobs,
+            progress=args.progress,
+            **config,
+        )
     wall = time.perf_counter() - start
     table = format_table(results, metric)
     (out / f"table_{metric}.md").write_text(table + "\n")
@@ -145,11 +154,18 @@ def main(
     command = "python " + " ".join(
         shlex.quote(a)
         for a in [os.path.relpath(sys.argv[0], HERE.parent), *sys.argv[1:]]
+        if a != "--report-only"
     )
     lines = [
         f"# {title} ({'quick' if quick else 'full'} mode)",
         "",
-        f"- Status: **{status}**.",
+        f"- Status: **{status}**."
+        + (
+            ""
+            if n_done >= n_expected
+            else " In a partial run the last draw of a dataset may cover fewer "
+            "than all outer folds; (n=...) counts the draws."
+        ),
         f"- Command (from the repository root): `{command}`",
         f"- missingkernels {missingkernels.__version__}, Python "
         f"{platform.python_version()}, {dt.date.today().isoformat()}.",
@@ -196,6 +212,21 @@ def main(
     (out / "README.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
+
+
+def _read_results(path: Path) -> Any:
+    import io
+
+    import pandas as pd
+
+    text = path.read_text(encoding="utf-8")
+    text = text[: text.rfind("\n") + 1]  # a line being written is left out
+    return pd.read_csv(
+        io.StringIO(text),
+        dtype={"error": str, "params": str},
+        keep_default_na=False,
+        na_values={"score": [""], "fit_seconds": [""]},
+    )
 
 
 def _protocol(config: Mapping[str, Any]) -> str:
