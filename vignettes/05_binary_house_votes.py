@@ -23,7 +23,9 @@ def config(quick: bool) -> dict:
     return dict(
         datasets=load(["house_votes_84"]),
         metric="accuracy",
-        methods=["mode", "mice", "belanche_k1", "belanche_k2", "genrbf"],
+        methods=["mode", "mice", "r_mice", "belanche_k1", "belanche_k2", "genrbf"]
+        if not quick
+        else ["mode", "mice", "belanche_k1"],
         mechanisms=["none"],
         n_draws=1 if quick else 10,
         outer_folds=2 if quick else 5,

@@ -29,6 +29,7 @@ METHODS = [
     "mean",
     "knn",
     "mice",
+    "r_mice",
     "missforest",
     "gmm",
     "em",
