@@ -328,3 +328,25 @@ def test_invalid_arguments_are_explained(kwargs, match):
 def test_unknown_method_lists_the_known_ones():
     with pytest.raises(ValueError, match="baselines"):
         resolve_method("no_such_method")
+
+
+def test_a_second_run_on_the_same_file_is_refused(tmp_path: Path):
+    fcntl = pytest.importorskip("fcntl")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    out = tmp_path / "r.csv"
+    with (tmp_path / "r.csv.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(RuntimeError, match="Another run"):
+            run_comparison(
+                {"toy": ComparisonData(X, y, "classification")},
+                ["mean"],
+                mechanisms=["mcar"],
+                n_draws=1,
+                outer_folds=2,
+                inner_folds=2,
+                C_grid=[1.0],
+                gamma_grid=[1.0],
+                output=out,
+            )

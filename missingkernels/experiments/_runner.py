@@ -10,13 +10,14 @@ once and reused for every value of C.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import time
 import warnings
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -669,7 +670,8 @@ def run_comparison(
 
     rows: list[dict] = []
     if jobs:
-        rows = _execute(jobs, n_jobs, progress, path)
+        with _exclusive(path):
+            rows = _execute(jobs, n_jobs, progress, path)
     frames = [previous] if previous is not None else []
     if rows:
         frames.append(pd.DataFrame(rows, columns=list(RESULT_COLUMNS)))
@@ -705,6 +707,31 @@ def _execute(jobs: list, n_jobs: int, progress: bool, path: Path | None) -> list
     if bar is not None:
         bar.close()
     return rows
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path | None) -> Iterator[None]:
+    """Refuse a second run appending to the same results file at once."""
+    if path is None:
+        yield
+        return
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no advisory locks
+        yield
+        return
+    lock = path.with_name(path.name + ".lock").open("w")
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise RuntimeError(
+                f"Another run is appending to {path}; wait for it or choose "
+                "another output file."
+            ) from None
+        yield
+    finally:
+        lock.close()  # closing releases the lock, also when the process dies
 
 
 def _check_config(path: Path, config: dict) -> None:
