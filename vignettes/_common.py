@@ -172,6 +172,11 @@ def main(
         f"- Compute time: {results['cell_seconds'].sum() / 60:.1f} min summed over "
         f"cells (this invocation: {wall / 60:.1f} min wall, n_jobs={args.n_jobs}).",
         f"- Protocol: {_protocol(config)}.",
+        "- Methods with results: "
+        + ", ".join(sorted(results["method"].unique()))
+        + "; planned: "
+        + ", ".join(getattr(m, "name", m) for m in planned)
+        + ".",
     ]
     if missing:
         lines.append(f"- Not run (not available in this installation): {missing}.")
