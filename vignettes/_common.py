@@ -241,10 +241,13 @@ def _protocol(config: Mapping[str, Any]) -> str:
             return "{" + ", ".join(f"2^{int(e)}" for e in exps) + "}"
         return str(list(values))
 
-    mech = ", ".join(config.get("mechanisms", ("mar",)))
+    mechs = list(config.get("mechanisms", ("mar",)))
     rates = ", ".join(f"{100 * r:g}%" for r in config.get("rates", (0.3,)))
+    where = f"{', '.join(mechs)} at {rates}"
+    if mechs == ["none"]:
+        where = "the data's own missing values (draws = new fold splits)"
     return (
-        f"{mech} at {rates}; {config.get('n_draws', 10)} draws; nested CV "
+        f"{where}; {config.get('n_draws', 10)} draws; nested CV "
         f"{config.get('outer_folds', 5)} outer x {config.get('inner_folds', 5)} inner"
         f" folds; C in {grid(config['C_grid'])}, gamma in "
         f"{grid(config['gamma_grid'])}; seed {config.get('random_state', 0)}"
