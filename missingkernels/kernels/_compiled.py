@@ -1,0 +1,689 @@
+"""Compiled inner loops of the expected RBF kernel (numba).
+
+The expected RBF between ``X ~ N(a, A)`` and ``Y ~ N(b, B)`` (DESIGN.md
+section 2) depends on the pair of missing patterns only through their
+covariance blocks. The loops below factor small matrices once per pattern
+pair, transform the rows of both patterns, then finish every row pair with
+O(d) work: there is no d x d factorisation per pair of rows.
+
+Euclidean metric (the union of the two patterns, ``U = J_a | J_b``)::
+
+    log E = -1/2 logdet(I + 2 gamma C_U)
+            - gamma (||delta_V||^2 + ||L^-1 delta_U||^2),   L L^T = I + 2 gamma C_U
+
+with ``C_U = (A + B)[U, U]`` and ``V`` the coordinates observed in both rows.
+Both squared norms come from differences of transformed rows, never as a
+difference of two large terms, so the exponent keeps its relative precision
+at any ``gamma``.
+
+Mahalanobis metric (``G = S^-1``, whitening ``W^T W = G``). With per-pattern
+factors ``C_p = F_p F_p^T``, the whitened covariances are ``Fw_p Fw_p^T``,
+``Fw_p = W E_p F_p`` (``E_p`` embeds the missing features of ``p``).
+With ``Fw = [Fw_p, Fw_q]`` (Woodbury)::
+
+    log E = -1/2 logdet(I + 2 gamma Fw^T Fw)
+            - gamma (||W delta||^2 - 2 gamma beta^T (I + 2 gamma Fw^T Fw)^-1 beta)
+
+``beta = Fw^T W delta = [F_p^T (G delta)[J_p]; F_q^T (G delta)[J_q]]``.
+The matrix ``I + 2 gamma Fw^T Fw`` has the per-pattern diagonal blocks
+``K_p = I + 2 gamma F_p^T G[J_p, J_p] F_p`` (factored once per pattern) and the
+cross block ``2 gamma F_p^T G[J_p, J_q] F_q``: per pattern pair only the Schur
+complement of ``K_p`` (size ``|J_q|``) is factored. The bracket equals
+``(W delta)^T (I + 2 gamma Fw Fw^T)^-1 (W delta) >= 0``; it is clipped at 0
+against rounding.
+
+All functions release the GIL: the caller runs them on several threads over
+disjoint sets of output rows.
+
+A side (rows of one argument of the Gram) is a tuple, see ``X_``, ``Z_``, ...
+below: ``x`` holds the centred rows (whitened ``W x`` for Mahalanobis), ``z``
+the rows multiplied by ``G`` (Mahalanobis only).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# Rescale the running product of Cholesky pivots before it can overflow.
+_BIG = 1e150
+
+# Positions in a side tuple.
+X_, Z_, ORDER, START, MASK, COV, J_, KK, F_, GF, A_, OWN, OFF, W_ = range(14)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cholesky(M: np.ndarray, inv: np.ndarray, k: int) -> bool:  # pragma: no cover
+    """In-place lower Cholesky of ``M[:k, :k]`` (reads the lower triangle).
+
+    ``inv[j]`` receives ``1 / L[j, j]``. Returns False if not positive definite.
+    """
+    for j in range(k):
+        s = M[j, j]
+        for t in range(j):
+            s -= M[j, t] * M[j, t]
+        if not s > 0.0:
+            return False
+        r = math.sqrt(s)
+        M[j, j] = r
+        ir = 1.0 / r
+        inv[j] = ir
+        for i in range(j + 1, k):
+            s = M[i, j]
+            for t in range(j):
+                s -= M[i, t] * M[j, t]
+            M[i, j] = s * ir
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _logdet(inv: np.ndarray, k: int) -> float:  # pragma: no cover - compiled
+    """``log det(L L^T)`` from ``inv = 1 / diag(L)`` (pivots >= 1 here)."""
+    prod = 1.0
+    total = 0.0
+    for j in range(k):
+        prod /= inv[j]
+        if prod > _BIG:
+            total += math.log(prod)
+            prod = 1.0
+    return 2.0 * (total + math.log(prod))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _forward(
+    L: np.ndarray, inv: np.ndarray, b: np.ndarray, off: int, k: int
+) -> None:  # pragma: no cover - compiled
+    """In place ``b[off:off+k] <- L[:k, :k]^-1 b[off:off+k]``."""
+    for i in range(k):
+        s = b[off + i]
+        for t in range(i):
+            s -= L[i, t] * b[off + t]
+        b[off + i] = s * inv[i]
+
+
+# -- Euclidean: union of the patterns -----------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _union_factor(
+    p: int,
+    q: int,
+    sa: tuple,
+    sb: tuple,
+    gamma: float,
+    U: np.ndarray,
+    inU: np.ndarray,
+    LK: np.ndarray,
+    invK: np.ndarray,
+) -> tuple[int, float]:  # pragma: no cover - compiled
+    """``U``, then the Cholesky factor of ``I + 2 gamma C_U``; ``(k, logdet)``.
+
+    ``U[:k]`` lists the union of the missing features, ``U[k:]`` the others.
+    """
+    mask_a = sa[MASK]
+    mask_b = sb[MASK]
+    Ca = sa[COV][p]
+    Cb = sb[COV][q]
+    d = mask_a.shape[1]
+    k = 0
+    for t in range(d):
+        m = mask_a[p, t] or mask_b[q, t]
+        inU[t] = m
+        if m:
+            U[k] = t
+            k += 1
+    # The features observed in both rows follow in U[k:].
+    j = k
+    for t in range(d):
+        if not inU[t]:
+            U[j] = t
+            j += 1
+    g2 = 2.0 * gamma
+    for s in range(k):
+        us = U[s]
+        for t in range(s + 1):
+            ut = U[t]
+            LK[s, t] = g2 * (Ca[us, ut] + Cb[us, ut])
+        LK[s, s] += 1.0
+    if not _cholesky(LK, invK, k):
+        return k, math.nan
+    return k, _logdet(invK, k)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _union_transform(
+    src: np.ndarray,
+    U: np.ndarray,
+    k: int,
+    LK: np.ndarray,
+    invK: np.ndarray,
+    buf: np.ndarray,
+) -> None:  # pragma: no cover - compiled
+    """``buf[:k] = L^-1 x[U]`` for the row ``src``."""
+    for s in range(k):
+        buf[s] = src[U[s]]
+    _forward(LK, invK, buf, 0, k)
+
+
+# -- Mahalanobis: Schur complement of the per-pattern blocks ------------------
+
+
+@njit(cache=True, nogil=True)
+def pattern_factors(
+    A: np.ndarray, kk: np.ndarray, gamma: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # pragma: no cover
+    """Cholesky factors of ``K_p = I + 2 gamma A_p`` for every pattern.
+
+    Returns ``(L, 1 / diag(L), logdet, code)``; ``code`` is ``1 + p`` if
+    ``K_p`` is not positive definite, else 0.
+    """
+    P = A.shape[0]
+    kmax = A.shape[1]
+    L = np.zeros((P, kmax, kmax))
+    inv = np.ones((P, kmax))
+    ld = np.zeros(P)
+    for p in range(P):
+        k = kk[p]
+        for s in range(k):
+            for t in range(s + 1):
+                L[p, s, t] = 2.0 * gamma * A[p, s, t]
+            L[p, s, s] += 1.0
+        if not _cholesky(L[p], inv[p], k):
+            return L, inv, ld, 1 + p
+        ld[p] = _logdet(inv[p], k)
+    return L, inv, ld, 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _schur_factor(
+    p: int,
+    q: int,
+    sa: tuple,
+    sb: tuple,
+    LKa: np.ndarray,
+    invKa: np.ndarray,
+    ldKa: np.ndarray,
+    gamma: float,
+    Y: np.ndarray,
+    LN: np.ndarray,
+    invN: np.ndarray,
+) -> float:  # pragma: no cover - compiled
+    """``Y = L_Kp^-1 (2 gamma X)`` and the factor of ``N = K_q - Y^T Y``.
+
+    ``X = F_p^T G[J_p, J_q] F_q``. Returns the logdet of the whole
+    ``(k_p + k_q)`` matrix, NaN if it is not positive definite.
+    """
+    kp = sa[KK][p]
+    kq = sb[KK][q]
+    Jp = sa[J_][p]
+    Fp = sa[F_][p]
+    GFq = sb[GF][q]
+    Aq = sb[A_][q]
+    L = LKa[p]
+    inv = invKa[p]
+    g2 = 2.0 * gamma
+    for s in range(kp):
+        for t in range(kq):
+            acc = 0.0
+            for r in range(kp):
+                acc += Fp[r, s] * GFq[Jp[r], t]
+            Y[s, t] = g2 * acc
+    for t in range(kq):
+        for i in range(kp):
+            v = Y[i, t]
+            for r in range(i):
+                v -= L[i, r] * Y[r, t]
+            Y[i, t] = v * inv[i]
+    for s in range(kq):
+        for t in range(s + 1):
+            v = g2 * Aq[s, t]
+            for r in range(kp):
+                v -= Y[r, s] * Y[r, t]
+            LN[s, t] = v
+        LN[s, s] += 1.0
+    if not _cholesky(LN, invN, kq):
+        return math.nan
+    return ldKa[p] + _logdet(invN, kq)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _schur_transform(
+    kp: int,
+    kq: int,
+    Lp: np.ndarray,
+    invp: np.ndarray,
+    Y: np.ndarray,
+    LN: np.ndarray,
+    invN: np.ndarray,
+    buf: np.ndarray,
+) -> None:  # pragma: no cover - compiled
+    """In place ``buf[:kp+kq] <- L^-1 buf`` for ``L = [[L_Kp, 0], [Y^T, L_N]]``."""
+    _forward(Lp, invp, buf, 0, kp)
+    for s in range(kq):
+        v = buf[kp + s]
+        for r in range(kp):
+            v -= Y[r, s] * buf[r]
+        buf[kp + s] = v
+    _forward(LN, invN, buf, kp, kq)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _project(
+    z: np.ndarray, side: tuple, p: int, buf: np.ndarray, off: int
+) -> None:  # pragma: no cover - compiled
+    """``buf[off:off+k_p] = F_p^T z[J_p]`` with the factors of ``side``."""
+    k = side[KK][p]
+    Jp = side[J_][p]
+    Fp = side[F_][p]
+    for s in range(k):
+        acc = 0.0
+        for r in range(k):
+            acc += Fp[r, s] * z[Jp[r]]
+        buf[off + s] = acc
+
+
+# -- pair loops -----------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_against_columns(
+    ra: int,
+    c0: int,
+    c1: int,
+    xa: np.ndarray,
+    row: np.ndarray,
+    XT: np.ndarray,
+    YT: np.ndarray,
+    k: int,
+    inU: np.ndarray,
+    mahal: bool,
+    base: float,
+    gamma: float,
+    sb: tuple,
+    wa: np.ndarray,
+    accumulate: bool,
+    acc: np.ndarray,
+    out: np.ndarray,
+) -> None:  # pragma: no cover - compiled
+    """Row ``ra`` of a (transformed into ``row``) against columns ``c0:c1`` of b.
+
+    Euclidean: ``k = |U|``; Mahalanobis: ``k = k_p + k_q``. The loops run
+    over 1-D slices from 0 so that LLVM vectorises them.
+    """
+    d = xa.shape[1]
+    n = c1 - c0
+    a = acc[:n]
+    a[:] = 0.0
+    for t in range(d):
+        if not mahal and inU[t]:
+            continue
+        xi = xa[ra, t]
+        col = XT[t, c0:c1]
+        for c in range(n):
+            diff = xi - col[c]
+            a[c] += diff * diff
+    if mahal:
+        g2 = 2.0 * gamma
+        for s in range(k):
+            ui = row[s]
+            col = YT[s, c0:c1]
+            for c in range(n):
+                diff = ui - col[c]
+                a[c] -= g2 * (diff * diff)
+        for c in range(n):
+            if a[c] < 0.0:
+                a[c] = 0.0
+    else:
+        for s in range(k):
+            yi = row[s]
+            col = YT[s, c0:c1]
+            for c in range(n):
+                diff = yi - col[c]
+                a[c] += diff * diff
+    rows_b = sb[ORDER][c0:c1]
+    off_b = sb[OFF]
+    out_row = out[ra]
+    if accumulate:
+        w = wa[ra]
+        wb = sb[W_]
+        for c in range(n):
+            rb = rows_b[c]
+            out_row[rb] += w * wb[rb] * math.exp(base - gamma * a[c] + off_b[rb])
+    else:
+        for c in range(n):
+            rb = rows_b[c]
+            out_row[rb] = base - gamma * a[c] + off_b[rb]
+
+
+# Patterns with at least this many rows keep the factors of all their pattern
+# pairs and finish one output row at a time (cache-friendly writes); smaller
+# ones use each factor right away (no traffic through stored factors).
+_STORE_FACTORS_MIN_ROWS = 8
+
+
+@njit(cache=True, nogil=True)
+def rbf_pairs(
+    p_list: np.ndarray,
+    sa: tuple,
+    sb: tuple,
+    gamma: float,
+    mahal: bool,
+    symmetric: bool,
+    accumulate: bool,
+    out: np.ndarray,
+) -> int:  # pragma: no cover - compiled
+    """Expected RBF between the rows of the patterns ``p_list`` of a and all of b.
+
+    Writes ``log E + off_a[i] + off_b[j]`` to ``out[i, j]``, or with
+    ``accumulate`` adds ``wa[i] * wb[j] * exp(...)`` to it.
+
+    With ``symmetric`` (a and b are the same side) each unordered pair is
+    computed once, only for pattern pairs ``p <= q``, and written only where
+    the rank of the row in the pattern order is the smaller;
+    :func:`mirror_by_rank` fills the rest. A row paired with itself is two
+    independent copies.
+
+    Every pattern pair ``(p, q)`` is factored once and the rows of b are
+    transformed once per pattern of a (stored in pattern order, so the
+    innermost loops run over contiguous memory); each row of ``p`` then costs
+    one small triangular solve per pattern ``q`` and O(d) per pair.
+
+    Returns 0, or ``1 + p`` if a matrix of pattern ``p`` is not positive
+    definite (an invalid covariance).
+    """
+    xa = sa[X_]
+    za = sa[Z_]
+    order_a = sa[ORDER]
+    start_a = sa[START]
+    wa = sa[W_]
+    off_a = sa[OFF]
+    xb = sb[X_]
+    zb = sb[Z_]
+    order_b = sb[ORDER]
+    start_b = sb[START]
+    off_b = sb[OFF]
+    wb = sb[W_]
+    d = xa.shape[1]
+    nb = xb.shape[0]
+    n_pb = start_b.size - 1
+    kmax_a = sa[F_].shape[1]
+    kmax_b = sb[F_].shape[1]
+    if mahal:
+        LKa, invKa, ldKa, code = pattern_factors(sa[A_], sa[KK], gamma)
+        if code:
+            return code
+        # Valid K_q are needed too (their Schur complements are factored).
+        code = pattern_factors(sb[A_], sb[KK], gamma)[3]
+        if code:
+            return code
+    else:
+        LKa = np.zeros((1, 1, 1))
+        invKa = np.zeros((1, 1))
+        ldKa = np.zeros(1)
+    store = False
+    for p in p_list:
+        if start_a[p + 1] - start_a[p] >= _STORE_FACTORS_MIN_ROWS:
+            store = True
+    # Rows of b in pattern order, transposed: column c is row order_b[c].
+    XT = np.empty((d, nb) if store else (1, 1))
+    if store:
+        for c in range(nb):
+            r = order_b[c]
+            for t in range(d):
+                XT[t, c] = xb[r, t]
+    n_store = n_pb if store else 1
+    width = kmax_a + kmax_b if mahal else d
+    YT = np.empty((max(width, 1), nb)) if store else np.empty((1, 1))
+    YS = np.empty((nb, max(width, 1)))
+    Us = np.empty((n_store, d), dtype=np.int64)
+    inU = np.empty((n_store, d), dtype=np.bool_)
+    ks = np.empty(n_store, dtype=np.int64)
+    half_logdet = np.empty(n_store)
+    # Euclidean: Cholesky of I + 2 gamma C_U; Mahalanobis: Y and L_N.
+    kf = kmax_b if mahal else d
+    LKs = np.empty((n_store, max(kf, 1), max(kf, 1)))
+    invKs = np.empty((n_store, max(kf, 1)))
+    Ys = np.empty((n_store if mahal else 1, max(kmax_a, 1), max(kmax_b, 1)))
+    row = np.empty(max(width, 1))
+    acc = np.empty(nb)
+    for p in p_list:
+        q0 = p if symmetric else 0
+        kp = sa[KK][p]
+        few = start_a[p + 1] - start_a[p] < _STORE_FACTORS_MIN_ROWS
+        # Few rows: factor (p, q) and use it at once (slot 0). Many rows: factor
+        # every (p, q) first (slot q), then finish one output row at a time.
+        for q in range(q0, n_pb):
+            h = 0 if few else q
+            if mahal:
+                logdet = _schur_factor(
+                    p, q, sa, sb, LKa, invKa, ldKa, gamma, Ys[h], LKs[h], invKs[h]
+                )
+                k = kp + sb[KK][q]
+            else:
+                k, logdet = _union_factor(
+                    p, q, sa, sb, gamma, Us[h], inU[h], LKs[h], invKs[h]
+                )
+            if math.isnan(logdet):
+                return 1 + p
+            ks[h] = k
+            half_logdet[h] = 0.5 * logdet
+            for c in range(start_b[q], start_b[q + 1]):
+                rb = order_b[c]
+                if mahal:
+                    _project(zb[rb], sa, p, row, 0)
+                    own = sb[OWN][rb]
+                    for s in range(k - kp):
+                        row[kp + s] = own[s]
+                    _schur_transform(
+                        kp, k - kp, LKa[p], invKa[p], Ys[h], LKs[h], invKs[h], row
+                    )
+                else:
+                    _union_transform(xb[rb], Us[h], k, LKs[h], invKs[h], row)
+                if few:
+                    for s in range(k):
+                        YS[c, s] = row[s]
+                else:
+                    for s in range(k):
+                        YT[s, c] = row[s]
+            if few:
+                # Scalar loops: with MCAR a pattern holds one or two rows.
+                for ii in range(start_a[p], start_a[p + 1]):
+                    c0 = ii if symmetric and q == p else start_b[q]
+                    c1 = start_b[q + 1]
+                    if c0 >= c1:
+                        continue
+                    ra = order_a[ii]
+                    if mahal:
+                        own = sa[OWN][ra]
+                        for s in range(kp):
+                            row[s] = own[s]
+                        _project(za[ra], sb, q, row, kp)
+                        _schur_transform(
+                            kp, k - kp, LKa[p], invKa[p], Ys[0], LKs[0], invKs[0], row
+                        )
+                    else:
+                        _union_transform(xa[ra], Us[0], k, LKs[0], invKs[0], row)
+                    base = off_a[ra] - half_logdet[0]
+                    for c in range(c0, c1):
+                        rb = order_b[c]
+                        total = 0.0
+                        if mahal:
+                            for t in range(d):
+                                diff = xa[ra, t] - xb[rb, t]
+                                total += diff * diff
+                            sub = 0.0
+                            for s in range(k):
+                                diff = row[s] - YS[c, s]
+                                sub += diff * diff
+                            total -= 2.0 * gamma * sub
+                            if total < 0.0:
+                                total = 0.0
+                        else:
+                            for j in range(k, d):
+                                t = Us[0, j]
+                                diff = xa[ra, t] - xb[rb, t]
+                                total += diff * diff
+                            for s in range(k):
+                                diff = row[s] - YS[c, s]
+                                total += diff * diff
+                        val = base - gamma * total + off_b[rb]
+                        if accumulate:
+                            out[ra, rb] += wa[ra] * wb[rb] * math.exp(val)
+                        else:
+                            out[ra, rb] = val
+        if not few:
+            for ii in range(start_a[p], start_a[p + 1]):
+                for q in range(q0, n_pb):
+                    _finish(
+                        ii, p, q, q, sa, sb, symmetric, mahal, gamma, kp, ks,
+                        half_logdet, Us, inU, LKa, invKa, Ys, LKs, invKs,
+                        XT, YT, row, acc, accumulate, out,
+                    )  # fmt: skip
+    return 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _finish(
+    ii: int,
+    p: int,
+    q: int,
+    h: int,
+    sa: tuple,
+    sb: tuple,
+    symmetric: bool,
+    mahal: bool,
+    gamma: float,
+    kp: int,
+    ks: np.ndarray,
+    half_logdet: np.ndarray,
+    Us: np.ndarray,
+    inU: np.ndarray,
+    LKa: np.ndarray,
+    invKa: np.ndarray,
+    Ys: np.ndarray,
+    LKs: np.ndarray,
+    invKs: np.ndarray,
+    XT: np.ndarray,
+    YT: np.ndarray,
+    row: np.ndarray,
+    acc: np.ndarray,
+    accumulate: bool,
+    out: np.ndarray,
+) -> None:  # pragma: no cover - compiled
+    """Row ``ii`` (pattern order) of pattern ``p`` against the rows of ``q``."""
+    start_b = sb[START]
+    c0 = ii if symmetric and q == p else start_b[q]
+    c1 = start_b[q + 1]
+    if c0 >= c1:
+        return
+    ra = sa[ORDER][ii]
+    k = ks[h]
+    if mahal:
+        own = sa[OWN][ra]
+        for s in range(kp):
+            row[s] = own[s]
+        _project(sa[Z_][ra], sb, q, row, kp)
+        _schur_transform(kp, k - kp, LKa[p], invKa[p], Ys[h], LKs[h], invKs[h], row)
+    else:
+        _union_transform(sa[X_][ra], Us[h], k, LKs[h], invKs[h], row)
+    _row_against_columns(
+        ra, c0, c1, sa[X_], row, XT, YT, k, inU[h], mahal,
+        sa[OFF][ra] - half_logdet[h], gamma, sb, sa[W_], accumulate, acc, out,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def mirror_by_rank(
+    out: np.ndarray, rank: np.ndarray, blocks: np.ndarray, size: int
+) -> None:  # pragma: no cover - compiled
+    """Complete the symmetric matrix written by :func:`rbf_pairs`.
+
+    ``out[i, j]`` holds the pair iff ``rank[i] <= rank[j]``. Visits the tile
+    pairs ``(bi, bj)``, ``bi <= bj``, of the row blocks ``blocks`` (block
+    indices of ``size`` rows), so threads given disjoint blocks never touch
+    the same entries.
+    """
+    n = out.shape[0]
+    for b in blocks:
+        bi = b * size
+        ei = min(bi + size, n)
+        for bj in range(bi, n, size):
+            ej = min(bj + size, n)
+            for i in range(bi, ei):
+                for j in range(max(bj, i + 1), ej):
+                    if rank[i] <= rank[j]:
+                        out[j, i] = out[i, j]
+                    else:
+                        out[i, j] = out[j, i]
+
+
+@njit(cache=True, nogil=True)
+def rbf_aligned(
+    sa: tuple, sb: tuple, gamma: float, mahal: bool, out: np.ndarray
+) -> int:  # pragma: no cover - compiled
+    """``log E k(a_i, b_i)`` for aligned rows grouped by the same patterns.
+
+    Used for self-similarities of independent copies (genRBF normalisers,
+    mixture diagonals). Returns 0, or ``1 + p`` on an invalid covariance.
+    """
+    xa = sa[X_]
+    za = sa[Z_]
+    xb = sb[X_]
+    zb = sb[Z_]
+    order = sa[ORDER]
+    start = sa[START]
+    d = xa.shape[1]
+    n_p = start.size - 1
+    kmax = sa[F_].shape[1]
+    if mahal:
+        LKa, invKa, ldKa, code = pattern_factors(sa[A_], sa[KK], gamma)
+        if code:
+            return code
+    else:
+        LKa = np.zeros((1, 1, 1))
+        invKa = np.zeros((1, 1))
+        ldKa = np.zeros(1)
+    U = np.empty(d, dtype=np.int64)
+    inU = np.empty(d, dtype=np.bool_)
+    kf = kmax if mahal else d
+    LK = np.empty((max(kf, 1), max(kf, 1)))
+    invK = np.empty(max(kf, 1))
+    Y = np.empty((max(kmax, 1), max(kmax, 1)))
+    diff = np.empty(d)
+    buf = np.empty(max(2 * kmax, d, 1))
+    for p in range(n_p):
+        if mahal:
+            kp = sa[KK][p]
+            logdet = _schur_factor(p, p, sa, sb, LKa, invKa, ldKa, gamma, Y, LK, invK)
+            k = 2 * kp
+        else:
+            kp = 0
+            k, logdet = _union_factor(p, p, sa, sb, gamma, U, inU, LK, invK)
+        if math.isnan(logdet):
+            return 1 + p
+        for ii in range(start[p], start[p + 1]):
+            r = order[ii]
+            total = 0.0
+            for t in range(d):
+                dx = xa[r, t] - xb[r, t]
+                diff[t] = dx
+                if mahal or not inU[t]:
+                    total += dx * dx
+            if mahal:
+                for t in range(d):
+                    diff[t] = za[r, t] - zb[r, t]
+                _project(diff, sa, p, buf, 0)
+                _project(diff, sb, p, buf, kp)
+                _schur_transform(kp, kp, LKa[p], invKa[p], Y, LK, invK, buf)
+                for s in range(k):
+                    total -= 2.0 * gamma * buf[s] * buf[s]
+                if total < 0.0:
+                    total = 0.0
+            else:
+                _union_transform(diff, U, k, LK, invK, buf)
+                for s in range(k):
+                    total += buf[s] * buf[s]
+            out[r] = -0.5 * logdet - gamma * total
+    return 0

@@ -1,0 +1,488 @@
+"""Expectations of the RBF kernel over the conditional representations.
+
+Every function returns or accumulates ``exp(log E k + off_a[i] + off_b[j])``:
+the offsets let the genRBF normalisation (and the variance) be applied inside
+the exponent, so nothing underflows to ``0 / 0`` at large ``gamma`` or with
+many missing features. The work runs on threads over disjoint output rows
+(the compiled loops release the GIL); ``MISSINGKERNELS_NUM_THREADS`` caps
+their number.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+from scipy.special import logsumexp
+
+from ..conditionals import (
+    GaussianConditionals,
+    MixtureConditionals,
+    SampleConditionals,
+)
+from . import _compiled
+
+NUM_THREADS_ENV_VAR = "MISSINGKERNELS_NUM_THREADS"
+
+# One Gram computation at a time: each already uses every allowed core, and
+# this bounds the peak memory of concurrent calls from user threads.
+_LOCK = threading.RLock()
+
+
+def n_threads() -> int:
+    """Threads used by the compiled loops (``MISSINGKERNELS_NUM_THREADS`` caps it)."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        available = os.cpu_count() or 1
+    value = os.environ.get(NUM_THREADS_ENV_VAR, "").strip()
+    if value:
+        try:
+            requested = int(value)
+        except ValueError:
+            raise ValueError(
+                f"{NUM_THREADS_ENV_VAR} must be a positive integer, got {value!r}."
+            ) from None
+        if requested < 1:
+            raise ValueError(
+                f"{NUM_THREADS_ENV_VAR} must be a positive integer, got {value!r}."
+            )
+        return requested
+    return max(1, min(available, 16))
+
+
+def _run(tasks: Sequence[Callable[[], object]]) -> list[object]:
+    """Run callables, on threads when there are several."""
+    if len(tasks) <= 1:
+        return [task() for task in tasks]
+    with ThreadPoolExecutor(max_workers=len(tasks)) as pool:
+        futures = [pool.submit(task) for task in tasks]
+        return [f.result() for f in futures]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """Coordinates in which the RBF is taken.
+
+    ``precision`` is None for the Euclidean metric, ``S^-1`` for the
+    Mahalanobis one. ``center`` is subtracted from every row first (the kernel
+    is translation invariant; centring keeps rounding errors relative to the
+    spread of the data rather than its offset).
+    """
+
+    center: np.ndarray
+    precision: np.ndarray | None = None
+    whitening: np.ndarray | None = None  # W^T, with W^T W = precision
+
+    @classmethod
+    def euclidean(cls, center: np.ndarray) -> Metric:
+        return cls(center=np.asarray(center, dtype=np.float64))
+
+    @classmethod
+    def mahalanobis_from(cls, center: np.ndarray, covariance: np.ndarray) -> Metric:
+        """The metric of ``S^-1``; ValueError unless ``S`` is positive definite."""
+        S = np.asarray(covariance, dtype=np.float64)
+        try:
+            factor = linalg.cho_factor(S, lower=True, check_finite=True)
+        except (linalg.LinAlgError, ValueError):
+            raise ValueError(
+                "metric='mahalanobis' needs a positive definite covariance, but "
+                "the density's covariance is singular or not finite. Use "
+                "metric='euclidean', drop constant or duplicated features, or "
+                "regularise the density (e.g. a ridge)."
+            ) from None
+        G = linalg.cho_solve(factor, np.eye(len(S)))
+        G = 0.5 * (G + G.T)
+        try:
+            # y = W x with W = L_G^T (G = L_G L_G^T): rows y = x L_G.
+            whitening = np.linalg.cholesky(G)
+        except np.linalg.LinAlgError:
+            raise ValueError(
+                "metric='mahalanobis': the density's covariance is too badly "
+                "conditioned to invert. Use metric='euclidean' or regularise "
+                "the density."
+            ) from None
+        return cls(np.asarray(center, dtype=np.float64), G, whitening)
+
+    @property
+    def mahalanobis(self) -> bool:
+        return self.precision is not None
+
+    def coordinates(self, means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(x, x)`` (Euclidean) or the whitened ``(W x, G x)`` (Mahalanobis)."""
+        x = np.ascontiguousarray(means - self.center, dtype=np.float64)
+        if self.precision is None or self.whitening is None:
+            return x, x
+        return (
+            np.ascontiguousarray(x @ self.whitening),
+            np.ascontiguousarray(x @ self.precision),
+        )
+
+    def G(self) -> np.ndarray:
+        if self.precision is None:
+            return np.zeros((1, 1))
+        return np.ascontiguousarray(self.precision, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Packed:
+    """Rows grouped by missing pattern, in the layout of the compiled loops.
+
+    Patterns are numbered by their first row, so that with nearly all-distinct
+    patterns (MCAR) the pattern order is the row order and the output is
+    written sequentially.
+    """
+
+    order: np.ndarray  # (n,) int64, rows sorted by pattern
+    start: np.ndarray  # (P + 1,) int64: rows of p are order[start[p]:start[p + 1]]
+    mask: np.ndarray  # (P, d) bool, missing features of each pattern
+    source: np.ndarray  # (P,) int64, index of each pattern in the input patterns
+
+    @classmethod
+    def build(cls, patterns: np.ndarray, pattern_index: np.ndarray) -> Packed:
+        patterns = np.asarray(patterns, dtype=bool)
+        pattern_index = np.asarray(pattern_index, dtype=np.int64).reshape(-1)
+        P = len(patterns)
+        first = np.full(P, len(pattern_index), dtype=np.int64)
+        np.minimum.at(first, pattern_index, np.arange(len(pattern_index)))
+        source = np.argsort(first, kind="stable").astype(np.int64)
+        relabel = np.empty(P, dtype=np.int64)
+        relabel[source] = np.arange(P)
+        index = relabel[pattern_index]
+        order = np.argsort(index, kind="stable").astype(np.int64)
+        counts = np.bincount(index, minlength=P)
+        start = np.zeros(P + 1, dtype=np.int64)
+        np.cumsum(counts, out=start[1:])
+        return cls(order, start, np.ascontiguousarray(patterns[source]), source)
+
+    @classmethod
+    def complete(cls, n: int, d: int) -> Packed:
+        return cls.build(np.zeros((1, d), bool), np.zeros(n, np.int64))
+
+    @property
+    def n_patterns(self) -> int:
+        return len(self.mask)
+
+    def rank(self) -> np.ndarray:
+        rank = np.empty_like(self.order)
+        rank[self.order] = np.arange(len(self.order))
+        return rank
+
+
+def _raise_invalid(codes: Sequence[object]) -> None:
+    for code in codes:
+        if code:
+            raise ValueError(
+                "A conditional covariance of the density is not positive "
+                f"semi-definite (pattern {int(code) - 1}), so the expected RBF "  # type: ignore[call-overload]
+                "is undefined. Refit the density (e.g. with a ridge) or check "
+                "the covariances it returns."
+            )
+
+
+# Relative tolerance on negative eigenvalues of a conditional covariance
+# (rounding in Schur complements); beyond it the covariance is invalid.
+_PSD_RTOL = 1e-8
+
+
+def _psd_factors(covs: np.ndarray) -> np.ndarray:
+    """``F`` with ``F F^T = C`` for a stack of PSD matrices (eigh, clipped)."""
+    if covs.shape[-1] == 0:
+        return covs.copy()
+    sym = 0.5 * (covs + np.swapaxes(covs, -1, -2))
+    w, V = np.linalg.eigh(sym)
+    scale = np.maximum(np.abs(w).max(axis=-1, keepdims=True), np.finfo(float).tiny)
+    if np.any(w < -_PSD_RTOL * scale) or not np.all(np.isfinite(w)):
+        raise ValueError(
+            "A conditional covariance of the density is not positive "
+            "semi-definite, so the expected RBF is undefined. Refit the density "
+            "(e.g. with a ridge) or check the covariances it returns."
+        )
+    return V * np.sqrt(np.clip(w, 0.0, None))[..., None, :]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One argument of a Gram, in the layout of :mod:`._compiled` (a tuple).
+
+    Build with :meth:`build`; ``arrays`` is the tuple the compiled loops take.
+    """
+
+    arrays: tuple
+    packed: Packed
+
+    @property
+    def n(self) -> int:
+        return int(self.arrays[_compiled.X_].shape[0])
+
+    @property
+    def weight(self) -> np.ndarray:
+        return self.arrays[_compiled.W_]
+
+    def with_offsets(self, off: np.ndarray) -> Side:
+        """The same rows with other offsets (added inside the exponent)."""
+        arrays = list(self.arrays)
+        arrays[_compiled.OFF] = np.ascontiguousarray(off, dtype=np.float64)
+        return Side(tuple(arrays), self.packed)
+
+    @classmethod
+    def build(
+        cls,
+        means: np.ndarray,
+        packed: Packed,
+        covariances: Sequence[np.ndarray],
+        metric: Metric,
+        off: np.ndarray | None = None,
+        weight: np.ndarray | None = None,
+    ) -> Side:
+        """Rows ``means`` with per-pattern covariances (in missing-feature order).
+
+        ``covariances`` is indexed like the input patterns of ``packed``.
+        """
+        covariances = [covariances[int(i)] for i in packed.source]
+        n, d = means.shape
+        x, z = metric.coordinates(means)
+        mask = packed.mask
+        P = packed.n_patterns
+        kk = mask.sum(axis=1).astype(np.int64)
+        kmax = int(kk.max(initial=0))
+        off = np.zeros(n) if off is None else np.ascontiguousarray(off, np.float64)
+        weight = (
+            np.ones(n) if weight is None else np.ascontiguousarray(weight, np.float64)
+        )
+        if not metric.mahalanobis:
+            cov = np.zeros((P, d, d))
+            for p in range(P):
+                J = np.flatnonzero(mask[p])
+                if J.size:
+                    cov[p, J[:, None], J[None, :]] = covariances[p]
+            _psd_factors_check(covariances)
+            J_idx = np.zeros((1, 1), np.int64)
+            F = np.zeros((P, 1, 1))
+            GF = np.zeros((P, 1, 1))
+            A = np.zeros((P, 1, 1))
+            own = np.zeros((n, 1))
+        else:
+            G = metric.G()
+            size = max(kmax, 1)
+            cov = np.zeros((1, 1, 1))
+            J_idx = np.zeros((P, size), np.int64)
+            F = np.zeros((P, size, size))
+            GF = np.zeros((P, d, size))
+            A = np.zeros((P, size, size))
+            own = np.zeros((n, size))
+            pattern_of_row = np.empty(n, np.int64)
+            pattern_of_row[packed.order] = np.repeat(
+                np.arange(P), np.diff(packed.start)
+            )
+            for k in np.unique(kk):
+                if k == 0:
+                    continue
+                pats = np.flatnonzero(kk == k)
+                Jk = np.nonzero(mask[pats])[1].reshape(len(pats), k)
+                Fk = _psd_factors(np.stack([covariances[p] for p in pats]))
+                GFk = np.swapaxes(G[:, Jk], 0, 1) @ Fk  # (P_k, d, k)
+                J_idx[pats, :k] = Jk
+                F[pats, :k, :k] = Fk
+                GF[pats, :, :k] = GFk
+                rows_gfj = np.take_along_axis(GFk, Jk[:, :, None], axis=1)
+                A[pats, :k, :k] = np.swapaxes(Fk, 1, 2) @ rows_gfj
+                local = np.full(P, -1)
+                local[pats] = np.arange(len(pats))
+                rows = np.flatnonzero(local[pattern_of_row] >= 0)
+                lp = local[pattern_of_row[rows]]
+                zJ = np.take_along_axis(z[rows], Jk[lp], axis=1)
+                own[rows, :k] = np.einsum("nrs,nr->ns", Fk[lp], zJ)
+        parts = (
+            x, z, packed.order, packed.start, packed.mask, cov, J_idx, kk,
+            F, GF, A, own, off, weight,
+        )  # fmt: skip
+        return cls(tuple(np.ascontiguousarray(a) for a in parts), packed)
+
+
+def _psd_factors_check(covariances: Sequence[np.ndarray]) -> None:
+    """Reject covariances with clearly negative eigenvalues (Euclidean path)."""
+    by_size: dict[int, list[np.ndarray]] = {}
+    for cov in covariances:
+        if cov.shape[-1]:
+            by_size.setdefault(cov.shape[-1], []).append(cov)
+    for stack in by_size.values():
+        _psd_factors(np.stack(stack))
+
+
+def pairs(
+    a: Side,
+    b: Side,
+    gamma: float,
+    metric: Metric,
+    *,
+    symmetric: bool,
+    accumulate: bool,
+    out: np.ndarray,
+) -> None:
+    """Fill (or accumulate into) ``out`` with the compiled pattern-pair loop."""
+    if a.n == 0 or b.n == 0:
+        return
+    P = a.packed.n_patterns
+    T = max(1, min(n_threads(), P))
+    p_lists = [np.arange(t, P, T, dtype=np.int64) for t in range(T)]
+
+    def task(p_list: np.ndarray) -> Callable[[], object]:
+        return lambda: _compiled.rbf_pairs(
+            p_list, a.arrays, b.arrays, float(gamma), metric.mahalanobis,
+            bool(symmetric), bool(accumulate), out,
+        )  # fmt: skip
+
+    with _LOCK:
+        _raise_invalid(_run([task(pl) for pl in p_lists]))
+        if symmetric and not accumulate:
+            rank = a.packed.rank()
+            size = 64
+            n_blocks = -(-a.n // size)
+            T = max(1, min(n_threads(), n_blocks))
+            blocks = [np.arange(t, n_blocks, T, dtype=np.int64) for t in range(T)]
+
+            def mirror(bl: np.ndarray) -> Callable[[], object]:
+                return lambda: _compiled.mirror_by_rank(out, rank, bl, size)
+
+            _run([mirror(bl) for bl in blocks])
+
+
+def aligned(a: Side, b: Side, gamma: float, metric: Metric) -> np.ndarray:
+    """``log E k(a_i, b_i)`` for aligned rows with the same pattern grouping."""
+    out = np.empty(a.n)
+    if a.n == 0:
+        return out
+    code = _compiled.rbf_aligned(
+        a.arrays, b.arrays, float(gamma), metric.mahalanobis, out
+    )
+    _raise_invalid([code])
+    return out
+
+
+def exp_inplace(K: np.ndarray, block: int = 1 << 20) -> None:
+    """``K <- exp(K)`` in place, by flat chunks on threads (numpy's SIMD exp)."""
+    flat = K.reshape(-1)
+    chunks = [slice(s, s + block) for s in range(0, flat.size, block)]
+    T = max(1, min(n_threads(), len(chunks)))
+
+    def work(t: int) -> Callable[[], object]:
+        def run() -> None:
+            for sl in chunks[t::T]:
+                np.exp(flat[sl], out=flat[sl])
+
+        return run
+
+    _run([work(t) for t in range(T)])
+
+
+def symmetrize(K: np.ndarray, block: int = 512) -> None:
+    """In place ``K <- (K + K^T) / 2`` by blocks (no second n x n array)."""
+    n = K.shape[0]
+    for s in range(0, n, block):
+        e = min(s + block, n)
+        for t in range(s, n, block):
+            f = min(t + block, n)
+            mean = 0.5 * (K[s:e, t:f] + K[t:f, s:e].T)
+            K[s:e, t:f] = mean
+            K[t:f, s:e] = mean.T
+
+
+# -- Gaussian -----------------------------------------------------------------
+
+
+def gaussian_side(
+    c: GaussianConditionals, metric: Metric, off: np.ndarray | None = None
+) -> Side:
+    packed = Packed.build(c.patterns, c.pattern_index)
+    return Side.build(c.means, packed, c.covariances, metric, off)
+
+
+def gaussian_gram(
+    a: Side, b: Side | None, gamma: float, metric: Metric, *, log: bool = False
+) -> np.ndarray:
+    """``E k`` (or its log) between the rows of two Gaussian sides.
+
+    ``b=None`` is the symmetric Gram of ``a`` (half the pattern pairs); a row
+    paired with itself is two independent copies.
+    """
+    symmetric = b is None
+    other = a if b is None else b
+    out = np.empty((a.n, other.n))
+    pairs(a, other, gamma, metric, symmetric=symmetric, accumulate=False, out=out)
+    if not log:
+        exp_inplace(out)
+    return out
+
+
+def gaussian_self_log(a: Side, gamma: float, metric: Metric) -> np.ndarray:
+    """``log E k(X_i, X_i')`` for independent copies of each row (no offsets)."""
+    return aligned(a, a, gamma, metric)
+
+
+# -- Gaussian mixtures ------------------------------------------------------------
+
+
+def mixture_sides(
+    c: MixtureConditionals, metric: Metric, off: np.ndarray | None = None
+) -> list[Side]:
+    """One side per component (shared patterns; weights are the posteriors)."""
+    packed = Packed.build(c.patterns, c.pattern_index)
+    return [
+        Side.build(
+            c.means[k],
+            packed,
+            [cov[k] for cov in c.covariances],
+            metric,
+            off,
+            c.weights[:, k],
+        )
+        for k in range(c.n_components)
+    ]
+
+
+def accumulated_gram(
+    a: list[Side], b: list[Side] | None, gamma: float, metric: Metric
+) -> np.ndarray:
+    """``sum_kl w_ik w_jl exp(log E_kl + offsets)`` over pairs of sides.
+
+    Mixture components (weights = posteriors) or draws (weights = 1/m).
+    ``b=None`` is the Gram of ``a``, symmetrised against rounding.
+    """
+    other = a if b is None else b
+    out = np.zeros((a[0].n, other[0].n))
+    for sa in a:
+        for sb in other:
+            pairs(sa, sb, gamma, metric, symmetric=False, accumulate=True, out=out)
+    if b is None:
+        symmetrize(out)
+    return out
+
+
+def accumulated_self_log(a: list[Side], gamma: float, metric: Metric) -> np.ndarray:
+    """``log sum_kl w_ik w_il E_kl k(X_i, X_i')`` (independent copies)."""
+    terms = np.empty((len(a) ** 2, a[0].n))
+    with np.errstate(divide="ignore"):
+        logw = [np.log(s.weight) for s in a]
+    for k, sa in enumerate(a):
+        for m, sb in enumerate(a):
+            terms[k * len(a) + m] = aligned(sa, sb, gamma, metric) + logw[k] + logw[m]
+    return np.asarray(logsumexp(terms, axis=0))
+
+
+# -- samples (multiple imputation) ----------------------------------------------
+
+
+def sample_sides(
+    c: SampleConditionals, metric: Metric, off: np.ndarray | None = None
+) -> list[Side]:
+    """One complete-data side per draw, each weighted ``1 / m``."""
+    packed = Packed.complete(c.n_samples, c.n_features)
+    w = np.full(c.n_samples, 1.0 / c.n_draws)
+    empty = [np.zeros((0, 0))]
+    return [Side.build(draw, packed, empty, metric, off, w) for draw in c.samples]
