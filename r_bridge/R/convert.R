@@ -53,9 +53,14 @@
 }
 
 # An R double matrix as a writable, C-ordered float64 NumPy array (a copy:
-# arrays reticulate builds over R memory are read-only).
+# arrays reticulate builds over R memory are read-only). R's NA_real_ is a
+# *signalling* NaN (payload 1954, quiet bit clear): NumPy would raise
+# "invalid value" warnings on every operation touching it, so every NA
+# becomes R's NaN, the standard quiet NaN, first.
 .mk_to_numpy <- function(x) {
-  .mk_np()$array(reticulate::r_to_py(unname(x)), dtype = "float64", order = "C")
+  x <- unname(x)
+  x[is.na(x)] <- NaN
+  .mk_np()$array(reticulate::r_to_py(x), dtype = "float64", order = "C")
 }
 
 .mk_from_numpy <- function(x) {

@@ -18,10 +18,12 @@ py_mk <- function() reticulate::import("missingkernels", convert = TRUE)
 py_np <- function() reticulate::import("numpy", convert = TRUE)
 
 # Plain NumPy float array from an R matrix, NA -> NaN, built independently of
-# the package's own converter.
+# the package's own converter (quiet NaN, as a Python user's data has: R's NA
+# is a signalling NaN).
 py_array <- function(x) {
   x <- unname(x)
   storage.mode(x) <- "double"
+  x[is.na(x)] <- NaN
   py_np()$array(x, dtype = "float64")
 }
 
