@@ -236,6 +236,12 @@ class RBFExpectation(BaseKernelExpectation):
 
     # -- public ---------------------------------------------------------------------
     def gram(self, kernel: Any, cx: Any, cy: Any | None, diagonal: str) -> np.ndarray:
+        with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
+            return self._gram_impl(kernel, cx, cy, diagonal)
+
+    def _gram_impl(
+        self, kernel: Any, cx: Any, cy: Any | None, diagonal: str
+    ) -> np.ndarray:
         gamma = kernel.gamma_
         gauss, sx, sy, self_x, _ = self._prepare(kernel, cx, cy, gamma)
         K = self._gram(gauss, sx, sy, gamma, kernel._metric, log=False)
@@ -252,6 +258,12 @@ class RBFExpectation(BaseKernelExpectation):
         self, kernel: Any, cx: Any, cy: Any | None, diagonal: str
     ) -> np.ndarray:
         """``Var k = E_{2 gamma} k - (E_gamma k)^2`` (k^2 is the RBF at 2 gamma)."""
+        with np.errstate(under="ignore"):
+            return self._variance_impl(kernel, cx, cy, diagonal)
+
+    def _variance_impl(
+        self, kernel: Any, cx: Any, cy: Any | None, diagonal: str
+    ) -> np.ndarray:
         gamma = kernel.gamma_
         metric = kernel._metric
         gauss, sx, sy, self_x, self_y = self._prepare(kernel, cx, cy, gamma)

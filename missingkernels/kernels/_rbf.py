@@ -373,8 +373,9 @@ def exp_inplace(K: np.ndarray, block: int = 1 << 20) -> None:
 
     def work(t: int) -> Callable[[], object]:
         def run() -> None:
-            for sl in chunks[t::T]:
-                np.exp(flat[sl], out=flat[sl])
+            with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
+                for sl in chunks[t::T]:
+                    np.exp(flat[sl], out=flat[sl])
 
         return run
 

@@ -1,0 +1,350 @@
+"""Exactness of the expected RBF kernels against a naive per-pair reference.
+
+The reference is written from the closed form (DESIGN.md section 2, the
+genRBF paper's eqs. (20)-(21), Anderson & Gupta eq. (3)): for every pair of
+rows it builds the full d x d conditional covariances, whitens them for the
+Mahalanobis metric, and calls ``slogdet``/``solve``. It shares no code with
+the pattern-pair implementation.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+from missingkernels import get_kernel
+from missingkernels.conditionals import GaussianConditionals
+from missingkernels.densities import BaseDensity
+
+# -- a fixed Gaussian density (its parameters are given, not fitted) -----------
+
+
+class FixedGaussian(BaseDensity):
+    """N(mean, covariance) whatever the training rows (test-local)."""
+
+    representation: ClassVar[str] = "gaussian"
+
+    def __init__(self, mean=None, covariance=None):
+        self.mean = mean
+        self.covariance = covariance
+
+    def _fit(self, X):
+        self.mean_ = np.asarray(self.mean, dtype=float)
+        self.covariance_ = np.asarray(self.covariance, dtype=float)
+
+    def _conditionals(self, X):
+        return GaussianConditionals.from_moments(X, self.mean_, self.covariance_)
+
+
+def random_gaussian(rng, d, scale=1.0):
+    A = rng.normal(size=(d, d))
+    S = (A @ A.T / d + 0.3 * np.eye(d)) * scale**2
+    return rng.normal(size=d) * scale, S
+
+
+def mcar(rng, X, rate):
+    X = X.copy()
+    X[rng.random(X.shape) < rate] = np.nan
+    return X
+
+
+def structured(rng, X, n_patterns, rate=0.4):
+    """At most ``n_patterns`` distinct patterns, many rows each."""
+    patterns = rng.random((n_patterns, X.shape[1])) < rate
+    patterns[0] = False  # some complete rows
+    X = X.copy()
+    X[patterns[rng.integers(0, n_patterns, len(X))]] = np.nan
+    return X
+
+
+# -- the naive reference ----------------------------------------------------------
+
+
+def naive_expected_rbf(a, A, b, B, gamma, S=None):
+    """E exp(-gamma ||X - Y||^2_W) for X ~ N(a, A), Y ~ N(b, B), per the closed form."""
+    d = len(a)
+    if S is not None:
+        W = np.linalg.inv(np.linalg.cholesky(S))  # W^T W = S^-1
+        a, b, A, B = W @ a, W @ b, W @ A @ W.T, W @ B @ W.T
+    delta = a - b
+    _, logdet = np.linalg.slogdet(np.eye(d) + 2 * gamma * (A + B))
+    quad = delta @ np.linalg.solve(A + B + np.eye(d) / (2 * gamma), delta)
+    return np.exp(-0.5 * logdet - 0.5 * quad)
+
+
+def naive_gram(cx, cy, gamma, S=None, *, normalised=False, diagonal=None):
+    """Gram of two GaussianConditionals; ``diagonal`` set when cy is cx (k(X))."""
+    nx, ny = cx.n_samples, cy.n_samples
+    K = np.empty((nx, ny))
+    for i in range(nx):
+        for j in range(ny):
+            K[i, j] = naive_expected_rbf(
+                cx.means[i], cx.row_covariance(i), cy.means[j], cy.row_covariance(j),
+                gamma, S,
+            )  # fmt: skip
+    if normalised:
+        nxs = [
+            naive_expected_rbf(cx.means[i], cx.row_covariance(i), cx.means[i],
+                               cx.row_covariance(i), gamma, S)
+            for i in range(nx)
+        ]  # fmt: skip
+        nys = [
+            naive_expected_rbf(cy.means[j], cy.row_covariance(j), cy.means[j],
+                               cy.row_covariance(j), gamma, S)
+            for j in range(ny)
+        ]  # fmt: skip
+        K /= np.sqrt(np.outer(nxs, nys))
+    if diagonal == "same_draw":
+        ones = np.ones(nx)
+        K[np.diag_indices(nx)] = ones / (np.asarray(nxs) if normalised else ones)
+    return K
+
+
+def assert_rel(actual, expected, rtol=1e-10):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape
+    assert np.all(np.isfinite(actual))
+    err = np.abs(actual - expected) / np.maximum(np.abs(expected), 1e-300)
+    worst = np.unravel_index(np.argmax(err), err.shape)
+    assert err.max() <= rtol, (
+        f"relative error {err.max():.3g} at {worst}: {actual[worst]!r} vs "
+        f"{expected[worst]!r}"
+    )
+
+
+def assert_psd(K):
+    assert np.allclose(K, K.T, rtol=0, atol=1e-14 * max(1.0, np.abs(K).max()))
+    smallest = np.linalg.eigvalsh(0.5 * (K + K.T)).min()
+    assert smallest >= -1e-10 * len(K), f"smallest eigenvalue {smallest:.3g}"
+
+
+# -- cases --------------------------------------------------------------------------
+
+CASES = [
+    # (name, n_train, n_test, d, missingness)
+    ("complete", 12, 7, 4, ("mcar", 0.0)),
+    ("mcar20", 30, 12, 5, ("mcar", 0.2)),
+    ("mcar60", 30, 12, 6, ("mcar", 0.6)),
+    ("structured", 70, 25, 6, ("structured", 4)),
+]
+
+
+def make_case(rng, n, m, d, missingness):
+    mean, S = random_gaussian(rng, d)
+    X = rng.multivariate_normal(mean, S, size=n)
+    Y = rng.multivariate_normal(mean, S, size=m)
+    kind, value = missingness
+    if kind == "mcar":
+        X, Y = mcar(rng, X, value), mcar(rng, Y, value)
+        if value > 0:
+            X[0] = np.nan  # a fully missing row
+            X[1, 1:] = np.nan
+    else:
+        X, Y = structured(rng, X, value), structured(rng, Y, value)
+    return mean, S, X, Y
+
+
+@pytest.mark.parametrize("name,n,m,d,missingness", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
+@pytest.mark.parametrize("kernel_name", ["genrbf", "expected_rbf"])
+def test_matches_naive_reference(rng, name, n, m, d, missingness, metric, kernel_name):
+    mean, S, X, Y = make_case(rng, n, m, d, missingness)
+    gamma = 0.37
+    density = FixedGaussian(mean, S)
+    k = get_kernel(kernel_name, gamma=gamma, metric=metric, density=density).fit(X)
+    cx = k.density_.conditionals(X)
+    cy = k.density_.conditionals(Y)
+    S_metric = S if metric == "mahalanobis" else None
+    normalised = kernel_name == "genrbf"
+    diagonal = k.diagonal
+    K_train = k(X)
+    assert K_train.dtype == np.float64
+    assert_rel(
+        K_train,
+        naive_gram(cx, cx, gamma, S_metric, normalised=normalised, diagonal=diagonal),
+    )
+    assert_rel(k(X, Y), naive_gram(cx, cy, gamma, S_metric, normalised=normalised))
+    assert_rel(k(Y, X), naive_gram(cy, cx, gamma, S_metric, normalised=normalised))
+    assert_psd(K_train)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
+def test_other_diagonal_conventions(rng, metric):
+    mean, S, X, _ = make_case(rng, 25, 1, 4, ("mcar", 0.4))
+    S_metric = S if metric == "mahalanobis" else None
+    for name, normalised, other in [
+        ("genrbf", True, "same_draw"),
+        ("expected_rbf", False, "independent"),
+    ]:
+        k = get_kernel(
+            name,
+            gamma=0.8,
+            metric=metric,
+            density=FixedGaussian(mean, S),
+            diagonal=other,
+        ).fit(X)
+        c = k.density_.conditionals(X)
+        expected = naive_gram(
+            c, c, 0.8, S_metric, normalised=normalised, diagonal=other
+        )
+        assert_rel(k(X), expected)
+        # k(X, X) pairs independent rows everywhere; only the diagonal differs.
+        independent = naive_gram(c, c, 0.8, S_metric, normalised=normalised)
+        assert_rel(k(X, X), independent)
+        off = ~np.eye(len(X), dtype=bool)
+        assert_rel(k(X)[off], independent[off])
+
+
+def test_many_rows_per_pattern_and_many_patterns_agree(rng):
+    """Patterns with many rows take the stored-factor loop, singletons the
+    direct one; splitting the rows must not change any entry."""
+    mean, S = random_gaussian(rng, 5)
+    X = structured(rng, rng.multivariate_normal(mean, S, size=60), 3)
+    Z = mcar(rng, rng.multivariate_normal(mean, S, size=20), 0.4)
+    for metric in ("euclidean", "mahalanobis"):
+        k = get_kernel(
+            "expected_rbf", gamma=0.5, metric=metric, density=FixedGaussian(mean, S)
+        ).fit(X)
+        full = k(np.vstack([X, Z]))
+        assert_rel(full[:60, 60:], k(X, Z))
+        assert_rel(full[60:, :60], k(Z, X))
+        assert_rel(full[:60, :60], k(X))
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
+def test_genrbf_is_normalised_expected_rbf(rng, metric):
+    mean, S, X, Y = make_case(rng, 30, 10, 5, ("mcar", 0.35))
+    density = FixedGaussian(mean, S)
+    g = get_kernel("genrbf", gamma=0.6, metric=metric, density=density).fit(X)
+    e = get_kernel(
+        "expected_rbf",
+        gamma=0.6,
+        metric=metric,
+        density=density,
+        diagonal="independent",
+    ).fit(X)
+    Ex, Ey, Exy = e(X), e(Y, Y), e(X, Y)
+    assert_rel(g(X), Ex / np.sqrt(np.outer(np.diag(Ex), np.diag(Ex))))
+    assert_rel(g(X, Y), Exy / np.sqrt(np.outer(np.diag(Ex), np.diag(Ey))))
+    assert np.array_equal(np.diag(g(X)), np.ones(len(X)))
+
+
+def test_complete_rows_reduce_to_sklearn_rbf(rng):
+    X = rng.normal(size=(40, 6)) * [1, 2, 3, 0.5, 1, 4]
+    Y = rng.normal(size=(9, 6))
+    for name in ("genrbf", "expected_rbf"):
+        k = get_kernel(name, gamma=0.13).fit(X)  # default gaussian_em density
+        assert_rel(k(X), rbf_kernel(X, gamma=0.13), rtol=1e-12)
+        assert_rel(k(X, Y), rbf_kernel(X, Y, gamma=0.13), rtol=1e-12)
+        assert np.array_equal(np.diag(k(X)), np.ones(40))
+
+
+def test_mahalanobis_complete_rows(rng):
+    mean, S = random_gaussian(rng, 4)
+    X = rng.multivariate_normal(mean, S, size=15)
+    Sinv = np.linalg.inv(S)
+    D = X[:, None, :] - X[None, :, :]
+    expected = np.exp(-0.7 * np.einsum("ijk,kl,ijl->ij", D, Sinv, D))
+    for name in ("genrbf", "expected_rbf"):
+        k = get_kernel(
+            name, gamma=0.7, metric="mahalanobis", density=FixedGaussian(mean, S)
+        ).fit(X)
+        assert_rel(k(X), expected, rtol=1e-11)
+        assert np.array_equal(k.metric_covariance_, S)
+
+
+def test_mahalanobis_uses_fitted_em_covariance(rng):
+    X = mcar(rng, rng.normal(size=(80, 3)) @ rng.normal(size=(3, 3)), 0.2)
+    k = get_kernel("genrbf", gamma=0.5, metric="mahalanobis").fit(X)
+    assert np.allclose(k.metric_covariance_, k.density_.covariance_)
+    c = k.density_.conditionals(X[:12])
+    expected = naive_gram(c, c, 0.5, k.density_.covariance_, normalised=True)
+    assert_rel(k(X[:12]), expected, rtol=1e-9)
+
+
+def test_gamma_scale(rng):
+    X = mcar(rng, rng.normal(size=(50, 4)) * 3.0, 0.3)
+    k = get_kernel("expected_rbf").fit(X)
+    assert k.gamma_ == pytest.approx(1.0 / (4 * np.nanvar(X)))
+    k = get_kernel("expected_rbf", metric="mahalanobis").fit(X)
+    assert k.gamma_ == pytest.approx(0.25)
+    k = get_kernel("expected_rbf", gamma=2.5).fit(X)
+    assert k.gamma_ == 2.5
+
+
+# -- positive semi-definiteness on ordinary data -----------------------------------
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
+@pytest.mark.parametrize("rate", [0.1, 0.3, 0.6])
+def test_psd_on_mcar_data(rng, metric, rate):
+    mean, S = random_gaussian(rng, 8)
+    X = mcar(rng, rng.multivariate_normal(mean, S, size=150), rate)
+    for gamma in (2.0**-5, 0.25, 2.0**3):
+        for name in ("genrbf", "expected_rbf"):
+            k = get_kernel(
+                name, gamma=gamma, metric=metric, density=FixedGaussian(mean, S)
+            )
+            assert_psd(k.fit(X)(X))
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
+def test_psd_with_fitted_em_density(rng, metric):
+    X = mcar(rng, rng.normal(size=(120, 6)) @ rng.normal(size=(6, 6)), 0.3)
+    for name in ("genrbf", "expected_rbf"):
+        assert_psd(get_kernel(name, gamma=0.2, metric=metric).fit(X)(X))
+
+
+# -- numerical range: gamma 2^-15..2^15, feature scales 1e-6..1e6 ------------------
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1.0, 1e6])
+@pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
+def test_extreme_gamma_and_scales(rng, scale, metric):
+    d = 5
+    mean, S = random_gaussian(rng, d)
+    X = mcar(rng, rng.multivariate_normal(mean, S, size=40), 0.4)
+    X[3] = X[4]  # duplicated rows: k = 1 in every regime
+    base = FixedGaussian(mean, S)
+    scaled = FixedGaussian(mean * scale, S * scale**2)
+    for log2_gamma in (-15, -5, 0, 5, 15):
+        gamma = 2.0**log2_gamma
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no overflow / invalid-value warnings
+            with np.errstate(over="raise", invalid="raise", divide="raise"):
+                for name in ("genrbf", "expected_rbf"):
+                    # Whitened distances do not depend on the scale.
+                    g = gamma / scale**2 if metric == "euclidean" else gamma
+                    k = get_kernel(name, gamma=g, metric=metric, density=scaled)
+                    k.fit(X * scale)
+                    K = k(X * scale)
+                    V = k.variance(X * scale)
+                    assert np.all(np.isfinite(K)) and np.all(np.isfinite(V))
+                    assert K.min() >= 0.0
+                    assert np.all(V >= 0.0)
+                    assert_psd(K)
+                    # Scaling rows by s (and gamma by 1/s^2) is the same kernel.
+                    ref = get_kernel(name, gamma=gamma, metric=metric, density=base)
+                    assert_rel(K, ref.fit(X)(X), rtol=1e-8)
+                    if name == "genrbf":
+                        assert np.array_equal(np.diag(K), np.ones(len(X)))
+                        assert K.max() <= 1.0 + 1e-12
+
+
+def test_extreme_gamma_against_naive(rng):
+    mean, S = random_gaussian(rng, 4)
+    X = mcar(rng, rng.multivariate_normal(mean, S, size=15), 0.5)
+    X[2] = X[5]
+    for gamma in (2.0**-15, 2.0**15):
+        k = get_kernel("expected_rbf", gamma=gamma, density=FixedGaussian(mean, S))
+        K = k.fit(X)(X, X)
+        c = k.density_.conditionals(X)
+        R = naive_gram(c, c, gamma)
+        # Compare where the reference does not underflow.
+        big = R > 1e-250
+        assert_rel(K[big], R[big], rtol=1e-8)
+        assert np.all(K[~big] < 1e-240)
