@@ -512,12 +512,13 @@ print.mk_svm <- function(x, ...) {
 }
 
 .mk_print_settings <- function(x) {
+  # "scale" with no fitted width: a kernel without gamma (e.g. Belanche's)
   gamma <- if (identical(x$gamma, "scale")) {
-    if (is.na(x$gamma_value)) "scale" else sprintf("scale (= %.4g)", x$gamma_value)
+    if (is.na(x$gamma_value)) "" else sprintf("   gamma: scale (= %.4g)", x$gamma_value)
   } else {
-    format(x$gamma)
+    paste0("   gamma: ", format(x$gamma))
   }
-  cat(sprintf("Kernel: %s   density: %s   gamma: %s   C: %s%s\n",
+  cat(sprintf("Kernel: %s   density: %s%s   C: %s%s\n",
     x$kernel, if (is.null(x$density) || is.na(x$density)) "default" else x$density,
     gamma, format(x$C),
     if (!is.null(x$epsilon)) paste0("   epsilon: ", format(x$epsilon)) else ""
