@@ -365,6 +365,29 @@ def aligned(a: Side, b: Side, gamma: float, metric: Metric) -> np.ndarray:
     return out
 
 
+# exp(x) is subnormal below _SUBNORMAL and rounds to 0 below _ZERO. numpy's
+# vectorised exp falls back to a slow path for a whole vector holding such
+# lanes, so they are set aside and handled on their own.
+_SUBNORMAL = -708.3
+_ZERO = -745.2
+
+
+def _exp_chunk(c: np.ndarray) -> None:
+    low = c < _SUBNORMAL
+    if not low.any():
+        np.exp(c, out=c)
+        return
+    idx = np.flatnonzero(low)
+    vals = c[idx]
+    c[idx] = 0.0
+    np.exp(c, out=c)
+    res = np.zeros(len(vals))
+    sub = vals > _ZERO
+    if sub.any():
+        res[sub] = np.exp(vals[sub])
+    c[idx] = res
+
+
 def exp_inplace(K: np.ndarray, block: int = 1 << 20) -> None:
     """``K <- exp(K)`` in place, by flat chunks on threads (numpy's SIMD exp)."""
     flat = K.reshape(-1)
@@ -375,7 +398,7 @@ def exp_inplace(K: np.ndarray, block: int = 1 << 20) -> None:
         def run() -> None:
             with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
                 for sl in chunks[t::T]:
-                    np.exp(flat[sl], out=flat[sl])
+                    _exp_chunk(flat[sl])
 
         return run
 
