@@ -16,7 +16,6 @@ import warnings
 import numpy as np
 import pytest
 
-import missingkernels
 from missingkernels import get_density, get_kernel, list_densities, list_kernels
 from missingkernels.densities import GaussianEMDensity
 
@@ -462,6 +461,13 @@ def test_mice_r_error_is_raised_with_its_message(rng):
 @pytest.mark.r
 @pytest.mark.parametrize("name", ["r_mice", "r_amelia"])
 def test_svc_with_r_density_in_cross_val_score(name, shared_data_dir):
+    """MissingKernelSVC fits and predicts with an R density on real NaNs.
+
+    ``r_amelia`` is used by its registry name and must score like
+    ``gaussian_em`` (the same density); ``r_mice`` is passed as an object with
+    light settings (m=3, maxit=3: the defaults take about 20 s here) and must
+    beat the majority class rate minus 5 points.
+    """
     _require("mice" if name == "r_mice" else "Amelia")
     if "genrbf" not in list_kernels():
         pytest.skip("the genrbf kernel is not registered yet")
@@ -474,21 +480,23 @@ def test_svc_with_r_density_in_cross_val_score(name, shared_data_dir):
 
     X, y = load_shared_csv(shared_data_dir, "hepatitis")
     assert np.isnan(X).any()
-    density = (
-        get_density("r_mice", m=3, maxit=3, seed=0)
-        if name == "r_mice"
-        else get_density("r_amelia", empri=2)
-    )
-    model = make_pipeline(StandardScaler(), MissingKernelSVC(density=density, C=2.0))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", mkr.RWarning)
-        scores = cross_val_score(
-            model, X, y, cv=StratifiedKFold(3, shuffle=True, random_state=0)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+
+    def cv_scores(density):
+        model = make_pipeline(
+            StandardScaler(), MissingKernelSVC(density=density, C=2.0)
         )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", mkr.RWarning)
+            return cross_val_score(model, X, y, cv=cv, error_score="raise")
+
+    if name == "r_amelia":
+        scores = cv_scores("r_amelia")
+        reference = cv_scores("gaussian_em")
+        # At most one of the ~52 predictions per fold may flip.
+        assert np.all(np.abs(scores - reference) <= 1 / 50), (scores, reference)
+    else:
+        scores = cv_scores(get_density("r_mice", m=3, maxit=3, seed=0))
     majority = np.mean(y == np.bincount(y.astype(int)).argmax())
     assert np.all(np.isfinite(scores))
     assert scores.mean() >= majority - 0.05, (scores, majority)
-
-
-def test_module_is_importable_without_side_effects():
-    assert "r_amelia" in missingkernels.list_densities()

@@ -47,6 +47,15 @@ function(x, labels, ignore, m, maxit, method, seed) {
 """
 
 
+class _Representation:
+    """The ``representation`` tag: "samples", or "gaussian" if moment matched."""
+
+    def __get__(self, obj: Any, objtype: Any = None) -> str:
+        if obj is not None and obj.moment_match:
+            return "gaussian"
+        return "samples"
+
+
 class RMiceDensity(BaseDensity):
     """Multiple-imputation draws of R's mice as the conditionals of rows.
 
@@ -168,10 +177,8 @@ class RMiceDensity(BaseDensity):
         tags.non_deterministic = self.seed is None
         return tags
 
-    # The representation depends on a parameter; kernels read this tag.
-    @property  # type: ignore[misc]
-    def representation(self) -> str:  # type: ignore[override]
-        return "gaussian" if self.moment_match else "samples"
+    # The tag depends on ``moment_match``; on the class it is the default's.
+    representation = _Representation()  # type: ignore[assignment]
 
     def _method(self, d: int) -> str | list[str]:
         name = type(self).__name__
