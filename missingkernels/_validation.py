@@ -68,6 +68,11 @@ def validate_missing_data_xy(
     X : ndarray of float64
     y : ndarray
     """
+    if y is None:
+        raise ValueError(
+            f"{type(estimator).__name__} requires y to be passed, but the target y "
+            "is None."
+        )
     return _validate(estimator, X, y, True, min_samples, True, task=task)
 
 

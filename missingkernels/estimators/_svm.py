@@ -37,6 +37,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         self.X_fit_ = X
         self.dual_coef_ = self.svm_.dual_coef_
         self.intercept_ = self.svm_.intercept_
+        self.n_iter_ = self.svm_.n_iter_
         return self
 
     def _make_svm(self) -> Any:  # pragma: no cover - abstract
@@ -112,7 +113,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         Indices of the support vectors among the training rows.
     support_vectors_ : ndarray of shape (n_SV, n_features)
         The training rows that are support vectors, NaN where missing.
-    dual_coef_, intercept_ : ndarray
+    dual_coef_, intercept_, n_iter_ : ndarray
         As in :class:`sklearn.svm.SVC`.
     X_fit_ : ndarray of shape (n_samples, n_features)
         The training rows.
@@ -244,7 +245,8 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        return self.svm_.decision_function(self._gram_to_train(X))
+        K = self._gram_to_train(X)  # checks fitted first
+        return self.svm_.decision_function(K)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predict class labels.
@@ -258,7 +260,8 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self.svm_.predict(self._gram_to_train(X))
+        K = self._gram_to_train(X)  # checks fitted first
+        return self.svm_.predict(K)
 
 
 class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
@@ -300,7 +303,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     kernel_ : object
         The fitted registry kernel; ``kernel_.density_`` is the fitted density.
     svm_ : sklearn.svm.SVR
-    support_, support_vectors_, dual_coef_, intercept_ : ndarray
+    support_, support_vectors_, dual_coef_, intercept_, n_iter_ : ndarray
         As in :class:`MissingKernelSVC`.
     X_fit_ : ndarray of shape (n_samples, n_features)
     n_features_in_ : int
@@ -398,4 +401,5 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self.svm_.predict(self._gram_to_train(X))
+        K = self._gram_to_train(X)  # checks fitted first
+        return self.svm_.predict(K)

@@ -1,0 +1,234 @@
+"""MissingKernelSVC / SVR / Transformer: contract, equivalences, no leakage."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.decomposition import KernelPCA
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, SVR
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from missingkernels.densities import GaussianEMDensity
+from missingkernels.estimators import (
+    MissingKernelSVC,
+    MissingKernelSVR,
+    MissingKernelTransformer,
+)
+
+
+def _classification(rng, n=120, d=4, rate=0.2):
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] + 0.5 * X[:, 1] - 0.3 * X[:, 2] > 0).astype(int)
+    Xm = X.copy()
+    Xm[rng.random(X.shape) < rate] = np.nan
+    return X, Xm, y
+
+
+@parametrize_with_checks(
+    [MissingKernelSVC(), MissingKernelSVR(), MissingKernelTransformer()]
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("gamma", [0.05, 0.5, 3.0])
+def test_svc_on_complete_rows_is_sklearn_rbf_svc(rng, gamma):
+    X, _, y = _classification(rng)
+    ours = MissingKernelSVC(gamma=gamma, C=2.0).fit(X[:90], y[:90])
+    ref = SVC(kernel="rbf", gamma=gamma, C=2.0).fit(X[:90], y[:90])
+    np.testing.assert_allclose(
+        ours.decision_function(X[90:]), ref.decision_function(X[90:]), atol=1e-6
+    )
+    np.testing.assert_array_equal(ours.support_, ref.support_)
+
+
+def test_svr_on_complete_rows_is_sklearn_rbf_svr(rng):
+    X = rng.normal(size=(100, 3))
+    y = np.sin(X[:, 0]) + X[:, 1]
+    ours = MissingKernelSVR(gamma=0.4, C=3.0, epsilon=0.05).fit(X[:70], y[:70])
+    ref = SVR(kernel="rbf", gamma=0.4, C=3.0, epsilon=0.05).fit(X[:70], y[:70])
+    np.testing.assert_allclose(ours.predict(X[70:]), ref.predict(X[70:]), atol=1e-6)
+
+
+def test_prediction_uses_the_full_cross_gram(rng):
+    """Computing only the support columns changes nothing."""
+    _, Xm, y = _classification(rng)
+    clf = MissingKernelSVC(gamma=0.3, C=5.0).fit(Xm[:90], y[:90])
+    K_full = clf.kernel_(Xm[90:], Xm[:90])
+    np.testing.assert_allclose(
+        clf.decision_function(Xm[90:]), clf.svm_.decision_function(K_full), atol=1e-12
+    )
+    assert clf.support_.size < 90
+
+
+def test_gamma_scale_uses_observed_entries(rng):
+    _, Xm, y = _classification(rng)
+    clf = MissingKernelSVC().fit(Xm, y)
+    expected = 1.0 / (Xm.shape[1] * np.nanvar(Xm))
+    assert clf.kernel_.gamma_ == pytest.approx(expected)
+
+
+class _RecordingDensity(GaussianEMDensity):
+    """Gaussian EM that records every training set it is fitted on."""
+
+    seen: list = []  # noqa: RUF012  (shared on purpose: clones must record too)
+
+    def _fit(self, X):
+        type(self).seen.append(X.copy())
+        super()._fit(X)
+
+
+def test_density_never_sees_scored_rows(rng):
+    _, Xm, y = _classification(rng, n=90)
+    ids = np.arange(len(y), dtype=float)
+    # An always-observed id column tells which rows each fit saw.
+    Xid = np.column_stack([Xm, ids])
+    _RecordingDensity.seen = []
+    cv = KFold(3, shuffle=True, random_state=0)
+    search = GridSearchCV(
+        MissingKernelSVC(density=_RecordingDensity(), gamma=0.2),
+        {"C": [0.5, 2.0]},
+        cv=KFold(2, shuffle=True, random_state=1),
+    )
+    cross_val_score(search, Xid, y, cv=cv)
+    outer_train = [set(train) for train, _ in cv.split(Xid)]
+    assert len(_RecordingDensity.seen) == 3 * (2 * 2 + 1)
+    for seen in _RecordingDensity.seen:
+        rows = set(seen[:, -1].astype(int))
+        # Every fit uses a subset of one outer training fold, never its test rows.
+        assert any(rows <= train for train in outer_train)
+
+
+def test_grid_search_over_kernel_and_density_params(rng):
+    _, Xm, y = _classification(rng, n=80)
+    search = GridSearchCV(
+        MissingKernelSVC(density=GaussianEMDensity()),
+        {
+            "kernel": ["genrbf", "expected_rbf"],
+            "density__max_iter": [5, 100],
+            "C": [1.0],
+        },
+        cv=2,
+    ).fit(Xm, y)
+    assert set(search.cv_results_["param_kernel"]) == {"genrbf", "expected_rbf"}
+    assert search.best_estimator_.density_.max_iter in (5, 100)
+
+
+def test_pipeline_pandas_and_pickle(rng):
+    pd = pytest.importorskip("pandas")
+    _, Xm, y = _classification(rng)
+    df = pd.DataFrame(Xm, columns=[f"f{i}" for i in range(Xm.shape[1])])
+    clf = MissingKernelSVC(gamma=0.5).fit(df, y)
+    np.testing.assert_array_equal(clf.feature_names_in_, df.columns)
+    pipe = make_pipeline(StandardScaler(), MissingKernelSVC()).fit(df, y)
+    restored = pickle.loads(pickle.dumps(pipe))
+    np.testing.assert_array_equal(restored.predict(df), pipe.predict(df))
+    np.testing.assert_allclose(
+        restored.decision_function(df), pipe.decision_function(df), atol=0
+    )
+
+
+def test_fully_missing_rows_are_fitted_and_predicted(rng):
+    _, Xm, y = _classification(rng)
+    Xm[:5] = np.nan
+    clf = MissingKernelSVC().fit(Xm, y)
+    new = np.full((3, Xm.shape[1]), np.nan)
+    pred = clf.predict(new)
+    assert pred.shape == (3,) and set(pred) <= set(clf.classes_)
+    # All three rows have the same conditional: the same prediction.
+    assert len(set(pred)) == 1
+
+
+@pytest.mark.parametrize(
+    "X_bad, y_bad, match",
+    [
+        ("y_nan", None, "Input y contains NaN"),
+        ("y_inf", None, "Input y contains infinity"),
+        ("one_class", None, "at least 2 classes"),
+        ("string", None, "numeric X"),
+        ("empty", None, "0 sample"),
+        ("inf_x", None, "infinity"),
+    ],
+)
+def test_bad_training_input(rng, X_bad, y_bad, match):
+    _, Xm, y = _classification(rng, n=30)
+    y = y.astype(float)
+    if X_bad == "y_nan":
+        y[3] = np.nan
+    elif X_bad == "y_inf":
+        y[3] = np.inf
+    elif X_bad == "one_class":
+        y[:] = 1
+    elif X_bad == "string":
+        Xm = Xm.astype(object)
+        Xm[2, 1] = "high"
+    elif X_bad == "empty":
+        Xm, y = Xm[:0], y[:0]
+    elif X_bad == "inf_x":
+        Xm[1, 1] = np.inf
+    with pytest.raises(ValueError, match=match):
+        MissingKernelSVC().fit(Xm, y)
+
+
+def test_wrong_number_of_features_at_predict(rng):
+    _, Xm, y = _classification(rng, n=40)
+    clf = MissingKernelSVC().fit(Xm, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(Xm[:, :-1])
+
+
+def test_kernel_params_errors(rng):
+    _, Xm, y = _classification(rng, n=40)
+    with pytest.raises(ValueError, match="not parameters of the kernel"):
+        MissingKernelSVC(kernel_params={"nonsense": 1}).fit(Xm, y)
+    with pytest.raises(ValueError, match="Unknown kernel"):
+        MissingKernelSVC(kernel="genrfb").fit(Xm, y)
+
+
+def test_transformer_with_kernel_ridge_and_kernel_pca(rng):
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0] ** 2 + X[:, 1]
+    Xm = X.copy()
+    Xm[rng.random(X.shape) < 0.2] = np.nan
+
+    def model():
+        return make_pipeline(
+            MissingKernelTransformer(gamma=0.3),
+            KernelRidge(kernel="precomputed", alpha=0.1),
+        )
+
+    # Complete rows: exactly scikit-learn's RBF kernel ridge.
+    ref = KernelRidge(kernel="rbf", gamma=0.3, alpha=0.1).fit(X[:90], y[:90])
+    np.testing.assert_allclose(
+        model().fit(X[:90], y[:90]).predict(X[90:]), ref.predict(X[90:]), atol=1e-8
+    )
+    # Incomplete rows: the ridge solution on the expected kernel's Gram matrices.
+    fitted = model().fit(Xm[:90], y[:90])
+    k = fitted[0].kernel_
+    dual = np.linalg.solve(k(Xm[:90]) + 0.1 * np.eye(90), y[:90])
+    np.testing.assert_allclose(
+        fitted.predict(Xm[90:]), k(Xm[90:], Xm[:90]) @ dual, atol=1e-8
+    )
+    trans = MissingKernelTransformer(gamma=0.3).fit(Xm[:90])
+    K = trans.fit_transform(Xm[:90])
+    np.testing.assert_allclose(K, K.T, atol=1e-12)
+    emb = KernelPCA(n_components=2, kernel="precomputed").fit_transform(K)
+    assert emb.shape == (90, 2) and np.all(np.isfinite(emb))
+    assert trans.transform(Xm[90:]).shape == (30, 90)
+    assert len(trans.get_feature_names_out()) == 90
+
+
+def test_clone_keeps_density_object_unfitted(rng):
+    _, Xm, y = _classification(rng, n=40)
+    dens = GaussianEMDensity(max_iter=20)
+    clf = MissingKernelSVC(density=dens).fit(Xm, y)
+    assert not hasattr(dens, "mean_")  # the user's object is not fitted in place
+    assert clf.density_.max_iter == 20 and hasattr(clf.density_, "mean_")
+    assert clone(clf).get_params()["density"].max_iter == 20
