@@ -33,3 +33,14 @@ test_that("a Python without the package gives installation advice", {
   expect_match(res$output, "cannot import 'missingkernels'", fixed = TRUE)
   expect_match(res$output, "pip install", fixed = TRUE)
 })
+
+test_that("py_require() is used only where reticulate has it (>= 1.41)", {
+  has <- utils::packageVersion("reticulate") >= "1.41"
+  expect_identical(is.function(missingkernels:::.mk_py_require()), has)
+  # loading the package never starts Python (import is lazy)
+  res <- run_rscript(
+    "library(missingkernels); cat('initialized:', reticulate::py_available(), '\\n')",
+    env = "RETICULATE_PYTHON=/nonexistent/bin/python"
+  )
+  expect_match(res$output, "initialized: FALSE")
+})
