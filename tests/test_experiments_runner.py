@@ -350,3 +350,19 @@ def test_a_second_run_on_the_same_file_is_refused(tmp_path: Path):
                 gamma_grid=[1.0],
                 output=out,
             )
+
+
+def test_shared_density_gives_the_grams_of_separate_fits(rng):
+    from missingkernels.experiments._runner import _prepare_kernel
+
+    X = rng.normal(size=(50, 4))
+    X[rng.random(X.shape) < 0.25] = np.nan
+    spec = resolve_method("genrbf", C_grid=[1.0], gamma_grid=[0.1, 0.7])
+    prep = _prepare_kernel(spec, "classification", X[:35], seed=0)
+    scaler = StandardScaler().fit(X[:35])
+    tr, te = scaler.transform(X[:35]), scaler.transform(X[35:])
+    for gamma in (0.1, 0.7):
+        K_tr, K_te = prep.gram(X[35:], gamma)
+        direct = missingkernels.get_kernel("genrbf", gamma=gamma).fit(tr)
+        np.testing.assert_allclose(K_tr, direct(tr), rtol=1e-10)
+        np.testing.assert_allclose(K_te, direct(te, tr), rtol=1e-10)

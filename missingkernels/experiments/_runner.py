@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, r2_score
 from sklearn.metrics.pairwise import rbf_kernel
@@ -183,12 +183,53 @@ def _fit_predict(
 # -- method preparation -----------------------------------------------------
 
 
+class _Holder:
+    """Opaque box: ``clone`` deep-copies it rather than re-creating contents."""
+
+    def __init__(self, density: Any, rows: np.ndarray) -> None:
+        self.density = density
+        self.rows = rows
+
+
+class _FittedDensity(BaseEstimator):
+    """A density already fitted on the rows a kernel is about to be fitted on.
+
+    Lets the kernels of several gammas share one density fit. ``fit`` only
+    checks that it gets the rows the density was fitted on.
+    """
+
+    def __init__(self, state: Any = None) -> None:
+        self.state = state
+
+    @property
+    def representation(self) -> Any:
+        return getattr(self.state.density, "representation", None)
+
+    def fit(self, X: np.ndarray, y: Any = None) -> _FittedDensity:
+        if not np.array_equal(np.asarray(X), self.state.rows, equal_nan=True):
+            raise RuntimeError("internal: a shared density met other rows")
+        return self
+
+    def conditionals(self, X: Any) -> Any:
+        return self.state.density.conditionals(X)
+
+
 def _prepare_kernel(spec: MethodSpec, task: str, X: np.ndarray, seed: int) -> _Prepared:
     scaler = StandardScaler().fit(X) if spec.scale else None
     Xs = scaler.transform(X) if scaler is not None else X
+    shared: list[Any] = []
 
     def gram(X_new: np.ndarray, gamma: Any) -> tuple[np.ndarray, np.ndarray]:
-        kernel = spec.make(task, seed, gamma).fit(Xs)
+        kernel = spec.make(task, seed, gamma)
+        accepted = (
+            kernel.get_params(deep=False) if hasattr(kernel, "get_params") else {}
+        )
+        if shared and "density" in accepted:
+            # The density does not depend on gamma: fit it once per fit.
+            kernel.set_params(density=_FittedDensity(_Holder(shared[0], Xs)))
+        kernel.fit(Xs)
+        if not shared and hasattr(kernel, "density_"):
+            shared.append(kernel.density_)
         Xn = scaler.transform(X_new) if scaler is not None else X_new
         return kernel(Xs), kernel(Xn, Xs)
 
