@@ -32,19 +32,22 @@ mk_ensure_r() {
 # mk_ensure_venv DIR "PIP ARGS..." : create DIR and pip-install the args once;
 # reinstall only when the args or a pyproject.toml change.
 mk_ensure_venv() {
-    local dir="$1" args="$2" stamp
-    stamp="$( (echo "$args"; shopt -s nullglob; cat "$MK_ROOT"/pyproject.toml "$MK_ROOT"/plugins/*/pyproject.toml) | sha256sum | cut -c1-16)"
+    local dir="$1" args="$2" stamp stamp_file
+    stamp="$( (shopt -s nullglob; cat "$MK_ROOT"/pyproject.toml "$MK_ROOT"/plugins/*/pyproject.toml) | sha256sum | cut -c1-16)"
+    # One stamp per argument set: main.sh and test.sh install different
+    # extras into the same .venv and must not undo each other's stamp.
+    stamp_file="$dir/.mk-stamp-$(echo "$args" | sha256sum | cut -c1-12)"
     if [ ! -x "$dir/bin/python" ]; then
         mk_log "creating $dir with $($MK_PYTHON --version)"
         "$MK_PYTHON" -m venv "$dir"
         "$dir/bin/python" -m pip install -q --disable-pip-version-check -U pip
     fi
-    if [ "$(cat "$dir/.mk-stamp" 2>/dev/null)" = "$stamp" ]; then
+    if [ "$(cat "$stamp_file" 2>/dev/null)" = "$stamp" ]; then
         mk_log "$dir up to date"
         return 0
     fi
     mk_log "installing into $dir: $args"
     # shellcheck disable=SC2086
     (cd "$MK_ROOT" && "$dir/bin/python" -m pip install -q --disable-pip-version-check $args)
-    echo "$stamp" >"$dir/.mk-stamp"
+    echo "$stamp" >"$stamp_file"
 }
