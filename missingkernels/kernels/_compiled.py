@@ -50,11 +50,16 @@ from numba import njit
 # Rescale the running product of Cholesky pivots before it can overflow.
 _BIG = 1e150
 
+# Let LLVM reassociate sums (vectorised dot products in the small
+# factorisations) and fuse multiply-adds; no flag assumes finite values, so
+# the positive-definiteness and clipping tests keep their meaning.
+_FAST = {"reassoc", "contract", "arcp", "nsz"}
+
 # Positions in a side tuple.
 X_, Z_, ORDER, START, MASK, COV, J_, KK, F_, GF, A_, OWN, OFF, W_ = range(14)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _cholesky(M: np.ndarray, inv: np.ndarray, k: int) -> bool:  # pragma: no cover
     """In-place lower Cholesky of ``M[:k, :k]`` (reads the lower triangle).
 
@@ -78,7 +83,7 @@ def _cholesky(M: np.ndarray, inv: np.ndarray, k: int) -> bool:  # pragma: no cov
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _logdet(inv: np.ndarray, k: int) -> float:  # pragma: no cover - compiled
     """``log det(L L^T)`` from ``inv = 1 / diag(L)`` (pivots >= 1 here)."""
     prod = 1.0
@@ -91,7 +96,7 @@ def _logdet(inv: np.ndarray, k: int) -> float:  # pragma: no cover - compiled
     return 2.0 * (total + math.log(prod))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _forward(
     L: np.ndarray, inv: np.ndarray, b: np.ndarray, off: int, k: int
 ) -> None:  # pragma: no cover - compiled
@@ -106,7 +111,23 @@ def _forward(
 # -- Euclidean: union of the patterns -----------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
+def _scatter(
+    LK: np.ndarray, posU: np.ndarray, side: tuple, p: int, scale: float
+) -> None:  # pragma: no cover - compiled
+    """Add ``scale`` times the compact covariance of pattern ``p`` of ``side``
+    to the lower triangle of ``LK``, at the positions ``posU`` of its features
+    (sorted in both, so lower maps to lower)."""
+    C = side[COV][p]
+    J = side[J_][p]
+    kc = side[KK][p]
+    for a in range(kc):
+        ua = posU[J[a]]
+        for b in range(a + 1):
+            LK[ua, posU[J[b]]] += scale * C[a, b]
+
+
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _union_factor(
     p: int,
     q: int,
@@ -114,45 +135,46 @@ def _union_factor(
     sb: tuple,
     gamma: float,
     U: np.ndarray,
-    inU: np.ndarray,
+    posU: np.ndarray,
     LK: np.ndarray,
     invK: np.ndarray,
 ) -> tuple[int, float]:  # pragma: no cover - compiled
     """``U``, then the Cholesky factor of ``I + 2 gamma C_U``; ``(k, logdet)``.
 
-    ``U[:k]`` lists the union of the missing features, ``U[k:]`` the others.
+    ``U[:k]`` lists the union of the missing features, ``U[k:]`` the others;
+    ``posU[t]`` is the position of feature ``t`` in ``U[:k]``, or -1.
     """
     mask_a = sa[MASK]
     mask_b = sb[MASK]
-    Ca = sa[COV][p]
-    Cb = sb[COV][q]
     d = mask_a.shape[1]
     k = 0
     for t in range(d):
-        m = mask_a[p, t] or mask_b[q, t]
-        inU[t] = m
-        if m:
+        if mask_a[p, t] or mask_b[q, t]:
+            posU[t] = k
             U[k] = t
             k += 1
+        else:
+            posU[t] = -1
     # The features observed in both rows follow in U[k:].
     j = k
     for t in range(d):
-        if not inU[t]:
+        if posU[t] < 0:
             U[j] = t
             j += 1
     g2 = 2.0 * gamma
     for s in range(k):
-        us = U[s]
         for t in range(s + 1):
-            ut = U[t]
-            LK[s, t] = g2 * (Ca[us, ut] + Cb[us, ut])
+            LK[s, t] = 0.0
+    _scatter(LK, posU, sa, p, g2)
+    _scatter(LK, posU, sb, q, g2)
+    for s in range(k):
         LK[s, s] += 1.0
     if not _cholesky(LK, invK, k):
         return k, math.nan
     return k, _logdet(invK, k)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _union_transform(
     src: np.ndarray,
     U: np.ndarray,
@@ -170,7 +192,7 @@ def _union_transform(
 # -- Mahalanobis: Schur complement of the per-pattern blocks ------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def pattern_factors(
     A: np.ndarray, kk: np.ndarray, gamma: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # pragma: no cover
@@ -196,7 +218,7 @@ def pattern_factors(
     return L, inv, ld, 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _schur_factor(
     p: int,
     q: int,
@@ -248,7 +270,7 @@ def _schur_factor(
     return ldKa[p] + _logdet(invN, kq)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _schur_transform(
     kp: int,
     kq: int,
@@ -269,7 +291,7 @@ def _schur_transform(
     _forward(LN, invN, buf, kp, kq)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _project(
     z: np.ndarray, side: tuple, p: int, buf: np.ndarray, off: int
 ) -> None:  # pragma: no cover - compiled
@@ -287,7 +309,7 @@ def _project(
 # -- pair loops -----------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _row_against_columns(
     ra: int,
     c0: int,
@@ -297,7 +319,7 @@ def _row_against_columns(
     XT: np.ndarray,
     YT: np.ndarray,
     k: int,
-    inU: np.ndarray,
+    posU: np.ndarray,
     mahal: bool,
     base: float,
     gamma: float,
@@ -317,7 +339,7 @@ def _row_against_columns(
     a = acc[:n]
     a[:] = 0.0
     for t in range(d):
-        if not mahal and inU[t]:
+        if not mahal and posU[t] >= 0:
             continue
         xi = xa[ra, t]
         col = XT[t, c0:c1]
@@ -363,7 +385,7 @@ def _row_against_columns(
 _STORE_FACTORS_MIN_ROWS = 8
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def rbf_pairs(
     p_list: np.ndarray,
     sa: tuple,
@@ -438,7 +460,7 @@ def rbf_pairs(
     YT = np.empty((max(width, 1), nb)) if store else np.empty((1, 1))
     YS = np.empty((nb, max(width, 1)))
     Us = np.empty((n_store, d), dtype=np.int64)
-    inU = np.empty((n_store, d), dtype=np.bool_)
+    posU = np.empty((n_store, d), dtype=np.int64)
     ks = np.empty(n_store, dtype=np.int64)
     half_logdet = np.empty(n_store)
     # Euclidean: Cholesky of I + 2 gamma C_U; Mahalanobis: Y and L_N.
@@ -463,7 +485,7 @@ def rbf_pairs(
                 k = kp + sb[KK][q]
             else:
                 k, logdet = _union_factor(
-                    p, q, sa, sb, gamma, Us[h], inU[h], LKs[h], invKs[h]
+                    p, q, sa, sb, gamma, Us[h], posU[h], LKs[h], invKs[h]
                 )
             if math.isnan(logdet):
                 return 1 + p
@@ -538,13 +560,13 @@ def rbf_pairs(
                 for q in range(q0, n_pb):
                     _finish(
                         ii, p, q, q, sa, sb, symmetric, mahal, gamma, kp, ks,
-                        half_logdet, Us, inU, LKa, invKa, Ys, LKs, invKs,
+                        half_logdet, Us, posU, LKa, invKa, Ys, LKs, invKs,
                         XT, YT, row, acc, accumulate, out,
                     )  # fmt: skip
     return 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _finish(
     ii: int,
     p: int,
@@ -559,7 +581,7 @@ def _finish(
     ks: np.ndarray,
     half_logdet: np.ndarray,
     Us: np.ndarray,
-    inU: np.ndarray,
+    posU: np.ndarray,
     LKa: np.ndarray,
     invKa: np.ndarray,
     Ys: np.ndarray,
@@ -589,7 +611,7 @@ def _finish(
     else:
         _union_transform(sa[X_][ra], Us[h], k, LKs[h], invKs[h], row)
     _row_against_columns(
-        ra, c0, c1, sa[X_], row, XT, YT, k, inU[h], mahal,
+        ra, c0, c1, sa[X_], row, XT, YT, k, posU[h], mahal,
         sa[OFF][ra] - half_logdet[h], gamma, sb, sa[W_], accumulate, acc, out,
     )  # fmt: skip
 
@@ -619,7 +641,7 @@ def mirror_by_rank(
                         out[i, j] = out[j, i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def rbf_aligned(
     sa: tuple, sb: tuple, gamma: float, mahal: bool, out: np.ndarray
 ) -> int:  # pragma: no cover - compiled
@@ -646,7 +668,7 @@ def rbf_aligned(
         invKa = np.zeros((1, 1))
         ldKa = np.zeros(1)
     U = np.empty(d, dtype=np.int64)
-    inU = np.empty(d, dtype=np.bool_)
+    posU = np.empty(d, dtype=np.int64)
     kf = kmax if mahal else d
     LK = np.empty((max(kf, 1), max(kf, 1)))
     invK = np.empty(max(kf, 1))
@@ -660,7 +682,7 @@ def rbf_aligned(
             k = 2 * kp
         else:
             kp = 0
-            k, logdet = _union_factor(p, p, sa, sb, gamma, U, inU, LK, invK)
+            k, logdet = _union_factor(p, p, sa, sb, gamma, U, posU, LK, invK)
         if math.isnan(logdet):
             return 1 + p
         for ii in range(start[p], start[p + 1]):
@@ -669,7 +691,7 @@ def rbf_aligned(
             for t in range(d):
                 dx = xa[r, t] - xb[r, t]
                 diff[t] = dx
-                if mahal or not inU[t]:
+                if mahal or posU[t] < 0:
                     total += dx * dx
             if mahal:
                 for t in range(d):

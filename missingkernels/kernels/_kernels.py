@@ -89,12 +89,11 @@ class GenRBFKernel(BaseExpectedKernel):
 
     References
     ----------
-    .. [1] M. Smieja, L. Struski, J. Tabor, B. Zielinski and P. Spurek,
-       "Processing of missing data by neural networks" / "Generalized RBF
+    .. [1] M. Smieja, L. Struski, J. Tabor and M. Marzec, "Generalized RBF
        kernel for incomplete data", Knowledge-Based Systems 173, 150-162,
        2019, eqs. (20)-(21) and Appendix D.
-    .. [2] L. Struski, M. Smieja and J. Tabor, "Pointed subspace approach to
-       incomplete data", Journal of Classification 37, 42-57, 2020.
+    .. [2] L. Struski, M. Smieja, B. Zielinski and J. Tabor, "Regression SVM
+       for incomplete data".
 
     Examples
     --------

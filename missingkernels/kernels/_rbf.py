@@ -255,23 +255,27 @@ class Side:
         weight = (
             np.ones(n) if weight is None else np.ascontiguousarray(weight, np.float64)
         )
+        size = max(kmax, 1)
+        J_idx = np.zeros((P, size), np.int64)
+        for k in np.unique(kk):
+            if k:
+                pats = np.flatnonzero(kk == k)
+                J_idx[pats, :k] = np.nonzero(mask[pats])[1].reshape(len(pats), k)
         if not metric.mahalanobis:
-            cov = np.zeros((P, d, d))
+            # Compact blocks, in the order of the missing features.
+            cov = np.zeros((P, size, size))
             for p in range(P):
-                J = np.flatnonzero(mask[p])
-                if J.size:
-                    cov[p, J[:, None], J[None, :]] = covariances[p]
+                k = kk[p]
+                if k:
+                    cov[p, :k, :k] = covariances[p]
             _psd_factors_check(covariances)
-            J_idx = np.zeros((1, 1), np.int64)
             F = np.zeros((P, 1, 1))
             GF = np.zeros((P, 1, 1))
             A = np.zeros((P, 1, 1))
             own = np.zeros((n, 1))
         else:
             G = metric.G()
-            size = max(kmax, 1)
             cov = np.zeros((1, 1, 1))
-            J_idx = np.zeros((P, size), np.int64)
             F = np.zeros((P, size, size))
             GF = np.zeros((P, d, size))
             A = np.zeros((P, size, size))
@@ -284,10 +288,9 @@ class Side:
                 if k == 0:
                     continue
                 pats = np.flatnonzero(kk == k)
-                Jk = np.nonzero(mask[pats])[1].reshape(len(pats), k)
+                Jk = J_idx[pats, :k]
                 Fk = _psd_factors(np.stack([covariances[p] for p in pats]))
                 GFk = np.swapaxes(G[:, Jk], 0, 1) @ Fk  # (P_k, d, k)
-                J_idx[pats, :k] = Jk
                 F[pats, :k, :k] = Fk
                 GF[pats, :, :k] = GFk
                 rows_gfj = np.take_along_axis(GFk, Jk[:, :, None], axis=1)
