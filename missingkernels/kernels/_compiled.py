@@ -228,41 +228,46 @@ def _schur_factor(
     invKa: np.ndarray,
     ldKa: np.ndarray,
     gamma: float,
-    Y: np.ndarray,
+    Yt: np.ndarray,
     LN: np.ndarray,
     invN: np.ndarray,
+    gathered: np.ndarray,
 ) -> float:  # pragma: no cover - compiled
-    """``Y = L_Kp^-1 (2 gamma X)`` and the factor of ``N = K_q - Y^T Y``.
+    """``Y = L_Kp^-1 (2 gamma X)`` (stored transposed in ``Yt``) and the
+    factor of ``N = K_q - Y^T Y``.
 
-    ``X = F_p^T G[J_p, J_q] F_q``. Returns the logdet of the whole
+    ``X = F_p^T G[J_p, J_q] F_q``; the sides store ``F^T`` and ``(G F)^T`` so
+    that every inner loop runs along a row. Returns the logdet of the whole
     ``(k_p + k_q)`` matrix, NaN if it is not positive definite.
     """
     kp = sa[KK][p]
     kq = sb[KK][q]
     Jp = sa[J_][p]
-    Fp = sa[F_][p]
-    GFq = sb[GF][q]
+    FTp = sa[F_][p]
+    GFTq = sb[GF][q]
     Aq = sb[A_][q]
     L = LKa[p]
     inv = invKa[p]
     g2 = 2.0 * gamma
-    for s in range(kp):
-        for t in range(kq):
+    for t in range(kq):
+        g = GFTq[t]
+        for r in range(kp):
+            gathered[r] = g[Jp[r]]
+        Yt_t = Yt[t]
+        for s in range(kp):
+            f = FTp[s]
             acc = 0.0
             for r in range(kp):
-                acc += Fp[r, s] * GFq[Jp[r], t]
-            Y[s, t] = g2 * acc
-    for t in range(kq):
-        for i in range(kp):
-            v = Y[i, t]
-            for r in range(i):
-                v -= L[i, r] * Y[r, t]
-            Y[i, t] = v * inv[i]
+                acc += f[r] * gathered[r]
+            Yt_t[s] = g2 * acc
+        _forward(L, inv, Yt_t, 0, kp)
     for s in range(kq):
+        a = Yt[s]
         for t in range(s + 1):
+            b = Yt[t]
             v = g2 * Aq[s, t]
             for r in range(kp):
-                v -= Y[r, s] * Y[r, t]
+                v -= a[r] * b[r]
             LN[s, t] = v
         LN[s, s] += 1.0
     if not _cholesky(LN, invN, kq):
@@ -276,7 +281,7 @@ def _schur_transform(
     kq: int,
     Lp: np.ndarray,
     invp: np.ndarray,
-    Y: np.ndarray,
+    Yt: np.ndarray,
     LN: np.ndarray,
     invN: np.ndarray,
     buf: np.ndarray,
@@ -284,9 +289,10 @@ def _schur_transform(
     """In place ``buf[:kp+kq] <- L^-1 buf`` for ``L = [[L_Kp, 0], [Y^T, L_N]]``."""
     _forward(Lp, invp, buf, 0, kp)
     for s in range(kq):
+        y = Yt[s]
         v = buf[kp + s]
         for r in range(kp):
-            v -= Y[r, s] * buf[r]
+            v -= y[r] * buf[r]
         buf[kp + s] = v
     _forward(LN, invN, buf, kp, kq)
 
@@ -298,11 +304,12 @@ def _project(
     """``buf[off:off+k_p] = F_p^T z[J_p]`` with the factors of ``side``."""
     k = side[KK][p]
     Jp = side[J_][p]
-    Fp = side[F_][p]
+    FTp = side[F_][p]
     for s in range(k):
+        f = FTp[s]
         acc = 0.0
         for r in range(k):
-            acc += Fp[r, s] * z[Jp[r]]
+            acc += f[r] * z[Jp[r]]
         buf[off + s] = acc
 
 
@@ -467,7 +474,8 @@ def rbf_pairs(
     kf = kmax_b if mahal else d
     LKs = np.empty((n_store, max(kf, 1), max(kf, 1)))
     invKs = np.empty((n_store, max(kf, 1)))
-    Ys = np.empty((n_store if mahal else 1, max(kmax_a, 1), max(kmax_b, 1)))
+    Ys = np.empty((n_store if mahal else 1, max(kmax_b, 1), max(kmax_a, 1)))
+    gathered = np.empty(max(kmax_a, 1))
     row = np.empty(max(width, 1))
     acc = np.empty(nb)
     for p in p_list:
@@ -480,8 +488,9 @@ def rbf_pairs(
             h = 0 if few else q
             if mahal:
                 logdet = _schur_factor(
-                    p, q, sa, sb, LKa, invKa, ldKa, gamma, Ys[h], LKs[h], invKs[h]
-                )
+                    p, q, sa, sb, LKa, invKa, ldKa, gamma, Ys[h], LKs[h], invKs[h],
+                    gathered,
+                )  # fmt: skip
                 k = kp + sb[KK][q]
             else:
                 k, logdet = _union_factor(
@@ -673,12 +682,15 @@ def rbf_aligned(
     LK = np.empty((max(kf, 1), max(kf, 1)))
     invK = np.empty(max(kf, 1))
     Y = np.empty((max(kmax, 1), max(kmax, 1)))
+    gathered = np.empty(max(kmax, 1))
     diff = np.empty(d)
     buf = np.empty(max(2 * kmax, d, 1))
     for p in range(n_p):
         if mahal:
             kp = sa[KK][p]
-            logdet = _schur_factor(p, p, sa, sb, LKa, invKa, ldKa, gamma, Y, LK, invK)
+            logdet = _schur_factor(
+                p, p, sa, sb, LKa, invKa, ldKa, gamma, Y, LK, invK, gathered
+            )
             k = 2 * kp
         else:
             kp = 0

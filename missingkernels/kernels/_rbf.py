@@ -276,8 +276,9 @@ class Side:
         else:
             G = metric.G()
             cov = np.zeros((1, 1, 1))
+            # Stored transposed (F^T, (G F)^T): the compiled loops run along rows.
             F = np.zeros((P, size, size))
-            GF = np.zeros((P, d, size))
+            GF = np.zeros((P, size, d))
             A = np.zeros((P, size, size))
             own = np.zeros((n, size))
             pattern_of_row = np.empty(n, np.int64)
@@ -291,8 +292,8 @@ class Side:
                 Jk = J_idx[pats, :k]
                 Fk = _psd_factors(np.stack([covariances[p] for p in pats]))
                 GFk = np.swapaxes(G[:, Jk], 0, 1) @ Fk  # (P_k, d, k)
-                F[pats, :k, :k] = Fk
-                GF[pats, :, :k] = GFk
+                F[pats, :k, :k] = np.swapaxes(Fk, 1, 2)
+                GF[pats, :k, :] = np.swapaxes(GFk, 1, 2)
                 rows_gfj = np.take_along_axis(GFk, Jk[:, :, None], axis=1)
                 A[pats, :k, :k] = np.swapaxes(Fk, 1, 2) @ rows_gfj
                 local = np.full(P, -1)
