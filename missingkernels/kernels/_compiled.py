@@ -193,29 +193,69 @@ def _union_transform(
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def pattern_factors(
-    A: np.ndarray, kk: np.ndarray, gamma: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # pragma: no cover
-    """Cholesky factors of ``K_p = I + 2 gamma A_p`` for every pattern.
+def mahalanobis_factors(
+    side: tuple, gamma: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:  # pragma: no cover
+    """Per-pattern factors of the first block, for the Schur complements.
 
-    Returns ``(L, 1 / diag(L), logdet, code)``; ``code`` is ``1 + p`` if
-    ``K_p`` is not positive definite, else 0.
+    With ``K_p = I + 2 gamma F_p^T G[J_p, J_p] F_p = L_p L_p^T``, returns
+    ``(logdet K_p, W^T, V^T, own_W, code)`` where ``W_p^T = L_p^-1 F_p^T``
+    (projects ``z[J_p]`` straight into the whitened first block),
+    ``V_p^T = L_p^-1 (G F_p)^T`` (gives ``Y`` without a triangular solve per
+    pair) and ``own_W[i] = L_p^-1 F_p^T z_i[J_p]`` for each row. ``code`` is
+    ``1 + p`` if ``K_p`` is not positive definite, else 0.
     """
+    A = side[A_]
+    kk = side[KK]
+    FT = side[F_]
+    GFT = side[GF]
+    own = side[OWN]
+    order = side[ORDER]
+    start = side[START]
     P = A.shape[0]
     kmax = A.shape[1]
-    L = np.zeros((P, kmax, kmax))
-    inv = np.ones((P, kmax))
+    d = GFT.shape[2]
+    L = np.zeros((kmax, kmax))
+    inv = np.ones(kmax)
     ld = np.zeros(P)
+    WT = np.zeros((P, kmax, kmax))
+    VT = np.zeros((P, kmax, d))
+    ownW = np.zeros((own.shape[0], kmax))
     for p in range(P):
         k = kk[p]
         for s in range(k):
             for t in range(s + 1):
-                L[p, s, t] = 2.0 * gamma * A[p, s, t]
-            L[p, s, s] += 1.0
-        if not _cholesky(L[p], inv[p], k):
-            return L, inv, ld, 1 + p
-        ld[p] = _logdet(inv[p], k)
-    return L, inv, ld, 0
+                L[s, t] = 2.0 * gamma * A[p, s, t]
+            L[s, s] += 1.0
+        if not _cholesky(L, inv, k):
+            return ld, WT, VT, ownW, 1 + p
+        ld[p] = _logdet(inv, k)
+        # Forward substitution by rows: row i of L^-1 M from rows t < i.
+        for i in range(k):
+            wi = WT[p, i]
+            vi = VT[p, i]
+            for c in range(k):
+                wi[c] = FT[p, i, c]
+            for c in range(d):
+                vi[c] = GFT[p, i, c]
+            for t in range(i):
+                f = L[i, t]
+                wt = WT[p, t]
+                vt = VT[p, t]
+                for c in range(k):
+                    wi[c] -= f * wt[c]
+                for c in range(d):
+                    vi[c] -= f * vt[c]
+            for c in range(k):
+                wi[c] *= inv[i]
+            for c in range(d):
+                vi[c] *= inv[i]
+        for ii in range(start[p], start[p + 1]):
+            r = order[ii]
+            for s in range(k):
+                ownW[r, s] = own[r, s]
+            _forward(L, inv, ownW[r], 0, k)
+    return ld, WT, VT, ownW, 0
 
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
@@ -224,8 +264,7 @@ def _schur_factor(
     q: int,
     sa: tuple,
     sb: tuple,
-    LKa: np.ndarray,
-    invKa: np.ndarray,
+    VTa: np.ndarray,
     ldKa: np.ndarray,
     gamma: float,
     Yt: np.ndarray,
@@ -233,34 +272,34 @@ def _schur_factor(
     invN: np.ndarray,
     gathered: np.ndarray,
 ) -> float:  # pragma: no cover - compiled
-    """``Y = L_Kp^-1 (2 gamma X)`` (stored transposed in ``Yt``) and the
-    factor of ``N = K_q - Y^T Y``.
+    """``Y = L_p^-1 (2 gamma X)`` (stored transposed in ``Yt``) and the
+    factor of ``N = K_q - Y^T Y``, ``X = F_p^T G[J_p, J_q] F_q``.
 
-    ``X = F_p^T G[J_p, J_q] F_q``; the sides store ``F^T`` and ``(G F)^T`` so
-    that every inner loop runs along a row. Returns the logdet of the whole
-    ``(k_p + k_q)`` matrix, NaN if it is not positive definite.
+    ``Y^T = 2 gamma F_q^T V_p[J_q]``: no triangular solve per pair. Returns
+    the logdet of the whole ``(k_p + k_q)`` matrix, NaN if it is not
+    positive definite.
     """
     kp = sa[KK][p]
     kq = sb[KK][q]
-    Jp = sa[J_][p]
-    FTp = sa[F_][p]
-    GFTq = sb[GF][q]
+    Jq = sb[J_][q]
+    FTq = sb[F_][q]
     Aq = sb[A_][q]
-    L = LKa[p]
-    inv = invKa[p]
+    VTp = VTa[p]
     g2 = 2.0 * gamma
+    for s in range(kp):
+        v = VTp[s]
+        gs = gathered[s]
+        for r in range(kq):
+            gs[r] = v[Jq[r]]
     for t in range(kq):
-        g = GFTq[t]
-        for r in range(kp):
-            gathered[r] = g[Jp[r]]
-        Yt_t = Yt[t]
+        f = FTq[t]
+        y = Yt[t]
         for s in range(kp):
-            f = FTp[s]
+            gs = gathered[s]
             acc = 0.0
-            for r in range(kp):
-                acc += f[r] * gathered[r]
-            Yt_t[s] = g2 * acc
-        _forward(L, inv, Yt_t, 0, kp)
+            for r in range(kq):
+                acc += f[r] * gs[r]
+            y[s] = g2 * acc
     for s in range(kq):
         a = Yt[s]
         for t in range(s + 1):
@@ -279,15 +318,15 @@ def _schur_factor(
 def _schur_transform(
     kp: int,
     kq: int,
-    Lp: np.ndarray,
-    invp: np.ndarray,
     Yt: np.ndarray,
     LN: np.ndarray,
     invN: np.ndarray,
     buf: np.ndarray,
 ) -> None:  # pragma: no cover - compiled
-    """In place ``buf[:kp+kq] <- L^-1 buf`` for ``L = [[L_Kp, 0], [Y^T, L_N]]``."""
-    _forward(Lp, invp, buf, 0, kp)
+    """Second block of ``L^-1 beta``: ``buf[kp:kp+kq] <- L_N^-1 (b2 - Y^T y1)``.
+
+    ``buf[:kp]`` already holds the transformed first block ``y1``.
+    """
     for s in range(kq):
         y = Yt[s]
         v = buf[kp + s]
@@ -299,17 +338,14 @@ def _schur_transform(
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _project(
-    z: np.ndarray, side: tuple, p: int, buf: np.ndarray, off: int
+    z: np.ndarray, M: np.ndarray, J: np.ndarray, k: int, buf: np.ndarray, off: int
 ) -> None:  # pragma: no cover - compiled
-    """``buf[off:off+k_p] = F_p^T z[J_p]`` with the factors of ``side``."""
-    k = side[KK][p]
-    Jp = side[J_][p]
-    FTp = side[F_][p]
+    """``buf[off:off+k] = M[:k, :k] z[J[:k]]`` (``M`` is ``F^T`` or ``W^T``)."""
     for s in range(k):
-        f = FTp[s]
+        m = M[s]
         acc = 0.0
         for r in range(k):
-            acc += f[r] * z[Jp[r]]
+            acc += m[r] * z[J[r]]
         buf[off + s] = acc
 
 
@@ -440,17 +476,14 @@ def rbf_pairs(
     kmax_a = sa[F_].shape[1]
     kmax_b = sb[F_].shape[1]
     if mahal:
-        LKa, invKa, ldKa, code = pattern_factors(sa[A_], sa[KK], gamma)
-        if code:
-            return code
-        # Valid K_q are needed too (their Schur complements are factored).
-        code = pattern_factors(sb[A_], sb[KK], gamma)[3]
+        ldKa, WTa, VTa, ownWa, code = mahalanobis_factors(sa, gamma)
         if code:
             return code
     else:
-        LKa = np.zeros((1, 1, 1))
-        invKa = np.zeros((1, 1))
         ldKa = np.zeros(1)
+        WTa = np.zeros((1, 1, 1))
+        VTa = np.zeros((1, 1, 1))
+        ownWa = np.zeros((1, 1))
     store = False
     for p in p_list:
         if start_a[p + 1] - start_a[p] >= _STORE_FACTORS_MIN_ROWS:
@@ -475,7 +508,7 @@ def rbf_pairs(
     LKs = np.empty((n_store, max(kf, 1), max(kf, 1)))
     invKs = np.empty((n_store, max(kf, 1)))
     Ys = np.empty((n_store if mahal else 1, max(kmax_b, 1), max(kmax_a, 1)))
-    gathered = np.empty(max(kmax_a, 1))
+    gathered = np.empty((max(kmax_a, 1), max(kmax_b, 1)))
     row = np.empty(max(width, 1))
     acc = np.empty(nb)
     for p in p_list:
@@ -488,9 +521,8 @@ def rbf_pairs(
             h = 0 if few else q
             if mahal:
                 logdet = _schur_factor(
-                    p, q, sa, sb, LKa, invKa, ldKa, gamma, Ys[h], LKs[h], invKs[h],
-                    gathered,
-                )  # fmt: skip
+                    p, q, sa, sb, VTa, ldKa, gamma, Ys[h], LKs[h], invKs[h], gathered
+                )
                 k = kp + sb[KK][q]
             else:
                 k, logdet = _union_factor(
@@ -503,13 +535,11 @@ def rbf_pairs(
             for c in range(start_b[q], start_b[q + 1]):
                 rb = order_b[c]
                 if mahal:
-                    _project(zb[rb], sa, p, row, 0)
+                    _project(zb[rb], WTa[p], sa[J_][p], kp, row, 0)
                     own = sb[OWN][rb]
                     for s in range(k - kp):
                         row[kp + s] = own[s]
-                    _schur_transform(
-                        kp, k - kp, LKa[p], invKa[p], Ys[h], LKs[h], invKs[h], row
-                    )
+                    _schur_transform(kp, k - kp, Ys[h], LKs[h], invKs[h], row)
                 else:
                     _union_transform(xb[rb], Us[h], k, LKs[h], invKs[h], row)
                 if few:
@@ -527,13 +557,10 @@ def rbf_pairs(
                         continue
                     ra = order_a[ii]
                     if mahal:
-                        own = sa[OWN][ra]
                         for s in range(kp):
-                            row[s] = own[s]
-                        _project(za[ra], sb, q, row, kp)
-                        _schur_transform(
-                            kp, k - kp, LKa[p], invKa[p], Ys[0], LKs[0], invKs[0], row
-                        )
+                            row[s] = ownWa[ra, s]
+                        _project(za[ra], sb[F_][q], sb[J_][q], k - kp, row, kp)
+                        _schur_transform(kp, k - kp, Ys[0], LKs[0], invKs[0], row)
                     else:
                         _union_transform(xa[ra], Us[0], k, LKs[0], invKs[0], row)
                     base = off_a[ra] - half_logdet[0]
@@ -569,7 +596,7 @@ def rbf_pairs(
                 for q in range(q0, n_pb):
                     _finish(
                         ii, p, q, q, sa, sb, symmetric, mahal, gamma, kp, ks,
-                        half_logdet, Us, posU, LKa, invKa, Ys, LKs, invKs,
+                        half_logdet, Us, posU, ownWa, Ys, LKs, invKs,
                         XT, YT, row, acc, accumulate, out,
                     )  # fmt: skip
     return 0
@@ -591,8 +618,7 @@ def _finish(
     half_logdet: np.ndarray,
     Us: np.ndarray,
     posU: np.ndarray,
-    LKa: np.ndarray,
-    invKa: np.ndarray,
+    ownWa: np.ndarray,
     Ys: np.ndarray,
     LKs: np.ndarray,
     invKs: np.ndarray,
@@ -612,11 +638,10 @@ def _finish(
     ra = sa[ORDER][ii]
     k = ks[h]
     if mahal:
-        own = sa[OWN][ra]
         for s in range(kp):
-            row[s] = own[s]
-        _project(sa[Z_][ra], sb, q, row, kp)
-        _schur_transform(kp, k - kp, LKa[p], invKa[p], Ys[h], LKs[h], invKs[h], row)
+            row[s] = ownWa[ra, s]
+        _project(sa[Z_][ra], sb[F_][q], sb[J_][q], k - kp, row, kp)
+        _schur_transform(kp, k - kp, Ys[h], LKs[h], invKs[h], row)
     else:
         _union_transform(sa[X_][ra], Us[h], k, LKs[h], invKs[h], row)
     _row_against_columns(
@@ -669,27 +694,27 @@ def rbf_aligned(
     n_p = start.size - 1
     kmax = sa[F_].shape[1]
     if mahal:
-        LKa, invKa, ldKa, code = pattern_factors(sa[A_], sa[KK], gamma)
+        ldKa, WTa, VTa, _, code = mahalanobis_factors(sa, gamma)
         if code:
             return code
     else:
-        LKa = np.zeros((1, 1, 1))
-        invKa = np.zeros((1, 1))
         ldKa = np.zeros(1)
+        WTa = np.zeros((1, 1, 1))
+        VTa = np.zeros((1, 1, 1))
     U = np.empty(d, dtype=np.int64)
     posU = np.empty(d, dtype=np.int64)
     kf = kmax if mahal else d
     LK = np.empty((max(kf, 1), max(kf, 1)))
     invK = np.empty(max(kf, 1))
     Y = np.empty((max(kmax, 1), max(kmax, 1)))
-    gathered = np.empty(max(kmax, 1))
+    gathered = np.empty((max(kmax, 1), max(kmax, 1)))
     diff = np.empty(d)
     buf = np.empty(max(2 * kmax, d, 1))
     for p in range(n_p):
         if mahal:
             kp = sa[KK][p]
             logdet = _schur_factor(
-                p, p, sa, sb, LKa, invKa, ldKa, gamma, Y, LK, invK, gathered
+                p, p, sa, sb, VTa, ldKa, gamma, Y, LK, invK, gathered
             )
             k = 2 * kp
         else:
@@ -708,9 +733,9 @@ def rbf_aligned(
             if mahal:
                 for t in range(d):
                     diff[t] = za[r, t] - zb[r, t]
-                _project(diff, sa, p, buf, 0)
-                _project(diff, sb, p, buf, kp)
-                _schur_transform(kp, kp, LKa[p], invKa[p], Y, LK, invK, buf)
+                _project(diff, WTa[p], sa[J_][p], kp, buf, 0)
+                _project(diff, sb[F_][p], sb[J_][p], kp, buf, kp)
+                _schur_transform(kp, kp, Y, LK, invK, buf)
                 for s in range(k):
                     total -= 2.0 * gamma * buf[s] * buf[s]
                 if total < 0.0:
