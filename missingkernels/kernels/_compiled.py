@@ -84,12 +84,15 @@ def _cholesky(M: np.ndarray, inv: np.ndarray, k: int) -> bool:  # pragma: no cov
 
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
-def _logdet(inv: np.ndarray, k: int) -> float:  # pragma: no cover - compiled
-    """``log det(L L^T)`` from ``inv = 1 / diag(L)`` (pivots >= 1 here)."""
+def _logdet(L: np.ndarray, k: int) -> float:  # pragma: no cover - compiled
+    """``log det(L L^T)`` from the diagonal of ``L`` (pivots >= 1 here).
+
+    One ``log`` call: the pivots are multiplied, rescaling before overflow.
+    """
     prod = 1.0
     total = 0.0
     for j in range(k):
-        prod /= inv[j]
+        prod *= L[j, j]
         if prod > _BIG:
             total += math.log(prod)
             prod = 1.0
@@ -171,7 +174,7 @@ def _union_factor(
         LK[s, s] += 1.0
     if not _cholesky(LK, invK, k):
         return k, math.nan
-    return k, _logdet(invK, k)
+    return k, _logdet(LK, k)
 
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
@@ -229,7 +232,7 @@ def mahalanobis_factors(
             L[s, s] += 1.0
         if not _cholesky(L, inv, k):
             return ld, WT, VT, ownW, 1 + p
-        ld[p] = _logdet(inv, k)
+        ld[p] = _logdet(L, k)
         # Forward substitution by rows: row i of L^-1 M from rows t < i.
         for i in range(k):
             wi = WT[p, i]
@@ -311,7 +314,7 @@ def _schur_factor(
         LN[s, s] += 1.0
     if not _cholesky(LN, invN, kq):
         return math.nan
-    return ldKa[p] + _logdet(invN, kq)
+    return ldKa[p] + _logdet(LN, kq)
 
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
