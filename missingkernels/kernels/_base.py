@@ -41,6 +41,35 @@ class BaseExpectedKernel(BaseEstimator):
     the cross Gram, in which every pair is two independent rows (even when a
     row of X equals a row of Y). ``k(X)`` may be called on any rows, not only
     the training rows; it differs from ``k(X, X)`` only on the diagonal.
+
+    Notes
+    -----
+    ``k(X)`` on the training rows is the training Gram of an SVM; ``k(X)`` on
+    other rows is the Gram of those rows under the same fitted density (it is
+    never refitted). The RBF kernels run compiled loops (numba); the first
+    call in a fresh installation compiles them (about 20 s), later calls and
+    processes load them from numba's on-disk cache.
+
+    References
+    ----------
+    .. [1] H. S. Anderson and M. R. Gupta, "Expected kernel for missing
+       features in support vector machines", IEEE Statistical Signal
+       Processing Workshop, 2011, eq. (1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels import get_kernel
+    >>> from missingkernels.kernels import BaseExpectedKernel
+    >>> X = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 2.5], [0.5, 0.0]])
+    >>> k = get_kernel("expected_rbf", gamma=0.5).fit(X)
+    >>> isinstance(k, BaseExpectedKernel)
+    True
+    >>> K, K_cross = k(X), k(X, X)
+    >>> bool(np.allclose(K - np.diag(np.diag(K)), K_cross - np.diag(np.diag(K_cross))))
+    True
+    >>> float(K[1, 1]), bool(K_cross[1, 1] < 1.0)
+    (1.0, True)
     """
 
     _expectation: ClassVar[BaseKernelExpectation]

@@ -436,6 +436,7 @@ def rbf_pairs(
     p_list: np.ndarray,
     sa: tuple,
     sb: tuple,
+    factors_a: tuple,
     gamma: float,
     mahal: bool,
     symmetric: bool,
@@ -445,7 +446,9 @@ def rbf_pairs(
     """Expected RBF between the rows of the patterns ``p_list`` of a and all of b.
 
     Writes ``log E + off_a[i] + off_b[j]`` to ``out[i, j]``, or with
-    ``accumulate`` adds ``wa[i] * wb[j] * exp(...)`` to it.
+    ``accumulate`` adds ``wa[i] * wb[j] * exp(...)`` to it. ``factors_a`` is
+    the output of :func:`mahalanobis_factors` for a (without the code) with
+    the Mahalanobis metric, unused otherwise.
 
     With ``symmetric`` (a and b are the same side) each unordered pair is
     computed once, only for pattern pairs ``p <= q``, and written only where
@@ -478,15 +481,7 @@ def rbf_pairs(
     n_pb = start_b.size - 1
     kmax_a = sa[F_].shape[1]
     kmax_b = sb[F_].shape[1]
-    if mahal:
-        ldKa, WTa, VTa, ownWa, code = mahalanobis_factors(sa, gamma)
-        if code:
-            return code
-    else:
-        ldKa = np.zeros(1)
-        WTa = np.zeros((1, 1, 1))
-        VTa = np.zeros((1, 1, 1))
-        ownWa = np.zeros((1, 1))
+    ldKa, WTa, VTa, ownWa = factors_a
     store = False
     for p in p_list:
         if start_a[p + 1] - start_a[p] >= _STORE_FACTORS_MIN_ROWS:

@@ -336,14 +336,15 @@ def pairs(
     T = max(1, min(n_threads(), P))
     p_lists = [np.arange(t, P, T, dtype=np.int64) for t in range(T)]
 
-    def task(p_list: np.ndarray) -> Callable[[], object]:
+    def task(p_list: np.ndarray, factors: tuple) -> Callable[[], object]:
         return lambda: _compiled.rbf_pairs(
-            p_list, a.arrays, b.arrays, float(gamma), metric.mahalanobis,
+            p_list, a.arrays, b.arrays, factors, float(gamma), metric.mahalanobis,
             bool(symmetric), bool(accumulate), out,
         )  # fmt: skip
 
     with _LOCK:
-        _raise_invalid(_run([task(pl) for pl in p_lists]))
+        factors = _factors(a, gamma, metric)
+        _raise_invalid(_run([task(pl, factors) for pl in p_lists]))
         if symmetric and not accumulate:
             rank = a.packed.rank()
             size = 64
@@ -355,6 +356,15 @@ def pairs(
                 return lambda: _compiled.mirror_by_rank(out, rank, bl, size)
 
             _run([mirror(bl) for bl in blocks])
+
+
+def _factors(a: Side, gamma: float, metric: Metric) -> tuple:
+    """Per-pattern Mahalanobis factors of ``a``, shared by the threads."""
+    if not metric.mahalanobis:
+        return (np.zeros(1), np.zeros((1, 1, 1)), np.zeros((1, 1, 1)), np.zeros((1, 1)))
+    *factors, code = _compiled.mahalanobis_factors(a.arrays, float(gamma))
+    _raise_invalid([code])
+    return tuple(factors)
 
 
 def aligned(a: Side, b: Side, gamma: float, metric: Metric) -> np.ndarray:
