@@ -21,23 +21,26 @@ EXAMPLE_PLUGIN_DIR = Path(__file__).parent / "plugin_example"
 @pytest.fixture(scope="module")
 def example_plugin_installed():
     """pip-install the tiny example plugin distribution into this environment."""
+    pip = [sys.executable, "-m", "pip", "--quiet", "--disable-pip-version-check"]
     try:
         metadata.distribution("mk-example-plugin")
+        installed_here = False
     except metadata.PackageNotFoundError:
         subprocess.run(
             [
-                sys.executable,
-                "-m",
-                "pip",
+                *pip,
                 "install",
-                "--quiet",
                 "--no-deps",
                 "--no-build-isolation",
                 str(EXAMPLE_PLUGIN_DIR),
             ],
             check=True,
         )
+        installed_here = True
     yield "mk-example-plugin"
+    if installed_here:
+        # Leave the environment as found: users of this venv should not see it.
+        subprocess.run([*pip, "uninstall", "--yes", "mk-example-plugin"], check=True)
 
 
 @pytest.fixture(autouse=True)
