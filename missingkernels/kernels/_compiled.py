@@ -355,80 +355,12 @@ def _project(
 # -- pair loops -----------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
-def _row_against_columns(
-    ra: int,
-    c0: int,
-    c1: int,
-    xa: np.ndarray,
-    row: np.ndarray,
-    XT: np.ndarray,
-    YT: np.ndarray,
-    k: int,
-    posU: np.ndarray,
-    mahal: bool,
-    base: float,
-    gamma: float,
-    sb: tuple,
-    wa: np.ndarray,
-    accumulate: bool,
-    acc: np.ndarray,
-    out: np.ndarray,
-) -> None:  # pragma: no cover - compiled
-    """Row ``ra`` of a (transformed into ``row``) against columns ``c0:c1`` of b.
-
-    Euclidean: ``k = |U|``; Mahalanobis: ``k = k_p + k_q``. The loops run
-    over 1-D slices from 0 so that LLVM vectorises them.
-    """
-    d = xa.shape[1]
-    n = c1 - c0
-    a = acc[:n]
-    a[:] = 0.0
-    for t in range(d):
-        if not mahal and posU[t] >= 0:
-            continue
-        xi = xa[ra, t]
-        col = XT[t, c0:c1]
-        for c in range(n):
-            diff = xi - col[c]
-            a[c] += diff * diff
-    if mahal:
-        g2 = 2.0 * gamma
-        for s in range(k):
-            ui = row[s]
-            col = YT[s, c0:c1]
-            for c in range(n):
-                diff = ui - col[c]
-                a[c] -= g2 * (diff * diff)
-        for c in range(n):
-            if a[c] < 0.0:
-                a[c] = 0.0
-    else:
-        for s in range(k):
-            yi = row[s]
-            col = YT[s, c0:c1]
-            for c in range(n):
-                diff = yi - col[c]
-                a[c] += diff * diff
-    rows_b = sb[ORDER][c0:c1]
-    off_b = sb[OFF]
-    out_row = out[ra]
-    if accumulate:
-        w = wa[ra]
-        wb = sb[W_]
-        for c in range(n):
-            rb = rows_b[c]
-            out_row[rb] += w * wb[rb] * math.exp(base - gamma * a[c] + off_b[rb])
-    else:
-        for c in range(n):
-            rb = rows_b[c]
-            out_row[rb] = base - gamma * a[c] + off_b[rb]
-
-
 # Patterns with at least this many rows keep the factors of all their pattern
 # pairs and finish one output row at a time (cache-friendly writes); smaller
 # ones use each factor right away (no traffic through stored factors).
 _STORE_FACTORS_MIN_ROWS = 8
+# Rows of a pattern finished together against the columns of another.
+_BLOCK = 4
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -508,7 +440,8 @@ def rbf_pairs(
     Ys = np.empty((n_store if mahal else 1, max(kmax_b, 1), max(kmax_a, 1)))
     gathered = np.empty((max(kmax_a, 1), max(kmax_b, 1)))
     row = np.empty(max(width, 1))
-    acc = np.empty(nb)
+    rows = np.empty((_BLOCK, max(width, 1)))
+    accs = np.empty((_BLOCK, nb))
     for p in p_list:
         q0 = p if symmetric else 0
         kp = sa[KK][p]
@@ -590,62 +523,139 @@ def rbf_pairs(
                         else:
                             out[ra, rb] = val
         if not few:
-            for ii in range(start_a[p], start_a[p + 1]):
+            for ii0 in range(start_a[p], start_a[p + 1], _BLOCK):
+                nr = min(_BLOCK, start_a[p + 1] - ii0)
                 for q in range(q0, n_pb):
-                    _finish(
-                        ii, p, q, q, sa, sb, symmetric, mahal, gamma, kp, ks,
-                        half_logdet, Us, posU, ownWa, Ys, LKs, invKs,
-                        XT, YT, row, acc, accumulate, out,
+                    _finish_block(
+                        ii0, nr, p, q, sa, sb, symmetric, mahal, gamma, kp,
+                        ks[q], half_logdet[q], Us[q], posU[q], ownWa, Ys[q],
+                        LKs[q], invKs[q], XT, YT, rows, accs, accumulate, out,
                     )  # fmt: skip
     return 0
 
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
-def _finish(
-    ii: int,
+def _finish_block(
+    ii0: int,
+    nr: int,
     p: int,
     q: int,
-    h: int,
     sa: tuple,
     sb: tuple,
     symmetric: bool,
     mahal: bool,
     gamma: float,
     kp: int,
-    ks: np.ndarray,
-    half_logdet: np.ndarray,
-    Us: np.ndarray,
+    k: int,
+    half_logdet: float,
+    U: np.ndarray,
     posU: np.ndarray,
     ownWa: np.ndarray,
-    Ys: np.ndarray,
-    LKs: np.ndarray,
-    invKs: np.ndarray,
+    Yt: np.ndarray,
+    LK: np.ndarray,
+    invK: np.ndarray,
     XT: np.ndarray,
     YT: np.ndarray,
-    row: np.ndarray,
-    acc: np.ndarray,
+    rows: np.ndarray,
+    accs: np.ndarray,
     accumulate: bool,
     out: np.ndarray,
 ) -> None:  # pragma: no cover - compiled
-    """Row ``ii`` (pattern order) of pattern ``p`` against the rows of ``q``."""
+    """Rows ``ii0:ii0+nr`` (pattern order, ``nr <= 4``) of ``p`` against ``q``.
+
+    Four rows share each pass over the transposed columns of b (fewer loads
+    and loop overheads); a shorter block repeats its last row.
+    """
     start_b = sb[START]
-    c0 = ii if symmetric and q == p else start_b[q]
+    c0 = ii0 if symmetric and q == p else start_b[q]
     c1 = start_b[q + 1]
     if c0 >= c1:
         return
-    ra = sa[ORDER][ii]
-    k = ks[h]
-    if mahal:
-        for s in range(kp):
-            row[s] = ownWa[ra, s]
-        _project(sa[Z_][ra], sb[F_][q], sb[J_][q], k - kp, row, kp)
-        _schur_transform(kp, k - kp, Ys[h], LKs[h], invKs[h], row)
-    else:
-        _union_transform(sa[X_][ra], Us[h], k, LKs[h], invKs[h], row)
-    _row_against_columns(
-        ra, c0, c1, sa[X_], row, XT, YT, k, posU[h], mahal,
-        sa[OFF][ra] - half_logdet[h], gamma, sb, sa[W_], accumulate, acc, out,
-    )  # fmt: skip
+    order_a = sa[ORDER]
+    xa = sa[X_]
+    r0 = order_a[ii0]
+    r1 = order_a[ii0 + min(1, nr - 1)]
+    r2 = order_a[ii0 + min(2, nr - 1)]
+    r3 = order_a[ii0 + min(3, nr - 1)]
+    for m in range(_BLOCK):
+        ra = order_a[ii0 + min(m, nr - 1)]
+        row = rows[m]
+        if mahal:
+            for s in range(kp):
+                row[s] = ownWa[ra, s]
+            _project(sa[Z_][ra], sb[F_][q], sb[J_][q], k - kp, row, kp)
+            _schur_transform(kp, k - kp, Yt, LK, invK, row)
+        else:
+            _union_transform(xa[ra], U, k, LK, invK, row)
+    n = c1 - c0
+    a0 = accs[0, :n]
+    a1 = accs[1, :n]
+    a2 = accs[2, :n]
+    a3 = accs[3, :n]
+    a0[:] = 0.0
+    a1[:] = 0.0
+    a2[:] = 0.0
+    a3[:] = 0.0
+    d = xa.shape[1]
+    for t in range(d):
+        if not mahal and posU[t] >= 0:
+            continue
+        col = XT[t, c0:c1]
+        x0 = xa[r0, t]
+        x1 = xa[r1, t]
+        x2 = xa[r2, t]
+        x3 = xa[r3, t]
+        for c in range(n):
+            v = col[c]
+            e0 = x0 - v
+            e1 = x1 - v
+            e2 = x2 - v
+            e3 = x3 - v
+            a0[c] += e0 * e0
+            a1[c] += e1 * e1
+            a2[c] += e2 * e2
+            a3[c] += e3 * e3
+    # Mahalanobis subtracts 2 gamma ||u_i - u_j||^2; Euclidean adds it.
+    sign = -2.0 * gamma if mahal else 1.0
+    for s in range(k):
+        col = YT[s, c0:c1]
+        y0 = rows[0, s]
+        y1 = rows[1, s]
+        y2 = rows[2, s]
+        y3 = rows[3, s]
+        for c in range(n):
+            v = col[c]
+            e0 = y0 - v
+            e1 = y1 - v
+            e2 = y2 - v
+            e3 = y3 - v
+            a0[c] += sign * (e0 * e0)
+            a1[c] += sign * (e1 * e1)
+            a2[c] += sign * (e2 * e2)
+            a3[c] += sign * (e3 * e3)
+    rows_b = sb[ORDER]
+    off_a = sa[OFF]
+    off_b = sb[OFF]
+    wa = sa[W_]
+    wb = sb[W_]
+    for m in range(nr):
+        ra = order_a[ii0 + m]
+        a = accs[m]
+        out_row = out[ra]
+        base = off_a[ra] - half_logdet
+        # In the diagonal block a row starts at itself (the pair below is
+        # its mirror image).
+        start = ii0 + m if symmetric and q == p else c0
+        for c in range(start, c1):
+            total = a[c - c0]
+            if total < 0.0:  # rounding (Mahalanobis only)
+                total = 0.0
+            rb = rows_b[c]
+            val = base - gamma * total + off_b[rb]
+            if accumulate:
+                out_row[rb] += wa[ra] * wb[rb] * math.exp(val)
+            else:
+                out_row[rb] = val
 
 
 @njit(cache=True, nogil=True)
