@@ -35,12 +35,21 @@ _LOCK = threading.RLock()
 
 
 def n_threads() -> int:
-    """Threads used by the compiled loops (``MISSINGKERNELS_NUM_THREADS`` caps it)."""
+    """Threads used by the compiled loops.
+
+    ``MISSINGKERNELS_NUM_THREADS`` if set, else ``OMP_NUM_THREADS`` if set
+    (joblib sets it in its worker processes to avoid oversubscription), else
+    the available cores (at most 16).
+    """
     try:
         available = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         available = os.cpu_count() or 1
     value = os.environ.get(NUM_THREADS_ENV_VAR, "").strip()
+    if not value:
+        omp = os.environ.get("OMP_NUM_THREADS", "").strip()
+        if omp.isdigit() and int(omp) > 0:
+            return int(omp)
     if value:
         try:
             requested = int(value)
