@@ -183,3 +183,22 @@ def test_default_gamma_matches_documented_scale(rng):
     k = get_kernel("genrbf").fit(X)
     observed = X[~np.isnan(X)]
     assert k.gamma_ == pytest.approx(1.0 / (3 * observed.var()))
+
+
+def test_training_conditionals_are_reused(X, monkeypatch):
+    k = get_kernel("genrbf", gamma=0.5).fit(X)
+    expected = k(X)
+    calls = []
+    original = type(k.density_).conditionals
+
+    def counting(self, rows):
+        calls.append(len(rows))
+        return original(self, rows)
+
+    monkeypatch.setattr(type(k.density_), "conditionals", counting)
+    assert np.array_equal(k(X.copy()), expected)  # same rows: cached
+    assert calls == []
+    other = X[:7].copy()
+    other[0, 0] = 123.0
+    k(other, X)
+    assert calls == [7]  # only the new rows are conditioned

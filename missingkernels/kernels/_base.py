@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,6 +23,12 @@ def _compatible_densities(representations: tuple[str, ...]) -> list[str]:
         for name, entry in list_densities().items()
         if getattr(entry.factory, "representation", None) in representations
     ]
+
+
+def _fingerprint(X: np.ndarray) -> tuple:
+    """Shape and a digest of the bytes of validated rows (NaN included)."""
+    data = np.ascontiguousarray(X)
+    return data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest()
 
 
 def _has_variance(kernel: BaseExpectedKernel) -> bool:
@@ -143,17 +150,23 @@ class BaseExpectedKernel(BaseEstimator):
         self.density_ = density
         train = self._check_representation(density.conditionals(X))
         self._expectation.fit(self, X, train)
+        # k(X_train) and k(X, X_train) reuse the training conditionals.
+        self._train_cache = (_fingerprint(X), train)
         return self
 
     # -- evaluation --------------------------------------------------------------
     def _conditionals(self, X: Any) -> Any:
         X = validate_missing_data(self, X, reset=False, min_samples=0)
+        cache = getattr(self, "_train_cache", None)
+        if cache is not None and cache[0] == _fingerprint(X):
+            return X, cache[1]
         return X, self._check_representation(self.density_.conditionals(X))
 
     def _evaluate(self, what: str, X: Any, Y: Any) -> np.ndarray:
         check_is_fitted(self, "density_")
+        same = Y is X
         X, cx = self._conditionals(X)
-        if Y is None or Y is X:
+        if Y is None or same:
             # k(X, X) pairs independent rows, also on the diagonal.
             diagonal = self.diagonal if Y is None else "independent"
             cy, n_y = None, X.shape[0]
