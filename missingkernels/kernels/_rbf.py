@@ -458,6 +458,10 @@ def gaussian_gram(
     ``b=None`` is the symmetric Gram of ``a`` (half the pattern pairs); a row
     paired with itself is two independent copies.
     """
+    if b is not None and b.packed.n_patterns > a.packed.n_patterns:
+        # Loop over the side with more patterns, so that the per-pattern data
+        # streamed for every one of them (the other side's) stays in cache.
+        return np.ascontiguousarray(gaussian_gram(b, a, gamma, metric, log=log).T)
     symmetric = b is None
     other = a if b is None else b
     out = np.empty((a.n, other.n))
