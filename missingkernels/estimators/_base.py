@@ -81,6 +81,11 @@ class KernelParamsMixin:
         """The density fitted on the training rows (from the fitted kernel)."""
         return self.kernel_.density_  # type: ignore[attr-defined]
 
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.input_tags.allow_nan = True
+        return tags
+
 
 def cross_gram_on_support(
     kernel: Any, X: np.ndarray, X_fit: np.ndarray, support: np.ndarray

@@ -9,7 +9,6 @@ import numpy as np
 from scipy import linalg, stats
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._registry import get_density
 from .._validation import validate_missing_data, validate_missing_data_xy
@@ -370,7 +369,6 @@ class SOCPSVC(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
         X = validate_missing_data(self, X, reset=False)
         if self.form == "kernel":
             K = np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)
@@ -392,8 +390,3 @@ class SOCPSVC(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         """
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(int)]
-
-    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags

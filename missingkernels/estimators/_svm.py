@@ -9,7 +9,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.svm import SVC, SVR
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._validation import validate_missing_data, validate_missing_data_xy
 from ._base import KernelParamsMixin, cross_gram_on_support
@@ -44,14 +43,8 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         raise NotImplementedError
 
     def _gram_to_train(self, X: Any) -> np.ndarray:
-        check_is_fitted(self)
         X = validate_missing_data(self, X, reset=False)
         return cross_gram_on_support(self.kernel_, X, self.X_fit_, self.support_)
-
-    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
 
 
 class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
@@ -245,7 +238,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        K = self._gram_to_train(X)  # checks fitted first
+        K = self._gram_to_train(X)  # raises NotFittedError first
         return self.svm_.decision_function(K)
 
     def predict(self, X: Any) -> np.ndarray:
@@ -260,7 +253,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        K = self._gram_to_train(X)  # checks fitted first
+        K = self._gram_to_train(X)  # raises NotFittedError first
         return self.svm_.predict(K)
 
 
@@ -401,5 +394,5 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        K = self._gram_to_train(X)  # checks fitted first
+        K = self._gram_to_train(X)  # raises NotFittedError first
         return self.svm_.predict(K)

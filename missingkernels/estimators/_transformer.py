@@ -11,7 +11,6 @@ from sklearn.base import (
     TransformerMixin,
     _fit_context,
 )
-from sklearn.utils.validation import check_is_fitted
 
 from .._validation import validate_missing_data
 from ._base import KernelParamsMixin
@@ -141,11 +140,5 @@ class MissingKernelTransformer(
         -------
         K : ndarray of shape (n_samples, n_train_samples)
         """
-        check_is_fitted(self)
         X = validate_missing_data(self, X, reset=False)
         return np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)
-
-    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
