@@ -258,6 +258,42 @@ def test_resume_after_interruption_gives_the_same_table(tmp_path: Path):
     assert len(out.read_text().splitlines()) == 1 + len(full)
 
 
+def test_draws_run_in_parts_give_the_full_run(tmp_path: Path):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    data = {"toy": ComparisonData(X, y, "classification")}
+    kwargs = dict(
+        mechanisms=["mcar"],
+        rates=[0.25],
+        n_draws=3,
+        outer_folds=2,
+        inner_folds=2,
+        C_grid=[1.0, 4.0],
+        gamma_grid=[0.3, 1.0],
+        random_state=3,
+    )
+    full = run_comparison(data, ["mean"], output=tmp_path / "a.csv", **kwargs)
+    out = tmp_path / "b.csv"
+    first = run_comparison(data, ["mean"], output=out, draws=[2], **kwargs)
+    assert sorted(first["draw"].unique()) == [2]
+    assert len(first) == len(full) // 3
+    parts = run_comparison(data, ["mean"], output=out, draws=range(2), **kwargs)
+    cols = ["dataset", "mechanism", "rate", "draw", "fold", "method", "metric"]
+    a = full.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
+    b = parts.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
+    np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
+    assert len(out.read_text().splitlines()) == 1 + len(full)
+
+
+@pytest.mark.parametrize("draws", [[3], [-1], [0.5], [True], ["0"]])
+def test_draws_outside_the_configuration_are_refused(draws):
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    data = {"toy": ComparisonData(X, (X[:, 0] > 0).astype(int), "classification")}
+    with pytest.raises(ValueError, match=r"draws must be integers in \[0, n_draws=3\)"):
+        run_comparison(data, ["mean"], n_draws=3, draws=draws)
+
+
 def test_resume_refuses_another_configuration(tmp_path: Path):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))

@@ -94,6 +94,12 @@ def main(
         "every result in the output file",
     )
     parser.add_argument(
+        "--draws",
+        type=int,
+        help="run only the first N draws now (the report covers every result "
+        "in the output file; rerun without it to complete the rest)",
+    )
+    parser.add_argument(
         "--report-only",
         action="store_true",
         help="only rewrite the report from the results file (safe while a run "
@@ -123,13 +129,19 @@ def main(
             output=out / "results.csv",
             n_jobs=args.n_jobs,
             progress=args.progress,
+            draws=None
+            if args.draws is None
+            else range(min(args.draws, config.get("n_draws", 10))),
             **config,
         )
     wall = time.perf_counter() - start
     table = format_table(results, metric)
     (out / f"table_{metric}.md").write_text(table + "\n")
     figures = []
-    blocks = block_scores(results, metric)
+    # Methods may have finished different draws (a partial run): rank them on
+    # the cells every method finished, so each block compares like with like.
+    common = _common_cells(results)
+    blocks = block_scores(common, metric)
     stats = None
     if blocks.shape[0] >= 2 and blocks.shape[1] >= 3:
         stats = friedman_nemenyi(blocks)
@@ -203,7 +215,9 @@ def main(
     if stats is not None:
         lines += [
             "",
-            f"Friedman test over {stats.n_blocks} blocks (dataset x mechanism x rate):"
+            f"Friedman test over {stats.n_blocks} blocks (dataset x mechanism x rate;"
+            f" each block: the mean over the {_n_cells(common)} cells every method "
+            "finished):"
             f" chi2 = {stats.statistic:.2f}, p = {stats.pvalue:.3g}; Nemenyi critical "
             f"difference {stats.critical_difference:.2f} at alpha = {stats.alpha}. "
             "Mean ranks: "
@@ -217,6 +231,22 @@ def main(
     (out / "README.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
+
+
+_CELL = ["dataset", "mechanism", "rate", "draw", "fold"]
+
+
+def _common_cells(results: Any) -> Any:
+    """Rows of the (dataset, mechanism, rate, draw, fold) cells all methods have."""
+    ok = results[results["error"] == ""]
+    n_methods = ok["method"].nunique()
+    counts = ok.drop_duplicates([*_CELL, "method"]).groupby(_CELL).size()
+    full = counts[counts == n_methods].index
+    return ok.set_index(_CELL).loc[lambda f: f.index.isin(full)].reset_index()
+
+
+def _n_cells(results: Any) -> int:
+    return int(results.drop_duplicates(_CELL).shape[0])
 
 
 def _read_results(path: Path) -> Any:

@@ -565,6 +565,7 @@ def run_comparison(
     n_jobs: int = 1,
     random_state: int = 0,
     progress: bool = False,
+    draws: Sequence[int] | None = None,
 ) -> Any:
     """Compare methods by nested cross-validation over missingness draws.
 
@@ -605,6 +606,11 @@ def run_comparison(
         The seed of everything: a fixed value gives identical results.
     progress : bool, default=False
         Show a tqdm progress bar.
+    draws : sequence of int or None, default=None
+        Compute only these draws (indices in ``range(n_draws)``) now; the
+        others stay part of the configuration and a later call with the same
+        ``output`` computes them. A draw's data, splits and seeds do not
+        depend on which draws run. None: all draws.
 
     Returns
     -------
@@ -635,6 +641,22 @@ def run_comparison(
     import pandas as pd
 
     _check_args(datasets, mechanisms, rates, n_draws, outer_folds, inner_folds)
+    if draws is None:
+        run_draws = list(range(n_draws))
+    else:
+        bad = [
+            d
+            for d in draws
+            if not isinstance(d, (int, np.integer))
+            or isinstance(d, bool)
+            or not 0 <= d < n_draws
+        ]
+        if bad:
+            raise ValueError(
+                f"draws must be integers in [0, n_draws={n_draws}); got {bad!r} "
+                f"in {list(draws)!r}."
+            )
+        run_draws = sorted({int(d) for d in draws})
     specs = [
         m
         if isinstance(m, MethodSpec)
@@ -679,7 +701,7 @@ def run_comparison(
             mech_rates = [float(np.isnan(data.X).mean())] if mech == "none" else rates
             plan.extend((dname, data, task, metric, mech, r) for r in mech_rates)
     jobs = []
-    for draw in range(n_draws):
+    for draw in run_draws:
         for dname, data, task, metric, mech, rate in plan:
             y = np.asarray(data.y)
             X = None
