@@ -1,7 +1,8 @@
-"""Experiment tools: missingness mechanisms, baselines, the nested-CV runner."""
+"""Experiment tools: missingness mechanisms, baselines, peers, the nested-CV runner."""
 
 from ._baselines import DensityDrawImputer
 from ._missingness import MissingnessInfo, simulate_missing
+from ._peers import GeomSVC
 from ._runner import (
     PAPER_C_GRID,
     PAPER_GAMMA_GRID,
@@ -28,6 +29,7 @@ __all__ = [
     "ComparisonData",
     "DensityDrawImputer",
     "FriedmanNemenyi",
+    "GeomSVC",
     "MethodSpec",
     "MissingnessInfo",
     "block_scores",

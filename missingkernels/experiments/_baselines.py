@@ -1,9 +1,10 @@
-"""Imputation baselines of the method comparisons: impute, then an RBF SVM.
+"""Baselines of the method comparisons: impute, then an RBF SVM; and peers.
 
-Every baseline is a scikit-learn :class:`~sklearn.pipeline.Pipeline` whose
-last step is :class:`~sklearn.svm.SVC` or :class:`~sklearn.svm.SVR` with the
-RBF kernel. The steps before it (imputer, scaler) are fitted on training rows
-only, as in any pipeline, so a baseline never sees the rows it is scored on.
+Every imputation baseline is a scikit-learn :class:`~sklearn.pipeline.Pipeline`
+whose last step is :class:`~sklearn.svm.SVC` or :class:`~sklearn.svm.SVR` with
+the RBF kernel. The steps before it (imputer, scaler) are fitted on training
+rows only, as in any pipeline, so a baseline never sees the rows it is scored
+on. The peer "geom" is an estimator taking NaN itself (see ``_peers.py``).
 """
 
 from __future__ import annotations
@@ -437,10 +438,41 @@ def r_mice_svm(
     return _impute_then_svm(task, imputer).set_params(**params)
 
 
+def geom_svm(task: str = "classification", **params: Any) -> Any:
+    """The geometric-margin SVM of Chechik et al. (peer "geom"), no imputation.
+
+    Parameters
+    ----------
+    task : {"classification"}
+        A regression task is refused: the method is a classifier.
+    **params
+        Set on :class:`~missingkernels.experiments.GeomSVC` (e.g. ``C``,
+        ``gamma``).
+
+    Returns
+    -------
+    estimator : GeomSVC
+
+    Raises
+    ------
+    ValueError
+        For a regression task.
+    """
+    from ._peers import GeomSVC
+
+    if task == "regression":
+        raise ValueError(
+            "geom (Chechik et al.) is a classifier; it cannot run a regression task."
+        )
+    _svm(task)  # the usual error for an unknown task
+    return GeomSVC(**params)
+
+
 def _builtin_baselines() -> dict[str, Any]:
     """Name -> factory of the built-in baselines (read by the registry hook)."""
     baselines: dict[str, Any] = {
         "em": em_svm,
+        "geom": geom_svm,
         "gmm": gmm_svm,
         "knn": knn_svm,
         "mean": mean_svm,

@@ -323,6 +323,18 @@ def _make_estimator(
 # -- resolving method names -------------------------------------------------
 
 
+def _probe_baseline(name: str) -> Any:
+    """The baseline built for either task (None if the factory refuses both)."""
+    from .._registry import get_baseline
+
+    for task in ("classification", "regression"):
+        try:
+            return get_baseline(name, task=task)
+        except ValueError:
+            continue
+    return None
+
+
 def resolve_method(
     name: str,
     *,
@@ -336,7 +348,11 @@ def resolve_method(
     ----------
     name : str
         ``"socp"``, a registered baseline (:func:`missingkernels.list_baselines`)
-        or a registered kernel (:func:`missingkernels.list_kernels`).
+        or a registered kernel (:func:`missingkernels.list_kernels`). A
+        baseline whose factory returns a :class:`~sklearn.pipeline.Pipeline`
+        is of kind ``"pipeline"``; any other (e.g. the peer ``"geom"``) of
+        kind ``"estimator"``, grid-searched over those of ``C`` and ``gamma``
+        it has, after standardising the features.
     C_grid, gamma_grid : sequence of float
         The grids (the genRBF paper's by default).
     kernel_params : mapping, default=None
@@ -356,6 +372,8 @@ def resolve_method(
     >>> from missingkernels.experiments import resolve_method
     >>> resolve_method("mean").kind
     'pipeline'
+    >>> resolve_method("geom").kind
+    'estimator'
     """
     from .._registry import get_baseline, get_kernel, list_baselines, list_kernels
 
@@ -384,13 +402,26 @@ def resolve_method(
         except (TypeError, ValueError):
             seeded = False
 
-        def make_pipeline(task: str, seed: int) -> Any:
+        def make_baseline(task: str, seed: int) -> Any:
             if seeded:
                 return get_baseline(name, task=task, random_state=seed)
             return get_baseline(name, task=task)
 
+        probe = _probe_baseline(name)
+        if probe is not None and not isinstance(probe, Pipeline):
+            # An estimator taking NaN itself (a peer such as "geom"): grid over
+            # its own C and gamma, on standardised features.
+            accepted = (
+                probe.get_params(deep=False) if hasattr(probe, "get_params") else {}
+            )
+            grid = {
+                key: values
+                for key, values in (("C", C_grid), ("gamma", gamma_grid))
+                if key in accepted
+            }
+            return MethodSpec(name, "estimator", make_baseline, grid, scale=True)
         return MethodSpec(
-            name, "pipeline", make_pipeline, {"C": C_grid, "gamma": gamma_grid}
+            name, "pipeline", make_baseline, {"C": C_grid, "gamma": gamma_grid}
         )
     kernels = list_kernels()
     if name in kernels:
