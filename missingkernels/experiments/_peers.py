@@ -17,9 +17,15 @@ it with an RBF kernel (their sec. 5.1 tunes C, the RBF width and
 kernel rebuilt from memory would be a guess labelled as the paper's method,
 so it is left out rather than registered under the paper's name.
 
-What :class:`GeomSVC` follows (the section numbers of the journal version could
-not be checked against its full text either; the formulas below are the
-paper's, stated in its notation):
+What :class:`GeomSVC` follows. The stored copies of both versions of the geom
+paper reachable here also hold only the abstract and introduction, so the
+formulas below are the paper's as recalled, checked against what those pages
+state (each instance's margin in its own subspace; the non-separable case a
+non-convex objective optimised iteratively with a QP per step) and against the
+documentation of an independent implementation (Shark's
+``MissingFeatureSvmTrainer``: weights ``s_i`` in the quadratic term of a
+standard C-SVM, initialised to 1 and updated from the instance norms). No
+equation or section numbers are cited, as none could be checked.
 
 * Instance margin. Row ``i`` has valid (observed) features ``F_i``;
   ``w^(i)`` is ``w`` restricted to ``F_i``. The margin of row ``i`` is measured
@@ -33,8 +39,10 @@ paper's, stated in its notation):
   ``K_jk / (s_j s_k)`` and the usual constraint ``sum_i alpha_i y_i = 0``, so
   libsvm solves it exactly (``SVC(kernel="precomputed")``).
 * Iterative algorithm. Start from ``s_i = 1``; solve the QP; set
-  ``s_i = ||w^(i)|| / ||w||`` from its solution; repeat (a few iterations
-  suffice in the authors' experience; convergence is not guaranteed).
+  ``s_i = ||w^(i)|| / ||w||`` from its solution; repeat. The objective is not
+  convex and convergence is not guaranteed; Shark's documentation reports 2
+  to 5 iterations as enough. The bias is not rescaled by ``s_i`` (the QP is
+  the standard one on ``x_i / s_i``).
 * Kernels. With ``w = sum_j alpha_j y_j phi(x_j) / s_j``,
   ``||w||^2 = sum_jk alpha_j alpha_k y_j y_k K(x_j, x_k) / (s_j s_k)`` and
   ``||w^(i)||^2`` is the same sum with every inner product taken over the
@@ -135,9 +143,13 @@ class GeomSVC(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    Cost per QP: the libsvm solve plus ``||w^(i)||`` for every training row,
-    ``O(n_SV^2 * n_features * n_samples)`` for the RBF kernel (blocks of BLAS
-    products), ``O(n_SV * n_features)`` per row for the linear kernel. On
+    Cost per QP: the libsvm solve plus ``||w^(i)||`` for every missingness
+    pattern (it depends on row ``i`` only through ``F_i``): ``n_SV^2 / 2``
+    exponentials per pattern for the RBF kernel, ``O(n_features)`` for the
+    linear kernel. The updates dominate: on 500 standardised rows of 14
+    features with 30% MCAR (456 patterns) a fit took 1.1 s (254 support
+    vectors) to 3.2 s (499) with 4-5 QPs, on one core; ``decision_function``
+    computes ``s(x)`` for the patterns of the new rows the same way. On
     complete rows every ``s_i`` is 1 and the model is the RBF (or linear)
     :class:`~sklearn.svm.SVC`.
 
@@ -217,18 +229,19 @@ class GeomSVC(ClassifierMixin, BaseEstimator):
         if self.kernel == "linear":
             w = beta @ S0
             return np.sqrt(M @ (w * w))[which.ravel()]
-        # K(P_i x_j, P_i x_k) = exp(-gamma * sum_f m_if (x_jf - x_kf)^2): with
-        # P[f, (j, k)] = (x_jf - x_kf)^2, the blocks of a set of patterns are
-        # exp(-gamma * M @ P), one (n_SV x n_SV) block per pattern.
-        n_sv = S0.shape[0]
-        P = ((S0[:, None, :] - S0[None, :, :]) ** 2).reshape(n_sv * n_sv, -1).T
-        P *= -self.gamma_
-        step = max(1, _BLOCK_ENTRIES // max(1, n_sv * n_sv))
+        # K(P_i x_j, P_i x_k) = exp(-gamma * sum_f m_if (x_jf - x_kf)^2) is 1 on
+        # the diagonal and symmetric: with P[f, (j < k)] = (x_jf - x_kf)^2,
+        # ||w^(i)||^2 = sum_j beta_j^2 + 2 exp(-gamma * m_i @ P) @ (beta_j beta_k).
+        j, k = np.triu_indices(S0.shape[0], 1)
+        P = ((S0[j] - S0[k]) ** 2).T * -self.gamma_
+        pair_weights = beta[j] * beta[k]
+        step = max(1, _BLOCK_ENTRIES // max(1, j.size))
         out = np.empty(M.shape[0])
         for start in range(0, M.shape[0], step):
-            block = np.exp(M[start : start + step] @ P)
-            block = block.reshape(-1, n_sv, n_sv)
-            out[start : start + step] = (block @ beta) @ beta
+            block = M[start : start + step] @ P
+            np.exp(block, out=block)
+            out[start : start + step] = 2.0 * (block @ pair_weights)
+        out += beta @ beta
         return np.sqrt(np.maximum(out, 0.0))[which.ravel()]
 
     def _scalings(self, X: np.ndarray) -> np.ndarray:
