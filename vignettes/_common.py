@@ -216,8 +216,8 @@ def main(
         lines += [
             "",
             f"Friedman test over {stats.n_blocks} blocks (dataset x mechanism x rate;"
-            f" each block: the mean over the {_n_cells(common)} cells every method "
-            "finished):"
+            f" scores averaged over the {_n_cells(common)} draw x fold cells that "
+            "every method finished):"
             f" chi2 = {stats.statistic:.2f}, p = {stats.pvalue:.3g}; Nemenyi critical "
             f"difference {stats.critical_difference:.2f} at alpha = {stats.alpha}. "
             "Mean ranks: "
