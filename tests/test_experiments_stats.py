@@ -111,6 +111,14 @@ def test_summary_table_is_mean_and_std_over_draws(rng):
     assert blocks.shape == (4, 3)
 
 
+def test_table_columns_name_small_own_rates(rng):
+    res = _long(rng)
+    res.loc[res.rate == 0.1, "rate"] = 0.0015  # a data set's own 0.15% missing
+    header = format_table(res).splitlines()[0]
+    assert "d1 mcar 0.15%" in header and "d2 mcar 30%" in header
+    assert " 0%" not in header
+
+
 def test_plots_write_png(tmp_path, rng):
     pytest.importorskip("matplotlib")
     res = _long(rng)

@@ -94,8 +94,8 @@ def format_table(results: Any, metric: str = "accuracy", digits: int = 3) -> str
             + " "
             + table["mechanism"]
             + " "
-            + (table["rate"] * 100).round().astype(int).astype(str)
-            + "%"
+            # 3 significant digits: a data set's own 0.15% is not shown as 0%.
+            + (table["rate"] * 100).map(lambda v: f"{v:.3g}%")
         )
 
     def cell(r: Any) -> str:
