@@ -117,6 +117,10 @@ def test_table_columns_name_small_own_rates(rng):
     header = format_table(res).splitlines()[0]
     assert "d1 mcar 0.15%" in header and "d2 mcar 30%" in header
     assert " 0%" not in header
+    res.loc[res.rate == 0.0015, "rate"] = 0.05
+    columns = format_table(res).splitlines()[0].split(" | ")[1:]
+    # Numeric order: 5% before 30% (as strings "30%" < "5%").
+    assert columns.index("d1 mcar 5%") < columns.index("d1 mcar 30%")
 
 
 def test_plots_write_png(tmp_path, rng):

@@ -105,6 +105,9 @@ def format_table(results: Any, metric: str = "accuracy", digits: int = 3) -> str
 
     table["cell"] = table.apply(cell, axis=1)
     wide = table.pivot(index="method", columns="column", values="cell").fillna("-")
+    # Columns in (dataset, mechanism, numeric rate) order, not as strings.
+    order = table.sort_values(["dataset", "mechanism", "rate"])["column"].unique()
+    wide = wide[list(order)]
     header = "| method | " + " | ".join(wide.columns) + " |"
     sep = "|---|" + "---|" * len(wide.columns)
     lines = [header, sep]
