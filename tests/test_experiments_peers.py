@@ -150,7 +150,7 @@ def test_rows_missing_everything_get_finite_scores(rng):
 
 def test_bad_input_is_explained(rng):
     _, Xm, y = _toy(rng, n=30)
-    with pytest.raises(ValueError, match="Only binary"):
+    with pytest.raises(ValueError, match="Only binary classification"):
         GeomSVC().fit(Xm, np.arange(30) % 3)
     with pytest.raises(ValueError, match="2 classes"):
         GeomSVC().fit(Xm, np.zeros(30))

@@ -9,6 +9,7 @@ import pytest
 from conftest import load_shared_csv
 from scipy import stats
 from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from missingkernels.estimators import SOCPSVC, MissingKernelSVC, cone_weight
 
@@ -85,7 +86,7 @@ def test_missing_cvxpy_says_which_extra(monkeypatch, rng):
 
 def test_bad_input(rng):
     Xm, y = _data(rng, n=30)
-    with pytest.raises(ValueError, match="binary classifier"):
+    with pytest.raises(ValueError, match="Only binary classification"):
         SOCPSVC().fit(Xm, np.arange(30) % 3)
     with pytest.raises(ValueError, match="non-convex"):
         SOCPSVC(kappa=0.3).fit(Xm, y)
@@ -121,3 +122,10 @@ def test_statlog_heart_20pct_mcar_kernel_form(shared_data_dir, capsys):
         )
     # Both well above the majority rate (150/270 = 0.56).
     assert acc_socp > 0.7 and acc_svc > 0.7
+
+
+@parametrize_with_checks(
+    [SOCPSVC(), SOCPSVC(form="linear", kappa=0.8)],
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import ClassifierMixin, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._registry import get_kernel
@@ -84,6 +85,50 @@ class KernelParamsMixin:
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         tags.input_tags.allow_nan = True
+        return tags
+
+
+class BinaryClassifierMixin(ClassifierMixin):
+    """Two-class classifier that predicts from the sign of ``decision_function``.
+
+    The estimator calls ``_binary_signs(y)`` in ``fit`` (it sets ``classes_``
+    and rejects other than two classes) and implements ``decision_function``,
+    positive for ``classes_[1]``.
+    """
+
+    classes_: np.ndarray
+    decision_function: Callable[[Any], np.ndarray]
+
+    def _binary_signs(self, y: np.ndarray) -> np.ndarray:
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise ValueError(
+                "Only binary classification is supported. "
+                f"{type(self).__name__} got y with {self.classes_.size} "
+                "classes; wrap it in sklearn.multiclass.OneVsRestClassifier "
+                "for more."
+            )
+        return np.where(y == self.classes_[1], 1.0, -1.0)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.classifier_tags.multi_class = False
         return tags
 
 

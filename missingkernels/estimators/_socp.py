@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy import linalg, stats
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._registry import get_density
 from .._validation import validate_missing_data, validate_missing_data_xy
-from ._base import KernelParamsMixin
+from ._base import BinaryClassifierMixin, KernelParamsMixin
 
 
 def _import_cvxpy() -> Any:
@@ -66,7 +66,7 @@ def cone_weight(kappa: float, bound: str) -> float:
     raise ValueError(f"bound must be 'gaussian' or 'chebyshev', got {bound!r}.")
 
 
-class SOCPSVC(KernelParamsMixin, ClassifierMixin, BaseEstimator):
+class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
     """Robust SOCP support vector classifier for rows with missing entries.
 
     Each training row must lie on its side of the margin with probability at
@@ -234,13 +234,7 @@ class SOCPSVC(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self : SOCPSVC
         """
         X, y = validate_missing_data_xy(self, X, y, task="classification")
-        self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
-            raise ValueError(
-                f"SOCPSVC is a binary classifier; y has {self.classes_.size} "
-                "classes. Wrap it in sklearn.multiclass.OneVsRestClassifier."
-            )
-        signs = np.where(y == self.classes_[1], 1.0, -1.0)
+        signs = self._binary_signs(y)
         self.tau_ = cone_weight(float(self.kappa), self.bound)
         if self.tau_ < 0:
             raise ValueError(
@@ -372,18 +366,3 @@ class SOCPSVC(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             return K @ self.coef_ + self.intercept_
         means = self._density.conditionals(X).means
         return means @ self.coef_ + self.intercept_
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows with NaN where missing.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]

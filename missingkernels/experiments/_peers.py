@@ -69,13 +69,13 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._validation import validate_missing_data, validate_missing_data_xy
-from ..estimators._base import KernelParamsMixin
+from ..estimators._base import BinaryClassifierMixin, KernelParamsMixin
 from ..estimators._svm import _SVM_CONSTRAINTS
 
 #: Smallest scaling s_i: a row whose valid features carry no weight of w has
@@ -86,7 +86,7 @@ _MIN_SCALING = 1e-6
 _BLOCK_ENTRIES = 4_000_000
 
 
-class GeomSVC(ClassifierMixin, BaseEstimator):
+class GeomSVC(BinaryClassifierMixin, BaseEstimator):
     """Geometric-margin SVM of Chechik et al. for rows with absent features.
 
     Binary classifier. Every training row keeps its margin in the subspace of
@@ -267,13 +267,7 @@ class GeomSVC(ClassifierMixin, BaseEstimator):
         self : GeomSVC
         """
         X, y = validate_missing_data_xy(self, X, y, task="classification")
-        self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
-            raise ValueError(
-                "Only binary classification is supported by GeomSVC (Chechik "
-                f"et al.); y has {self.classes_.size} classes. Wrap it in "
-                "sklearn.multiclass.OneVsRestClassifier."
-            )
+        self._binary_signs(y)
         if isinstance(self.gamma, str):  # "scale"
             var = float(np.nanvar(X))
             self.gamma_ = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
@@ -324,24 +318,3 @@ class GeomSVC(ClassifierMixin, BaseEstimator):
         else:
             s_x = np.ones(X.shape[0])
         return (K @ self.dual_coef_[0]) / s_x + self.intercept_[0]
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows with NaN where missing.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]
-
-    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.classifier_tags.multi_class = False
-        return tags
