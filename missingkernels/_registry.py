@@ -446,6 +446,25 @@ def get_density(name: str, **params: Any) -> Any:
     return _REGISTRY.get("density", name, params)
 
 
+def new_density(density: Any, **params: Any) -> Any:
+    """A new, unfitted density from a registry name or a density object.
+
+    A name is built with :func:`get_density` (``params`` go to its
+    constructor); an object is cloned, so that fitting never changes the
+    user's instance.
+    """
+    if isinstance(density, str):
+        return get_density(density, **params)
+    if params:
+        raise ValueError(
+            f"Parameters {sorted(params)} apply to a density given by name; set "
+            f"them on the {type(density).__name__} object instead."
+        )
+    from sklearn.base import clone
+
+    return clone(density)
+
+
 def get_baseline(name: str, **params: Any) -> Any:
     """Build a new, unfitted baseline from the registry.
 

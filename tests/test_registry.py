@@ -261,3 +261,21 @@ def test_import_does_not_load_optional_dependencies():
         " if m in sys.modules]; assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_new_density_builds_by_name_and_never_reuses_an_object():
+    from missingkernels._registry import new_density
+    from missingkernels.densities import GaussianEMDensity
+
+    built = new_density("gaussian_em", max_iter=7)
+    assert isinstance(built, GaussianEMDensity) and built.max_iter == 7
+    assert new_density("gaussian_em") is not new_density("gaussian_em")
+
+    X = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 2.5], [np.nan, 0.0], [1.0, 1.0]])
+    mine = GaussianEMDensity(max_iter=5).fit(X)
+    copy = new_density(mine)
+    assert copy is not mine and copy.max_iter == 5
+    assert not hasattr(copy, "mean_")  # unfitted, the user's fit untouched
+    assert hasattr(mine, "mean_")
+    with pytest.raises(ValueError, match="given by name.*GaussianEMDensity object"):
+        new_density(mine, max_iter=3)

@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy import linalg, stats
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._registry import get_density
+from .._registry import new_density
 from .._validation import validate_missing_data, validate_missing_data_xy
 from ._base import BinaryClassifierMixin, KernelParamsMixin
 
@@ -311,9 +311,7 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
 
     def _fit_linear_form(self, cp: Any, X: np.ndarray, signs: np.ndarray) -> None:
         density = self.density if self.density is not None else "gaussian_em"
-        self._density = (
-            get_density(density) if isinstance(density, str) else clone(density)
-        )
+        self._density = new_density(density)
         if getattr(self._density, "representation", None) != "gaussian":
             raise ValueError(
                 "form='linear' needs a Gaussian density (conditional covariances); "

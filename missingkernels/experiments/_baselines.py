@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.experimental import enable_iterative_imputer  # noqa: F401
 from sklearn.impute import IterativeImputer, KNNImputer, SimpleImputer
@@ -130,21 +130,17 @@ class DensityDrawImputer(TransformerMixin, BaseEstimator):
         """
         self._validate_params()
         X = validate_missing_data(self, X, reset=True)
-        if isinstance(self.density, str):
-            from .._registry import get_density
+        from .._registry import new_density  # the registry imports this module
 
-            params = dict(self.density_params or {})
-            density = get_density(self.density, **params)
-            if "random_state" in density.get_params() and "random_state" not in params:
-                seed = check_random_state(self.random_state).randint(2**31 - 1)
-                density.set_params(random_state=seed)
-        else:
-            if self.density_params:
-                raise ValueError(
-                    "density_params applies to a density given by name; set the "
-                    "parameters on the density object instead."
-                )
-            density = clone(self.density)
+        params = dict(self.density_params or {})
+        density = new_density(self.density, **params)
+        if (
+            isinstance(self.density, str)
+            and "random_state" in density.get_params()
+            and "random_state" not in params
+        ):
+            seed = check_random_state(self.random_state).randint(2**31 - 1)
+            density.set_params(random_state=seed)
         self.density_ = density.fit(X)
         return self
 

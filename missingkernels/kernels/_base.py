@@ -6,12 +6,12 @@ import hashlib
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._registry import get_density, list_densities
+from .._registry import list_densities, new_density
 from .._validation import validate_missing_data
 from ._expectations import BaseKernelExpectation, representation_of
 
@@ -92,12 +92,12 @@ class BaseExpectedKernel(BaseEstimator):
     # -- fitting ---------------------------------------------------------------
     def _make_density(self) -> Any:
         expectation = self._expectation
-        if isinstance(self.density, str):
-            density = get_density(self.density)
-            label = repr(self.density)
-        else:
-            density = clone(self.density)
-            label = type(self.density).__name__
+        density = new_density(self.density)
+        label = (
+            repr(self.density)
+            if isinstance(self.density, str)
+            else type(self.density).__name__
+        )
         representation = getattr(density, "representation", None)
         if (
             representation is not None
