@@ -77,6 +77,32 @@ def test_linear_form_kappa_half_matches_linear_svm_on_conditional_means(rng):
     assert robust.predict(Xm).shape == (50,)
 
 
+def test_linear_form_equals_the_per_row_cone_program(rng):
+    # Reference: the program written row by row, ||A_i^(1/2) w_J|| through the
+    # Cholesky factor (not the symmetric root the estimator uses).
+    Xm, y = _data(rng, n=70, d=4, rate=0.3)
+    Xm[0] = np.nan  # a fully missing row
+    model = SOCPSVC(form="linear", C=0.7, kappa=0.85, solver="CLARABEL").fit(Xm, y)
+    cond = model.density_.conditionals(Xm)
+    signs = np.where(y == model.classes_[1], 1.0, -1.0)
+    w, b = cvxpy.Variable(4), cvxpy.Variable()
+    xi = cvxpy.Variable(70, nonneg=True)
+    cons = []
+    for i in range(70):
+        p = cond.pattern_index[i]
+        J = np.flatnonzero(cond.patterns[p])
+        margin = signs[i] * (cond.means[i] @ w + b)
+        if J.size:
+            L = np.linalg.cholesky(cond.covariances[p] + 1e-12 * np.eye(J.size))
+            cons.append(margin - 1 + xi[i] >= model.tau_ * cvxpy.norm(L.T @ w[J]))
+        else:
+            cons.append(margin >= 1 - xi[i])
+    objective = cvxpy.Minimize(0.5 * cvxpy.sum_squares(w) + 0.7 * cvxpy.sum(xi))
+    cvxpy.Problem(objective, cons).solve(solver="CLARABEL")
+    np.testing.assert_allclose(model.coef_, w.value, atol=1e-5)
+    assert model.intercept_ == pytest.approx(float(b.value), abs=1e-5)
+
+
 def test_missing_cvxpy_says_which_extra(monkeypatch, rng):
     Xm, y = _data(rng, n=20)
     monkeypatch.setitem(sys.modules, "cvxpy", None)

@@ -324,21 +324,34 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
         b = cp.Variable()
         xi = cp.Variable(n, nonneg=True)
         margins = cp.multiply(signs, cond.means @ w + b)
+        # Row i's spread ||A_p^(1/2) w_J|| depends only on its pattern p: one
+        # epigraph variable per pattern, and one vectorised cone per number of
+        # missing entries (per-row cones made cvxpy's compilation dominate).
+        n_missing = cond.patterns.sum(axis=1)
+        uncertain = n_missing[cond.pattern_index] > 0
+        if self.tau_ == 0:
+            uncertain[:] = False
         constraints = []
-        complete = np.ones(n, dtype=bool)
-        for p, pattern in enumerate(cond.patterns):
-            J = np.flatnonzero(pattern)
-            rows = np.flatnonzero(cond.pattern_index == p)
-            if J.size == 0 or self.tau_ == 0:
-                continue
-            complete[rows] = False
-            # A^(1/2) on the missing block, computed once per pattern.
-            vals, vecs = linalg.eigh(cond.covariances[p])
-            root = (vecs * np.sqrt(np.clip(vals, 0, None))) @ vecs.T
-            spread = cp.norm(root @ w[J])
-            for i in rows:
-                constraints.append(margins[i] - 1 + xi[i] >= self.tau_ * spread)
-        idx = np.flatnonzero(complete)
+        if uncertain.any():
+            spread = cp.Variable(len(cond.patterns), nonneg=True)
+            for k in np.unique(n_missing[cond.pattern_index[uncertain]]):
+                group = np.flatnonzero(n_missing == k)
+                # A_p^(1/2) on the missing block J_p, placed in the J_p columns.
+                roots = np.zeros((group.size, k, d))
+                for g, p in enumerate(group):
+                    vals, vecs = linalg.eigh(cond.covariances[p])
+                    J = np.flatnonzero(cond.patterns[p])
+                    roots[g][:, J] = (vecs * np.sqrt(np.clip(vals, 0, None))) @ vecs.T
+                stacked = cp.reshape(
+                    roots.reshape(-1, d) @ w, (group.size, k), order="C"
+                )
+                constraints.append(cp.SOC(spread[group], stacked, axis=1))
+            rows = np.flatnonzero(uncertain)
+            constraints.append(
+                margins[rows] - 1 + xi[rows]
+                >= self.tau_ * spread[cond.pattern_index[rows]]
+            )
+        idx = np.flatnonzero(~uncertain)
         if idx.size:
             constraints.append(margins[idx] >= 1 - xi[idx])
         objective = cp.Minimize(0.5 * cp.sum_squares(w) + self.C * cp.sum(xi))
