@@ -253,6 +253,21 @@ def test_singular_covariance_warns_and_regularises(rng):
     assert density.ridge_ == 1e-2
 
 
+def test_constant_feature_starts_with_the_ridge_and_equals_the_explicit_fit(rng):
+    X = _mcar(rng, _correlated(rng, 80, 3), 0.3)
+    X = np.column_stack([X, np.where(rng.random(80) < 0.3, np.nan, 2.5)])
+    with pytest.warns(SingularCovarianceWarning, match=r"feature\(s\) \[3\]") as rec:
+        auto = GaussianEMDensity().fit(X)
+    assert len(rec) == 1  # no second warning from a restart
+    explicit = GaussianEMDensity(ridge=1e-6).fit(X)
+    assert auto.ridge_ == 1e-6
+    np.testing.assert_array_equal(auto.mean_, explicit.mean_)
+    np.testing.assert_array_equal(auto.covariance_, explicit.covariance_)
+    assert auto.n_iter_ == explicit.n_iter_
+    assert auto.mean_[3] == pytest.approx(2.5)
+    assert auto.covariance_[3, 3] < 1e-4 * auto.covariance_[0, 0]
+
+
 def test_not_converged_warns(rng):
     X = _mcar(rng, _correlated(rng, 100, 4), 0.4)
     with pytest.warns(ConvergenceWarning, match="max_iter"):

@@ -277,5 +277,5 @@ def test_new_density_builds_by_name_and_never_reuses_an_object():
     assert copy is not mine and copy.max_iter == 5
     assert not hasattr(copy, "mean_")  # unfitted, the user's fit untouched
     assert hasattr(mine, "mean_")
-    with pytest.raises(ValueError, match="given by name.*GaussianEMDensity object"):
+    with pytest.raises(ValueError, match=r"given by name.*GaussianEMDensity object"):
         new_density(mine, max_iter=3)

@@ -106,7 +106,9 @@ class GaussianEMDensity(BaseDensity):
         one observed entry. Use it when ``n`` is close to ``d`` or features
         are collinear. With ``ridge=0`` and a singular covariance the fit is
         restarted with ``ridge=1e-6`` and a :class:`SingularCovarianceWarning`
-        is issued; the ridge actually used is ``ridge_``.
+        is issued (a feature constant on its observed entries makes it
+        singular from the start, so that fit starts with ``ridge=1e-6``
+        directly); the ridge actually used is ``ridge_``.
 
     Attributes
     ----------
@@ -201,6 +203,16 @@ class GaussianEMDensity(BaseDensity):
         log_jacobian = float(np.sum((~mask) * np.log(scale)))
 
         ridge = float(self.ridge)
+        # A feature constant on its observed entries makes the ML covariance
+        # singular for certain: start with the automatic ridge rather than
+        # discover it tens of iterations in (the restart would give the same fit).
+        constant = np.flatnonzero(~(np.nanstd(Xu, axis=0) > 0))
+        if ridge == 0 and constant.size:
+            ridge = _AUTO_RIDGE
+            self._warn_auto_ridge(
+                f"feature(s) {constant.tolist()} take a single value on their "
+                "observed entries, so the covariance is singular."
+            )
         try:
             result = self._em(Z, mask, groups, ridge)
         except _SingularCovarianceError as exc:
@@ -211,13 +223,7 @@ class GaussianEMDensity(BaseDensity):
                     "collinear or constant features."
                 ) from None
             ridge = _AUTO_RIDGE
-            warnings.warn(
-                f"{type(self).__name__}: {exc} The fit was restarted with "
-                f"ridge={ridge:g}; set ridge explicitly (e.g. 1e-3) to choose the "
-                "regularisation, or drop collinear or constant features.",
-                SingularCovarianceWarning,
-                stacklevel=3,
-            )
+            self._warn_auto_ridge(f"{exc} The fit was restarted.")
             result = self._em(Z, mask, groups, ridge)
         m, S, trace, n_iter, converged = result
         if not converged:
@@ -236,6 +242,15 @@ class GaussianEMDensity(BaseDensity):
         self.converged_ = converged
         self.ridge_ = ridge
         self.n_patterns_ = n_patterns
+
+    def _warn_auto_ridge(self, reason: str) -> None:
+        warnings.warn(
+            f"{type(self).__name__}: {reason} Fitted with ridge={_AUTO_RIDGE:g}; "
+            "set ridge explicitly (e.g. 1e-3) to choose the regularisation, or "
+            "drop collinear or constant features.",
+            SingularCovarianceWarning,
+            stacklevel=4,
+        )
 
     def _em(
         self,
