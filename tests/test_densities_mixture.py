@@ -249,3 +249,17 @@ def test_collapsed_component_warns_without_ridge(rng):
         density.fit(X)
     assert density.ridge_ == pytest.approx(1e-6)
     assert np.all(np.linalg.eigvalsh(density.covariances_) > 0)
+
+
+def test_constant_feature_without_ridge_starts_with_the_automatic_ridge(rng):
+    X = np.column_stack([rng.normal(size=(90, 2)), np.full(90, -1.5)])
+    X[rng.random(X.shape) < 0.2] = np.nan
+    params = dict(n_components=2, random_state=0)
+    with pytest.warns(SingularCovarianceWarning, match=r"feature\(s\) \[2\]") as rec:
+        auto = GaussianMixtureDensity(ridge=0, **params).fit(X)
+    assert len(rec) == 1  # no restart
+    explicit = GaussianMixtureDensity(ridge=1e-6, **params).fit(X)
+    assert auto.ridge_ == 1e-6
+    np.testing.assert_array_equal(auto.means_, explicit.means_)
+    np.testing.assert_array_equal(auto.covariances_, explicit.covariances_)
+    np.testing.assert_allclose(auto.means_[:, 2], -1.5)

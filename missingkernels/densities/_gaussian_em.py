@@ -202,17 +202,7 @@ class GaussianEMDensity(BaseDensity):
         # Jacobian of the standardisation, to report the log-likelihood of X.
         log_jacobian = float(np.sum((~mask) * np.log(scale)))
 
-        ridge = float(self.ridge)
-        # A feature constant on its observed entries makes the ML covariance
-        # singular for certain: start with the automatic ridge rather than
-        # discover it tens of iterations in (the restart would give the same fit).
-        constant = np.flatnonzero(~(np.nanstd(Xu, axis=0) > 0))
-        if ridge == 0 and constant.size:
-            ridge = _AUTO_RIDGE
-            self._warn_auto_ridge(
-                f"feature(s) {constant.tolist()} take a single value on their "
-                "observed entries, so the covariance is singular."
-            )
+        ridge = _starting_ridge(self, Xu)
         try:
             result = self._em(Z, mask, groups, ridge)
         except _SingularCovarianceError as exc:
@@ -223,7 +213,7 @@ class GaussianEMDensity(BaseDensity):
                     "collinear or constant features."
                 ) from None
             ridge = _AUTO_RIDGE
-            self._warn_auto_ridge(f"{exc} The fit was restarted.")
+            _warn_auto_ridge(self, f"{exc} The fit was restarted.")
             result = self._em(Z, mask, groups, ridge)
         m, S, trace, n_iter, converged = result
         if not converged:
@@ -242,15 +232,6 @@ class GaussianEMDensity(BaseDensity):
         self.converged_ = converged
         self.ridge_ = ridge
         self.n_patterns_ = n_patterns
-
-    def _warn_auto_ridge(self, reason: str) -> None:
-        warnings.warn(
-            f"{type(self).__name__}: {reason} Fitted with ridge={_AUTO_RIDGE:g}; "
-            "set ridge explicitly (e.g. 1e-3) to choose the regularisation, or "
-            "drop collinear or constant features.",
-            SingularCovarianceWarning,
-            stacklevel=4,
-        )
 
     def _em(
         self,
@@ -291,6 +272,39 @@ class GaussianEMDensity(BaseDensity):
     # -- conditionals ------------------------------------------------------
     def _conditionals(self, X: np.ndarray) -> GaussianConditionals:
         return GaussianConditionals.from_moments(X, self.mean_, self.covariance_)
+
+
+def _starting_ridge(density: Any, X: np.ndarray) -> float:
+    """``density.ridge``, or the automatic ridge when it is 0 and a feature of
+    ``X`` takes a single value on its observed entries.
+
+    Such a feature makes the ML covariance singular for certain: starting with
+    the ridge avoids finding out tens of EM iterations in and restarting (the
+    restart gives the same fit).
+    """
+    ridge = float(density.ridge)
+    constant = np.flatnonzero(~(np.nanstd(X, axis=0) > 0))
+    if ridge == 0 and constant.size:
+        ridge = _AUTO_RIDGE
+        _warn_auto_ridge(
+            density,
+            f"feature(s) {constant.tolist()} take a single value on their "
+            "observed entries, so the covariance is singular.",
+            stacklevel=5,
+        )
+    return ridge
+
+
+def _warn_auto_ridge(density: Any, reason: str, stacklevel: int = 4) -> None:
+    """Warn that the automatic ridge was used; ``stacklevel`` counts from here
+    (4: called from ``_fit``, under ``fit``)."""
+    warnings.warn(
+        f"{type(density).__name__}: {reason} Fitted with ridge={_AUTO_RIDGE:g}; "
+        "set ridge explicitly (e.g. 1e-3) to choose the regularisation, or "
+        "drop collinear or constant features.",
+        SingularCovarianceWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _penalty(S: np.ndarray, n: int, ridge: float) -> float:

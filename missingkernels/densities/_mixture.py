@@ -18,13 +18,14 @@ from ..conditionals import GaussianConditionals, MixtureConditionals
 from ._base import BaseDensity
 from ._gaussian_em import (
     _AUTO_RIDGE,
-    SingularCovarianceWarning,
     _check_singular,
     _condition,
     _pattern_cov_sum,
     _pattern_groups,
     _PatternGroup,
     _SingularCovarianceError,
+    _starting_ridge,
+    _warn_auto_ridge,
 )
 
 __all__ = ["GaussianMixtureDensity"]
@@ -181,7 +182,7 @@ class GaussianMixtureDensity(BaseDensity):
             KMeans(self.n_components, n_init=1, random_state=int(seed)).fit_predict(Z0)
             for seed in seeds
         ]
-        ridge = float(self.ridge)
+        ridge = _starting_ridge(self, Xu)
         try:
             results = [self._em(Z0, mask, groups, lab, ridge) for lab in labels_list]
         except _SingularCovarianceError as exc:
@@ -192,12 +193,7 @@ class GaussianMixtureDensity(BaseDensity):
                     "components."
                 ) from None
             ridge = _AUTO_RIDGE
-            warnings.warn(
-                f"{name}: {exc} The fit was restarted with ridge={ridge:g}; set "
-                "ridge explicitly to choose the regularisation.",
-                SingularCovarianceWarning,
-                stacklevel=3,
-            )
+            _warn_auto_ridge(self, f"{exc} The fit was restarted.")
             results = [self._em(Z0, mask, groups, lab, ridge) for lab in labels_list]
         best = max(results, key=lambda r: r[3][-1])
         pi, m, S, trace, n_iter, converged = best
