@@ -10,11 +10,13 @@ their number.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import linalg
@@ -25,7 +27,16 @@ from ..conditionals import (
     MixtureConditionals,
     SampleConditionals,
 )
-from . import _compiled
+
+
+@functools.cache
+def _loops() -> Any:
+    """The compiled loops (:mod:`._compiled`): numba loads on the first Gram,
+    not when the package is imported."""
+    from . import _compiled
+
+    return _compiled
+
 
 NUM_THREADS_ENV_VAR = "MISSINGKERNELS_NUM_THREADS"
 
@@ -227,16 +238,16 @@ class Side:
 
     @property
     def n(self) -> int:
-        return int(self.arrays[_compiled.X_].shape[0])
+        return int(self.arrays[_loops().X_].shape[0])
 
     @property
     def weight(self) -> np.ndarray:
-        return self.arrays[_compiled.W_]
+        return self.arrays[_loops().W_]
 
     def with_offsets(self, off: np.ndarray) -> Side:
         """The same rows with other offsets (added inside the exponent)."""
         arrays = list(self.arrays)
-        arrays[_compiled.OFF] = np.ascontiguousarray(off, dtype=np.float64)
+        arrays[_loops().OFF] = np.ascontiguousarray(off, dtype=np.float64)
         return Side(tuple(arrays), self.packed)
 
     @classmethod
@@ -346,7 +357,7 @@ def pairs(
     p_lists = [np.arange(t, P, T, dtype=np.int64) for t in range(T)]
 
     def task(p_list: np.ndarray, factors: tuple) -> Callable[[], object]:
-        return lambda: _compiled.rbf_pairs(
+        return lambda: _loops().rbf_pairs(
             p_list, a.arrays, b.arrays, factors, float(gamma), metric.mahalanobis,
             bool(symmetric), bool(accumulate), out,
         )  # fmt: skip
@@ -362,7 +373,7 @@ def pairs(
             blocks = [np.arange(t, n_blocks, T, dtype=np.int64) for t in range(T)]
 
             def mirror(bl: np.ndarray) -> Callable[[], object]:
-                return lambda: _compiled.mirror_by_rank(out, rank, bl, size)
+                return lambda: _loops().mirror_by_rank(out, rank, bl, size)
 
             _run([mirror(bl) for bl in blocks])
 
@@ -371,7 +382,7 @@ def _factors(a: Side, gamma: float, metric: Metric) -> tuple:
     """Per-pattern Mahalanobis factors of ``a``, shared by the threads."""
     if not metric.mahalanobis:
         return (np.zeros(1), np.zeros((1, 1, 1)), np.zeros((1, 1, 1)), np.zeros((1, 1)))
-    *factors, code = _compiled.mahalanobis_factors(a.arrays, float(gamma))
+    *factors, code = _loops().mahalanobis_factors(a.arrays, float(gamma))
     _raise_invalid([code])
     return tuple(factors)
 
@@ -381,7 +392,7 @@ def aligned(a: Side, b: Side, gamma: float, metric: Metric) -> np.ndarray:
     out = np.empty(a.n)
     if a.n == 0:
         return out
-    code = _compiled.rbf_aligned(
+    code = _loops().rbf_aligned(
         a.arrays, b.arrays, float(gamma), metric.mahalanobis, out
     )
     _raise_invalid([code])
