@@ -16,6 +16,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 import missingkernels
+from missingkernels.densities import GaussianEMDensity
 from missingkernels.experiments import (
     ComparisonData,
     MethodSpec,
@@ -402,3 +403,73 @@ def test_shared_density_gives_the_grams_of_separate_fits(rng):
         direct = missingkernels.get_kernel("genrbf", gamma=gamma).fit(tr)
         np.testing.assert_allclose(K_tr, direct(tr), rtol=1e-10)
         np.testing.assert_allclose(K_te, direct(te, tr), rtol=1e-10)
+
+
+FITTED_ROWS: list[int] = []  # rows of every CountingDensity fit
+
+
+class CountingDensity(GaussianEMDensity):
+    def fit(self, X, y=None):
+        FITTED_ROWS.append(len(X))
+        return super().fit(X, y)
+
+
+def test_estimator_density_is_fitted_once_per_inner_fold_with_the_same_result():
+    pytest.importorskip("cvxpy")
+    from sklearn.model_selection import ParameterGrid
+
+    from missingkernels.estimators import SOCPSVC
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(64, 4))
+    y = (X[:, 0] - 0.7 * X[:, 1] + 0.4 * rng.normal(size=64) > 0).astype(int)
+    X[rng.random(X.shape) < 0.25] = np.nan
+    C_grid, gamma_grid = [0.5, 4.0], [0.1, 0.6]
+    spec = resolve_method(
+        "socp",
+        C_grid=C_grid,
+        gamma_grid=gamma_grid,
+        kernel_params={"density": CountingDensity()},
+    )
+    FITTED_ROWS.clear()
+    res = run_comparison(
+        {"toy": ComparisonData(X, y, "classification")},
+        [spec],
+        mechanisms=["none"],
+        n_draws=1,
+        outer_folds=2,
+        inner_folds=2,
+        C_grid=C_grid,
+        gamma_grid=gamma_grid,
+        random_state=5,
+    )
+    assert (res["error"] == "").all(), res["error"].unique()
+    # Per outer fold: one density per inner fold (not one per grid point),
+    # then the refit.
+    assert len(FITTED_ROWS) == 2 * (2 + 1)
+
+    # Reference: every grid point fitted from scratch (own density each time).
+    acc = res[res.metric == "accuracy"].sort_values("fold")
+    rate = f"{float(np.isnan(X).mean()):.6g}"
+    outer = _splitter("classification", 2, _seed(5, "outer", "toy", "none", rate, 0))
+    outer = outer.split(X, y)
+    points = list(ParameterGrid({"C": C_grid, "gamma": gamma_grid}))
+
+    def fresh(params):
+        model = SOCPSVC(kappa=0.9, density=GaussianEMDensity(), **params)
+        return Pipeline([("scale", StandardScaler()), ("model", model)])
+
+    for f, (train, test) in enumerate(outer):
+        seed = _seed(5, "fit", "toy", "none", rate, 0, f, "socp")
+        inner = _splitter("classification", 2, seed).split(X[train], y[train])
+        totals = np.zeros(len(points))
+        for tr, va in inner:
+            Xtr, ytr = X[train][tr], y[train][tr]
+            for i, params in enumerate(points):
+                pred = fresh(params).fit(Xtr, ytr).predict(X[train][va])
+                totals[i] += np.mean(pred == y[train][va])
+        best = points[int(np.argmax(totals))]
+        row = acc[acc.fold == f].iloc[0]
+        assert json.loads(row.params) == best
+        pred = fresh(best).fit(X[train], y[train]).predict(X[test])
+        assert row.score == pytest.approx(np.mean(pred == y[test]))

@@ -297,9 +297,14 @@ def _select_and_score(
         points = _grid_points(spec.grid) or [{}]
         totals = np.zeros(len(points))
         for tr, va in inner if len(points) > 1 else []:
+            shared: dict[str, Any] = {}
             for pi, params in enumerate(points):
-                model = _make_estimator(spec, task, seed, X_train[tr], params)
+                model = _make_estimator(
+                    spec, task, seed, X_train[tr], {**params, **shared}
+                )
                 model.fit(X_train[tr], y_train[tr])
+                if pi == 0 and set(spec.grid) <= {"C", "gamma"}:
+                    shared = _density_to_share(model, X_train[tr])
                 totals[pi] += select(y_train[va], model.predict(X_train[va]))
         best = points[int(np.argmax(totals))]
         start = time.perf_counter()
@@ -309,6 +314,26 @@ def _select_and_score(
         fit_seconds = time.perf_counter() - start
     scores = {m: float(_METRICS[m](y_test, pred)) for m in _TASK_METRICS[task]}
     return best, scores, fit_seconds
+
+
+def _density_to_share(model: Any, X: np.ndarray) -> dict[str, Any]:
+    """``{"density": ...}`` reusing ``model``'s fitted density at the next grid
+    points of the same inner fold, for an estimator that fits one (e.g.
+    ``SOCPSVC``); empty for any other.
+
+    The density depends on the training rows only, not on ``C`` or ``gamma``:
+    the EM fit, which dominates SOCP fits on wide data, then runs once per
+    inner fold instead of once per grid point, with the same result.
+    """
+    est = model[-1] if isinstance(model, Pipeline) else model
+    if "density" not in est.get_params(deep=False):
+        return {}
+    try:
+        fitted = est.density_
+    except AttributeError:
+        return {}
+    rows = model[:-1].transform(X) if isinstance(model, Pipeline) else X
+    return {"density": _FittedDensity(_Holder(fitted, np.asarray(rows)))}
 
 
 def _make_estimator(
