@@ -232,3 +232,29 @@ def test_clone_keeps_density_object_unfitted(rng):
     assert not hasattr(dens, "mean_")  # the user's object is not fitted in place
     assert clf.density_.max_iter == 20 and hasattr(clf.density_, "mean_")
     assert clone(clf).get_params()["density"].max_iter == 20
+
+
+@pytest.mark.parametrize("Estimator", [MissingKernelSVC, MissingKernelSVR])
+def test_prediction_in_row_chunks_within_working_memory(rng, monkeypatch, Estimator):
+    import sklearn
+
+    from missingkernels.estimators import _svm
+
+    _, Xm, y = _classification(rng, n=150)
+    model = Estimator(gamma=0.3).fit(Xm[:90], y[:90])
+    methods = [m for m in ("predict", "decision_function") if hasattr(model, m)]
+    whole = [getattr(model, m)(Xm[90:]) for m in methods]
+    chunks: list[int] = []
+    real = _svm.cross_gram_on_support
+
+    def recording(kernel, X, X_fit, support):
+        chunks.append(X.shape[0])
+        return real(kernel, X, X_fit, support)
+
+    monkeypatch.setattr(_svm, "cross_gram_on_support", recording)
+    # Room for 7 rows of a 90-column float64 Gram: 60 rows in 9 chunks.
+    with sklearn.config_context(working_memory=7 * 8 * 90 / 2**20):
+        parts = [getattr(model, m)(Xm[90:]) for m in methods]
+    assert chunks == ([7] * 8 + [4]) * len(methods)
+    for got, expected in zip(parts, whole, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)

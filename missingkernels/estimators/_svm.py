@@ -6,8 +6,10 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.svm import SVC, SVR
+from sklearn.utils import gen_batches
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._validation import validate_missing_data, validate_missing_data_xy
@@ -42,9 +44,26 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     def _make_svm(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _gram_to_train(self, X: Any) -> np.ndarray:
+    def _svm_on_new_rows(self, X: Any, method: str) -> np.ndarray:
+        """``svm_.<method>`` on ``K(X, X_fit_)``, in row chunks.
+
+        The Gram handed to libsvm has a column per training row (only the
+        support columns are computed), so the rows are taken in chunks of at
+        most scikit-learn's ``working_memory``: predicting a large set never
+        allocates ``n_new x n_train`` at once.
+        """
         X = validate_missing_data(self, X, reset=False)
-        return cross_gram_on_support(self.kernel_, X, self.X_fit_, self.support_)
+        n_fit = self.X_fit_.shape[0]
+        budget = int(get_config()["working_memory"] * 2**20)  # MiB -> bytes
+        chunk = max(1, min(X.shape[0], budget // (8 * n_fit)))
+        apply = getattr(self.svm_, method)
+        parts = [
+            apply(
+                cross_gram_on_support(self.kernel_, X[rows], self.X_fit_, self.support_)
+            )
+            for rows in gen_batches(X.shape[0], chunk)
+        ]
+        return np.concatenate(parts)
 
 
 class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
@@ -238,8 +257,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        K = self._gram_to_train(X)  # raises NotFittedError first
-        return self.svm_.decision_function(K)
+        return self._svm_on_new_rows(X, "decision_function")
 
     def predict(self, X: Any) -> np.ndarray:
         """Predict class labels.
@@ -253,8 +271,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        K = self._gram_to_train(X)  # raises NotFittedError first
-        return self.svm_.predict(K)
+        return self._svm_on_new_rows(X, "predict")
 
 
 class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
@@ -394,5 +411,4 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        K = self._gram_to_train(X)  # raises NotFittedError first
-        return self.svm_.predict(K)
+        return self._svm_on_new_rows(X, "predict")
