@@ -155,3 +155,17 @@ def test_statlog_heart_20pct_mcar_kernel_form(shared_data_dir, capsys):
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_kernel_form_scores_new_rows_in_chunks(rng):
+    import sklearn
+
+    Xm, y = _data(rng, n=70)
+    model = SOCPSVC(C=1.0, kappa=0.8, gamma=0.4).fit(Xm[:40], y[:40])
+    whole = model.decision_function(Xm[40:])
+    with sklearn.config_context(working_memory=4 * 8 * 40 / 2**20):  # 4 rows
+        chunked = model.decision_function(Xm[40:])
+    np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        whole, model.kernel_(Xm[40:], Xm[:40]) @ model.coef_ + model.intercept_
+    )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import ClassifierMixin, clone
+from sklearn.utils import gen_batches
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._registry import get_kernel
@@ -144,3 +146,12 @@ def cross_gram_on_support(
     if support.size and X.shape[0]:
         K[:, support] = kernel(X, X_fit[support])
     return K
+
+
+def row_chunks(n_rows: int, n_columns: int) -> Iterator[slice]:
+    """Slices of the rows such that each chunk's float64 Gram against
+    ``n_columns`` columns fits in scikit-learn's ``working_memory`` (at least
+    one row per chunk)."""
+    budget = int(get_config()["working_memory"] * 2**20)  # MiB -> bytes
+    chunk = max(1, min(n_rows, budget // (8 * max(n_columns, 1))))
+    return gen_batches(n_rows, chunk)

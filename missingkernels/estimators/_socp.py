@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._registry import new_density
 from .._validation import validate_missing_data, validate_missing_data_xy
-from ._base import BinaryClassifierMixin, KernelParamsMixin
+from ._base import BinaryClassifierMixin, KernelParamsMixin, row_chunks
 
 
 def _import_cvxpy() -> Any:
@@ -373,7 +373,11 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
         """
         X = validate_missing_data(self, X, reset=False)
         if self.form == "kernel":
-            K = np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)
-            return K @ self.coef_ + self.intercept_
+            # In row chunks: K(X, X_fit_) has a column per training row.
+            scores = np.empty(X.shape[0])
+            for rows in row_chunks(X.shape[0], self.X_fit_.shape[0]):
+                K = np.asarray(self.kernel_(X[rows], self.X_fit_), dtype=np.float64)
+                scores[rows] = K @ self.coef_ + self.intercept_
+            return scores
         means = self._density.conditionals(X).means
         return means @ self.coef_ + self.intercept_

@@ -6,14 +6,12 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.svm import SVC, SVR
-from sklearn.utils import gen_batches
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._validation import validate_missing_data, validate_missing_data_xy
-from ._base import KernelParamsMixin, cross_gram_on_support
+from ._base import KernelParamsMixin, cross_gram_on_support, row_chunks
 
 _SVM_CONSTRAINTS: dict = {
     "C": [Interval(Real, 0.0, None, closed="neither")],
@@ -53,15 +51,12 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         allocates ``n_new x n_train`` at once.
         """
         X = validate_missing_data(self, X, reset=False)
-        n_fit = self.X_fit_.shape[0]
-        budget = int(get_config()["working_memory"] * 2**20)  # MiB -> bytes
-        chunk = max(1, min(X.shape[0], budget // (8 * n_fit)))
         apply = getattr(self.svm_, method)
         parts = [
             apply(
                 cross_gram_on_support(self.kernel_, X[rows], self.X_fit_, self.support_)
             )
-            for rows in gen_batches(X.shape[0], chunk)
+            for rows in row_chunks(X.shape[0], self.X_fit_.shape[0])
         ]
         return np.concatenate(parts)
 
