@@ -163,11 +163,11 @@ def main(
         if n_done >= n_expected
         else f"PARTIAL: {n_done} of {n_expected} cells finished"
     )
-    command = "python " + " ".join(
-        shlex.quote(a)
-        for a in [os.path.relpath(sys.argv[0], HERE.parent), *sys.argv[1:]]
-        if a != "--report-only"
-    )
+    script = os.path.relpath(sys.argv[0], HERE.parent)
+    # The command that reproduces the whole report; --methods, --draws,
+    # --n-jobs and --progress only choose what runs now, not the results.
+    command = f"python {shlex.quote(script)} --{'quick' if quick else 'full'}"
+    invocation = "python " + " ".join(shlex.quote(a) for a in [script, *sys.argv[1:]])
     lines = [
         f"# {title} ({'quick' if quick else 'full'} mode)",
         "",
@@ -182,7 +182,8 @@ def main(
         f"- missingkernels {missingkernels.__version__}, Python "
         f"{platform.python_version()}, {dt.date.today().isoformat()}.",
         f"- Compute time: {results['cell_seconds'].sum() / 60:.1f} min summed over "
-        f"cells (this invocation: {wall / 60:.1f} min wall, n_jobs={args.n_jobs}).",
+        f"cells (this invocation, `{invocation}`: {wall / 60:.1f} min wall, "
+        f"n_jobs={args.n_jobs}).",
         f"- Protocol: {_protocol(config)}.",
         "- Methods with results: "
         + ", ".join(sorted(results["method"].unique()))
