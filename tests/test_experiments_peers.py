@@ -100,6 +100,30 @@ def test_scalings_and_margins_match_a_naive_evaluation(rng):
     np.testing.assert_allclose(s[valid.all(axis=1)], 1.0, rtol=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("n", "d", "rate"), [(90, 7, 0.35), (60, 12, 0.6), (5, 2, 0.5)]
+)
+def test_instance_norms_match_the_exponent_per_pattern(rng, n, d, rate):
+    # The compiled product over features and patterns' prefix tree, against
+    # ||w^(i)||^2 = sum_jk b_j b_k exp(-g sum_{f in F_i} (x_jf - x_kf)^2)
+    # evaluated directly (several blocks of pairs when n = 90: 4005 pairs).
+    _, Xm, y = _toy(rng, n=n, d=d, rate=rate)
+    y[:2] = [0, 1]
+    Xm[0] = np.nan  # a row missing everything: ||w^(i)||^2 = sum_j b_j^2
+    Xm[1, 0] = 0.5
+    clf = GeomSVC(C=50.0, gamma=0.3, max_iter=1).fit(Xm, y)
+    X0 = np.nan_to_num(Xm[clf.support_], nan=0.0)
+    b = rng.normal(size=len(clf.support_))
+    X_new = np.vstack([Xm, rng.normal(size=(5, d))])
+    X_new[-1, 1:] = np.nan
+    expected = []
+    for x in X_new:
+        feats = ~np.isnan(x)
+        sq = ((X0[:, None, feats] - X0[None, :, feats]) ** 2).sum(axis=2)
+        expected.append(np.sqrt(b @ np.exp(-0.3 * sq) @ b))
+    np.testing.assert_allclose(clf._instance_norms(X_new, b), expected, rtol=1e-11)
+
+
 def test_each_step_solves_the_papers_objective():
     # Linear kernel, tiny problem: each QP is min 1/2 ||w||^2 + C sum xi_i
     # s.t. y_i (w . x_i / s_i + b) >= 1 - xi_i (absent entries zero), and the
