@@ -14,17 +14,12 @@ from __future__ import annotations
 
 import sys
 
-from _common import load, main
+from _common import load, main, socp_method
 
-from missingkernels.experiments import PAPER_C_GRID, PAPER_GAMMA_GRID, resolve_method
+from missingkernels.experiments import PAPER_C_GRID, PAPER_GAMMA_GRID
 
 
 def config(quick: bool) -> dict:
-    # SOCP solves one cone program per grid point: a smaller grid keeps it
-    # affordable (stated in the report).
-    socp = resolve_method(
-        "socp", C_grid=[1.0, 8.0, 64.0], gamma_grid=[2.0**-5, 2.0**-3]
-    )
     if quick:
         return dict(
             datasets=load(["statlog_heart"], max_rows=120),
@@ -42,7 +37,7 @@ def config(quick: bool) -> dict:
     return dict(
         datasets=load(["ionosphere", "statlog_heart"]),
         metric="accuracy",
-        methods=["mean", "em", "expected_rbf", "genrbf", socp],
+        methods=["mean", "em", "expected_rbf", "genrbf", socp_method()],
         mechanisms=["mcar"],
         rates=[0.05, 0.1, 0.2, 0.3, 0.4],
         n_draws=5,
