@@ -167,10 +167,10 @@ def config(quick: bool) -> dict:
     common = dict(datasets=datasets, metric="accuracy", mechanisms=["mar"], rates=[0.3])
     intro = (
         "Paper: Śmieja et al. (2019), Table 2. Of the paper's peers, geom is "
-        "implemented (GeomSVC; the form is described in its docstring) but not "
-        "run yet: with this grid a cell is 361 fits of 1-3 s each on australian "
-        "(5 QPs per fit), 6-20 min; karma is not implemented (see "
-        "vignettes/README.md). "
+        "implemented (GeomSVC; the form is described in its docstring); with "
+        "this grid a cell is 361 fits of 5 QPs each, about 2 min on one core "
+        "for australian, so its column may count fewer draws than the others "
+        "(n in the table); karma is not implemented (see vignettes/README.md). "
         "breast_cancer_wisconsin: the 16 rows with a naturally missing value are "
         "dropped before the simulation (683 rows)."
     )
