@@ -84,7 +84,9 @@ def test_scalings_and_margins_match_a_naive_evaluation(rng):
     assert clf.weight_norm_ == pytest.approx(np.sqrt(w2), rel=1e-10)
     X_new = np.array([[0.3, np.nan, -1.0], [np.nan] * 3, [1.0, 2.0, 0.5]])
     for x in X_new:
-        s_x = max(np.sqrt(norm2(np.flatnonzero(~np.isnan(x))) / w2), 1e-6)
+        valid_x = np.flatnonzero(~np.isnan(x))
+        # No valid feature: no subspace, s = 1 (see the module docstring).
+        s_x = max(np.sqrt(norm2(valid_x) / w2), 1e-6) if valid_x.size else 1.0
         x0 = np.nan_to_num(x, nan=0.0)
         wx = sum(
             clf.dual_coef_[0][p] * k(X0[row], x0, everything) / s[row]
@@ -165,11 +167,23 @@ def test_each_step_solves_the_papers_objective():
     np.testing.assert_allclose(clf.scalings_[~partial], 1.0)
 
 
-def test_rows_missing_everything_get_finite_scores(rng):
+def test_rows_missing_everything_keep_scaling_one(rng):
+    # No valid feature, no subspace: s = 1 in every QP, and such a row scores
+    # like the row of zeros in the plain SVM, w . phi(0) + b. (The formula
+    # would give ||w^(i)|| = |sum_j beta_j| = 0 after the first QP.)
     _, Xm, y = _toy(rng, n=30, d=3)
-    clf = GeomSVC(C=1.0, gamma=0.5).fit(Xm, y)
+    Xm[:4] = np.nan
+    clf = GeomSVC(C=1.0, gamma=0.5, max_iter=4, tol=0.0).fit(Xm, y)
+    assert clf.n_iter_ == 4
+    for s in clf.scaling_history_:
+        np.testing.assert_array_equal(s[:4], 1.0)
+    sup = clf.support_
+    X0 = np.nan_to_num(Xm[sup], nan=0.0)
+    w_phi0 = np.exp(-0.5 * (X0**2).sum(axis=1)) @ (
+        clf.dual_coef_[0] / clf.scalings_[sup]
+    )
     scores = clf.decision_function(np.full((2, 3), np.nan))
-    assert np.isfinite(scores).all()
+    np.testing.assert_allclose(scores, w_phi0 + clf.intercept_[0], rtol=1e-10)
 
 
 def test_bad_input_is_explained(rng):
