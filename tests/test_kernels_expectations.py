@@ -23,7 +23,7 @@ from test_kernels import (
 
 from missingkernels import get_kernel
 from missingkernels.conditionals import SampleConditionals
-from missingkernels.densities import BaseDensity
+from missingkernels.densities import BaseDensity, GaussianMixtureDensity
 
 # -- Monte Carlo helpers ----------------------------------------------------------
 
@@ -220,13 +220,19 @@ def mixture_data(rng):
     return X, Y
 
 
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def seeded_mixture():
+    # Seeded: some k-means starts leave EM crawling without converging. Three
+    # components for two clusters keep the conditional weights mixed (not
+    # one-hot), so the references below exercise the sums over components.
+    return GaussianMixtureDensity(n_components=3, random_state=0)
+
+
 @pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
 def test_mixture_expected_rbf_matches_naive(mixture_data, metric):
     X, Y = mixture_data
     gamma = 0.3
     for name in ("expected_rbf", "genrbf"):
-        k = get_kernel(name, gamma=gamma, metric=metric, density="gaussian_mixture")
+        k = get_kernel(name, gamma=gamma, metric=metric, density=seeded_mixture())
         k.fit(X)
         cx, cy = k.density_.conditionals(X[:15]), k.density_.conditionals(Y)
         S = None
@@ -251,7 +257,7 @@ def test_mixture_expected_rbf_matches_naive(mixture_data, metric):
 
 def test_mixture_rbf_variance_by_monte_carlo(rng, mixture_data):
     X, _ = mixture_data
-    k = get_kernel("expected_rbf", gamma=0.3, density="gaussian_mixture").fit(X)
+    k = get_kernel("expected_rbf", gamma=0.3, density=seeded_mixture()).fit(X)
     c = k.density_.conditionals(X)
     i, j = np.flatnonzero(c.missing.any(axis=1))[:2]
     K, V = k(X, X), k.variance(X, X)
@@ -279,7 +285,7 @@ def test_mixture_rbf_variance_by_monte_carlo(rng, mixture_data):
 
 def test_mixture_linear_matches_naive(mixture_data):
     X, Y = mixture_data
-    k = get_kernel("expected_linear", density="gaussian_mixture").fit(X)
+    k = get_kernel("expected_linear", density=seeded_mixture()).fit(X)
     cx, cy = k.density_.conditionals(X[:10]), k.density_.conditionals(Y)
     mx = np.einsum("nk,knd->nd", cx.weights, cx.means)
     my = np.einsum("nk,knd->nd", cy.weights, cy.means)
