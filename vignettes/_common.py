@@ -168,9 +168,9 @@ def main(
             )
             figures.append(fname)
     n_expected = _expected_cells(datasets, planned, config)
-    n_done = results.drop_duplicates(
-        ["dataset", "mechanism", "rate", "draw", "fold", "method"]
-    ).shape[0]
+    # One row per metric of a cell: count cells (and their time) once.
+    cells = results.drop_duplicates([*_CELL, "method"])
+    n_done = cells.shape[0]
     status = (
         "complete"
         if n_done >= n_expected
@@ -194,7 +194,7 @@ def main(
         f"- Command (from the repository root): `{command}`",
         f"- missingkernels {missingkernels.__version__}, Python "
         f"{platform.python_version()}, {dt.date.today().isoformat()}.",
-        f"- Compute time: {results['cell_seconds'].sum() / 60:.1f} min summed over "
+        f"- Compute time: {cells['cell_seconds'].sum() / 60:.1f} min summed over "
         f"cells (this invocation, `{invocation}`: {wall / 60:.1f} min wall, "
         f"n_jobs={args.n_jobs}).",
         f"- Protocol: {_protocol(config)}.",
