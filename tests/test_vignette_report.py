@@ -60,3 +60,59 @@ def test_report_counts_cells_and_their_time_once(common, tmp_path):
     report = (out / "README.md").read_text()
     assert "Compute time: 6.0 min summed over cells" in report
     assert "Status: **complete**" in report
+
+
+def _runs(out):
+    return pd.read_csv(out / "runs.csv", keep_default_na=False)
+
+
+def test_report_keeps_the_wall_time_of_each_run(common, tmp_path, monkeypatch):
+    import os
+    import signal
+
+    out = tmp_path / "toy" / "quick"
+    real = common.run_comparison
+
+    def killed_after_one_method(datasets, methods, **kwargs):
+        real(datasets, methods[:1], **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)  # as `kill` or a scheduler would
+
+    monkeypatch.setattr(common, "run_comparison", killed_after_one_method)
+    with pytest.raises(SystemExit) as exc:
+        common.main("toy", "Toy", _config, argv=["--quick"])
+    assert exc.value.code == 128 + signal.SIGTERM
+    # The handler is removed again once main returns.
+    assert signal.getsignal(signal.SIGTERM) is not common._exit_on_sigterm
+    runs = _runs(out)
+    assert runs["status"].tolist() == ["interrupted"]
+    assert runs["cells_added"].tolist() == [2 * 2]  # one method, 2 draws x 2 folds
+
+    monkeypatch.setattr(common, "run_comparison", real)
+    assert common.main("toy", "Toy", _config, argv=["--quick", "--n-jobs", "2"]) == 0
+    runs = _runs(out)
+    assert runs["status"].tolist() == ["interrupted", "finished"]
+    assert runs["cells_added"].tolist() == [4, 8]
+    assert runs["n_jobs"].tolist() == [1, 2]
+    assert (runs["wall_minutes"] >= 0).all()
+    total = runs["wall_minutes"].sum()
+
+    # Rewriting the report records no run and keeps the last run's line.
+    assert common.main("toy", "Toy", _config, argv=["--quick", "--report-only"]) == 0
+    assert len(_runs(out)) == 2
+    report = (out / "README.md").read_text()
+    assert f"Wall time: 2 recorded run(s), {total:.1f} min in all" in report
+    assert "--n-jobs 2`, finished at" in report
+    assert "added 8 cells." in report
+    assert "before runs.csv existed" not in report
+
+    # Results from before the run log: the report says how many cells it
+    # cannot account for.
+    (out / "runs.csv").unlink()
+    assert common.main("toy", "Toy", _config, argv=["--quick", "--report-only"]) == 0
+    assert "no run recorded" in (out / "README.md").read_text()
+    runs.iloc[:1].to_csv(out / "runs.csv", index=False)
+    assert common.main("toy", "Toy", _config, argv=["--quick", "--report-only"]) == 0
+    assert (
+        "The other 8 cells come from runs made before runs.csv existed."
+        in (out / "README.md").read_text()
+    )

@@ -4,8 +4,10 @@ Every vignette script calls :func:`main` with its datasets, methods and the
 settings of its two modes. ``--quick`` is a small smoke run (CI); ``--full``
 is the papers' protocol. Results go to ``vignettes/results/<name>/<mode>/``:
 ``results.csv`` (long format, resumable: rerun the same command after an
-interruption), ``table_<metric>.md``, figures, and ``README.md`` with the
-command, the compute time and the package version.
+interruption), ``runs.csv`` (the wall time of every run, also of one
+stopped by SIGTERM or Ctrl-C), ``table_<metric>.md``, figures, and
+``README.md`` with the command, the compute and wall time and the package
+version.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import datetime as dt
 import os
 import platform
 import shlex
+import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -132,22 +135,49 @@ def main(
         methods = [m for m in methods if getattr(m, "name", m) in wanted]
     out = RESULTS / name / ("quick" if quick else "full")
     out.mkdir(parents=True, exist_ok=True)
+    script = os.path.relpath(sys.argv[0], HERE.parent)
+    given = sys.argv[1:] if argv is None else list(argv)
+    invocation = "python " + " ".join(shlex.quote(a) for a in [script, *given])
     start = time.perf_counter()
+    results_csv = out / "results.csv"
     if args.report_only:
-        results = _read_results(out / "results.csv")
+        results = _read_results(results_csv)
     else:
-        results = run_comparison(
-            datasets,
-            methods,
-            output=out / "results.csv",
-            n_jobs=args.n_jobs,
-            progress=args.progress,
-            draws=None
-            if args.draws is None
-            else range(min(args.draws, config.get("n_draws", 10))),
-            **config,
+        before = (
+            _n_method_cells(_read_results(results_csv)) if results_csv.is_file() else 0
         )
-    wall = time.perf_counter() - start
+        status = "interrupted"
+        # A run stopped with SIGTERM (kill, a batch scheduler) still records
+        # its wall time: the signal becomes SystemExit, which runs the finally.
+        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+        try:
+            results = run_comparison(
+                datasets,
+                methods,
+                output=results_csv,
+                n_jobs=args.n_jobs,
+                progress=args.progress,
+                draws=None
+                if args.draws is None
+                else range(min(args.draws, config.get("n_draws", 10))),
+                **config,
+            )
+            status = "finished"
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            after = (
+                _n_method_cells(_read_results(results_csv))
+                if results_csv.is_file()
+                else 0
+            )
+            _record_run(
+                out / "runs.csv",
+                invocation,
+                status=status,
+                n_jobs=args.n_jobs,
+                wall=time.perf_counter() - start,
+                added=after - before,
+            )
     table = format_table(results, metric)
     (out / f"table_{metric}.md").write_text(table + "\n")
     figures = []
@@ -176,11 +206,9 @@ def main(
         if n_done >= n_expected
         else f"PARTIAL: {n_done} of {n_expected} cells finished"
     )
-    script = os.path.relpath(sys.argv[0], HERE.parent)
     # The command that reproduces the whole report; --methods, --draws,
     # --n-jobs and --progress only choose what runs now, not the results.
     command = f"python {shlex.quote(script)} --{'quick' if quick else 'full'}"
-    invocation = "python " + " ".join(shlex.quote(a) for a in [script, *sys.argv[1:]])
     lines = [
         f"# {title} ({'quick' if quick else 'full'} mode)",
         "",
@@ -195,8 +223,7 @@ def main(
         f"- missingkernels {missingkernels.__version__}, Python "
         f"{platform.python_version()}, {dt.date.today().isoformat()}.",
         f"- Compute time: {cells['cell_seconds'].sum() / 60:.1f} min summed over "
-        f"cells (this invocation, `{invocation}`: {wall / 60:.1f} min wall, "
-        f"n_jobs={args.n_jobs}).",
+        f"cells. {_runs_summary(out / 'runs.csv', n_done)}",
         f"- Protocol: {_protocol(config)}.",
         "- Methods with results: "
         + ", ".join(sorted(results["method"].unique()))
@@ -261,6 +288,74 @@ def _common_cells(results: Any) -> Any:
 
 def _n_cells(results: Any) -> int:
     return int(results.drop_duplicates(_CELL).shape[0])
+
+
+def _n_method_cells(results: Any) -> int:
+    return int(results.drop_duplicates([*_CELL, "method"]).shape[0])
+
+
+_RUN_FIELDS = (
+    "ended_utc",
+    "status",
+    "invocation",
+    "n_jobs",
+    "wall_minutes",
+    "cells_added",
+)
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _record_run(
+    path: Path, invocation: str, *, status: str, n_jobs: int, wall: float, added: int
+) -> None:
+    """Append one run to ``runs.csv``, where the report's wall times come from."""
+    import csv
+
+    new = not path.is_file()
+    with path.open("a", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        if new:
+            writer.writerow(_RUN_FIELDS)
+        writer.writerow(
+            [
+                dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                status,
+                invocation,
+                n_jobs,
+                f"{wall / 60:.2f}",
+                added,
+            ]
+        )
+
+
+def _runs_summary(path: Path, n_done: int) -> str:
+    """One sentence on the recorded runs: how many, their wall time, the last."""
+    import csv
+
+    runs = []
+    if path.is_file():
+        with path.open(newline="", encoding="utf-8") as fh:
+            runs = list(csv.DictReader(fh))
+    if not runs:
+        return "Wall time: no run recorded (runs.csv is absent or empty)."
+    wall = sum(float(r["wall_minutes"]) for r in runs)
+    added = sum(int(r["cells_added"]) for r in runs)
+    last = runs[-1]
+    text = (
+        f"Wall time: {len(runs)} recorded run(s), {wall:.1f} min in all; the "
+        f"last, `{last['invocation']}`, {last['status']} at {last['ended_utc']} "
+        f"after {float(last['wall_minutes']):.1f} min with n_jobs={last['n_jobs']}"
+        f" and added {last['cells_added']} cells."
+    )
+    if added < n_done:
+        text += (
+            f" The other {n_done - added} cells come from runs made before "
+            "runs.csv existed."
+        )
+    return text
 
 
 def _read_results(path: Path) -> Any:
