@@ -116,3 +116,24 @@ def test_report_keeps_the_wall_time_of_each_run(common, tmp_path, monkeypatch):
         "The other 8 cells come from runs made before runs.csv existed."
         in (out / "README.md").read_text()
     )
+
+
+def test_partial_report_estimates_the_compute_left(common, tmp_path):
+    assert common.main("toy", "Toy", _config, argv=["--quick"]) == 0
+    out = tmp_path / "toy" / "quick"
+    results = pd.read_csv(out / "results.csv")
+    # Half an hour per zero cell, a minute per mean cell; zero loses its
+    # draw-1 cells (2 folds), mean one cell, genrbf all of them.
+    results["cell_seconds"] = np.where(results["method"] == "zero", 1800.0, 60.0)
+    keep = ~((results["method"] == "zero") & (results["draw"] == 1))
+    keep &= ~((results["method"] == "mean") & (results["draw"] == 1))
+    keep &= results["method"] != "genrbf"
+    mean_d1 = results[(results["method"] == "mean") & (results["draw"] == 1)]
+    kept = pd.concat([results[keep], mean_d1[mean_d1["fold"] == 0]])
+    kept.to_csv(out / "results.csv", index=False)
+    assert common.main("toy", "Toy", _config, argv=["--quick", "--report-only"]) == 0
+    report = (out / "README.md").read_text()
+    assert "PARTIAL: 5 of 12 cells finished" in report
+    # zero: 2 cells x 0.5 h; mean: 1 cell x 60 s.
+    assert "Estimated compute left: 1.0 core-hours (zero 1.0 h, mean 0.0 h;" in report
+    assert "no estimate where a method has no finished cell: genrbf on toy." in report

@@ -223,7 +223,12 @@ def main(
         f"- missingkernels {missingkernels.__version__}, Python "
         f"{platform.python_version()}, {dt.date.today().isoformat()}.",
         f"- Compute time: {cells['cell_seconds'].sum() / 60:.1f} min summed over "
-        f"cells. {_runs_summary(out / 'runs.csv', n_done)}",
+        f"cells. {_runs_summary(out / 'runs.csv', n_done)}"
+        + (
+            ""
+            if n_done >= n_expected
+            else " " + _compute_left(cells, datasets, planned, config)
+        ),
         f"- Protocol: {_protocol(config)}.",
         "- Methods with results: "
         + ", ".join(sorted(results["method"].unique()))
@@ -393,13 +398,50 @@ def _protocol(config: Mapping[str, Any]) -> str:
     )
 
 
-def _expected_cells(datasets: Mapping, methods: Sequence[str], config: Mapping) -> int:
+def _cells_per_dataset(config: Mapping) -> int:
+    """Planned (mechanism, rate, draw, fold) cells of one method on one dataset."""
     n = 0
-    for _ in datasets:
-        for mech in config.get("mechanisms", ("mar",)):
-            n_rates = 1 if mech == "none" else len(config.get("rates", (0.3,)))
-            n += n_rates * config.get("n_draws", 10) * config.get("outer_folds", 5)
-    return n * len(methods)
+    for mech in config.get("mechanisms", ("mar",)):
+        n_rates = 1 if mech == "none" else len(config.get("rates", (0.3,)))
+        n += n_rates * config.get("n_draws", 10) * config.get("outer_folds", 5)
+    return n
+
+
+def _expected_cells(datasets: Mapping, methods: Sequence[str], config: Mapping) -> int:
+    return len(datasets) * _cells_per_dataset(config) * len(methods)
+
+
+def _compute_left(
+    cells: Any, datasets: Mapping, methods: Sequence[Any], config: Mapping
+) -> str:
+    """Estimated compute still to run, per method: its mean seconds per cell on
+    each dataset times the cells it has not finished there."""
+    per_dataset = _cells_per_dataset(config)
+    hours: dict[str, float] = {}
+    unknown: dict[str, list[str]] = {}
+    for method in (getattr(m, "name", m) for m in methods):
+        mine = cells[cells["method"] == method]
+        for dataset in datasets:
+            done = mine[mine["dataset"] == dataset]["cell_seconds"]
+            left = per_dataset - done.size
+            if left <= 0:
+                continue
+            if done.empty:
+                unknown.setdefault(method, []).append(str(dataset))
+            else:
+                hours[method] = hours.get(method, 0.0) + left * done.mean() / 3600
+    parts = [f"{m} {h:.1f} h" for m, h in sorted(hours.items(), key=lambda kv: -kv[1])]
+    text = (
+        f"Estimated compute left: {sum(hours.values()):.1f} core-hours ("
+        + ", ".join(parts)
+        + "; each method's mean time per cell on a dataset times its cells "
+        "still to run there)"
+    )
+    if unknown:
+        text += "; no estimate where a method has no finished cell: " + "; ".join(
+            f"{m} on {', '.join(ds)}" for m, ds in unknown.items()
+        )
+    return text + "."
 
 
 def paper_beside(
