@@ -351,15 +351,18 @@ def test_regression_scores_r2_and_errors_are_recorded():
         ({"mechanisms": ["maybe"]}, "Unknown mechanism"),
         ({"rates": [1.0]}, r"\[0, 1\)"),
         ({"outer_folds": 1}, "outer_folds"),
+        ({"methods": []}, "methods is empty"),
+        ({"datasets": {}}, "datasets is empty"),
     ],
 )
 def test_invalid_arguments_are_explained(kwargs, match):
     X = np.zeros((10, 2))
     y = np.arange(10) % 2
+    args = {"datasets": {"z": ComparisonData(X, y, "classification")}}
+    args["methods"] = ["mean"]
+    args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        run_comparison(
-            {"z": ComparisonData(X, y, "classification")}, ["mean"], **kwargs
-        )
+        run_comparison(**args)
 
 
 def test_unknown_method_lists_the_known_ones():

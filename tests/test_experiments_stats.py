@@ -130,3 +130,16 @@ def test_plots_write_png(tmp_path, rng):
     plot_critical_difference(friedman_nemenyi(block_scores(res)), tmp_path / "cd.png")
     for name in ("curves.png", "cd.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("func", [summary_table, format_table, block_scores])
+def test_results_without_the_run_columns_are_explained(func, rng):
+    res = _long(rng)
+    with pytest.raises(ValueError, match=r"lack the columns \['score'\]"):
+        func(res.drop(columns="score"))
+    with pytest.raises(ValueError, match=r"lack the columns \['metric'\]"):
+        func(res.drop(columns="metric"))
+    with pytest.raises(TypeError, match="must be a pandas DataFrame"):
+        func(res.to_dict("list"))
+    with pytest.raises(ValueError, match=r"No scores for metric 'r2'"):
+        func(res, "r2")

@@ -720,6 +720,11 @@ def run_comparison(
         for m in methods
     ]
     names = [s.name for s in specs]
+    if not names:
+        raise ValueError(
+            "methods is empty; pass at least one method name (see resolve_method) "
+            "or MethodSpec."
+        )
     if len(set(names)) != len(names):
         raise ValueError(f"Method names must be distinct, got {names}.")
     path = Path(output) if output is not None else None

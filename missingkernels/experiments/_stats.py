@@ -17,7 +17,23 @@ _BLOCK = ("dataset", "mechanism", "rate")
 
 
 def _check_results(results: Any, metric: str) -> Any:
-    needed = {"dataset", "mechanism", "rate", "draw", "fold", "method", "metric"}
+    import pandas as pd
+
+    if not isinstance(results, pd.DataFrame):
+        raise TypeError(
+            "results must be a pandas DataFrame (returned by run_comparison or "
+            f"read from its CSV), got {type(results).__name__}."
+        )
+    needed = {
+        "dataset",
+        "mechanism",
+        "rate",
+        "draw",
+        "fold",
+        "method",
+        "metric",
+        "score",
+    }
     missing = needed - set(results.columns)
     if missing:
         raise ValueError(
@@ -60,8 +76,8 @@ def summary_table(results: Any, metric: str = "accuracy") -> Any:
     >>> float(summary_table(res)["mean"].iloc[0])
     0.775
     """
-    all_rows = results[results["metric"] == metric]
     rows = _check_results(results, metric)
+    all_rows = results[results["metric"] == metric]
     keys = [*_BLOCK, "method"]
     per_draw = rows.groupby([*keys, "draw"])["score"].mean()
     table = per_draw.groupby(keys).agg(["mean", "std", "count"])
