@@ -143,9 +143,7 @@ def main(
     if args.report_only:
         results = _read_results(results_csv)
     else:
-        before = (
-            _n_method_cells(_read_results(results_csv)) if results_csv.is_file() else 0
-        )
+        before = _finished_cells(results_csv)
         status = "interrupted"
         # A run stopped with SIGTERM (kill, a batch scheduler) still records
         # its wall time: the signal becomes SystemExit, which runs the finally.
@@ -165,11 +163,7 @@ def main(
             status = "finished"
         finally:
             signal.signal(signal.SIGTERM, previous)
-            after = (
-                _n_method_cells(_read_results(results_csv))
-                if results_csv.is_file()
-                else 0
-            )
+            after = _finished_cells(results_csv)
             _record_run(
                 out / "runs.csv",
                 invocation,
@@ -297,6 +291,11 @@ def _n_cells(results: Any) -> int:
 
 def _n_method_cells(results: Any) -> int:
     return int(results.drop_duplicates([*_CELL, "method"]).shape[0])
+
+
+def _finished_cells(path: Path) -> int:
+    """Method cells already in the results file (0 before the first run)."""
+    return _n_method_cells(_read_results(path)) if path.is_file() else 0
 
 
 _RUN_FIELDS = (
