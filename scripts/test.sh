@@ -11,7 +11,7 @@ PLUGIN_ARGS=""
 for p in plugins/*/pyproject.toml; do
     if [ -e "$p" ]; then PLUGIN_ARGS="$PLUGIN_ARGS -e $(dirname "$p")"; fi
 done
-mk_ensure_venv .venv "-e .[dev,experiments,plots,socp,r] $PLUGIN_ARGS"
+mk_ensure_venv .venv "-e .[dev,experiments,plots,socp,r,dask] $PLUGIN_ARGS"
 mk_log "setup done in $((SECONDS - start)) s"
 
 mk_log "ruff + mypy"

@@ -259,6 +259,63 @@ def test_resume_after_interruption_gives_the_same_table(tmp_path: Path):
     assert len(out.read_text().splitlines()) == 1 + len(full)
 
 
+def _parallel_kwargs() -> dict:
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(48, 3))
+    y = (X[:, 0] + X[:, 2] > 0).astype(int)
+    return dict(
+        datasets={"toy": ComparisonData(X, y, "classification")},
+        methods=["mean", "knn", "expected_rbf"],
+        mechanisms=["mcar"],
+        rates=[0.2],
+        n_draws=2,
+        outer_folds=2,
+        inner_folds=2,
+        C_grid=[0.5, 4.0],
+        gamma_grid=[0.2, 1.0],
+        random_state=4,
+    )
+
+
+def _scores(results) -> np.ndarray:  # type: ignore[no-untyped-def]
+    cols = ["dataset", "mechanism", "rate", "draw", "fold", "method", "metric"]
+    return results.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
+
+
+def test_parallel_cells_give_the_serial_results(tmp_path: Path):
+    kwargs = _parallel_kwargs()
+    serial = run_comparison(**kwargs, output=tmp_path / "a.csv")
+    out = tmp_path / "b.csv"
+    parallel = run_comparison(**kwargs, output=out, n_jobs=2)
+    np.testing.assert_array_equal(
+        _scores(serial).to_numpy(), _scores(parallel).to_numpy()
+    )
+    # Every row reached the file once, appended by the parent process.
+    assert len(out.read_text().splitlines()) == 1 + len(serial)
+
+
+def test_cells_run_on_a_dask_cluster(tmp_path: Path):
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_config
+
+    kwargs = _parallel_kwargs()
+    serial = run_comparison(**kwargs)
+    out = tmp_path / "d.csv"
+    with (
+        distributed.Client(
+            processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None
+        ) as client,
+        parallel_config(backend="dask"),
+        distributed.get_task_stream(client) as stream,
+    ):
+        on_dask = run_comparison(**kwargs, output=out, n_jobs=-1)
+    np.testing.assert_array_equal(
+        _scores(serial).to_numpy(), _scores(on_dask).to_numpy()
+    )
+    assert len(out.read_text().splitlines()) == 1 + len(serial)
+    assert len(stream.data) > 0  # the cells did go through the cluster
+
+
 def test_draws_run_in_parts_give_the_full_run(tmp_path: Path):
     rng = np.random.default_rng(5)
     X = rng.normal(size=(50, 3))
@@ -353,6 +410,10 @@ def test_regression_scores_r2_and_errors_are_recorded():
         ({"outer_folds": 1}, "outer_folds"),
         ({"methods": []}, "methods is empty"),
         ({"datasets": {}}, "datasets is empty"),
+        ({"n_draws": True}, "n_draws must be an int"),
+        ({"n_jobs": 0}, "n_jobs must be a nonzero int"),
+        ({"n_jobs": 1.5}, "n_jobs must be a nonzero int"),
+        ({"n_jobs": "2"}, "n_jobs must be a nonzero int"),
     ],
 )
 def test_invalid_arguments_are_explained(kwargs, match):

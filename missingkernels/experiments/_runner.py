@@ -618,7 +618,7 @@ def run_comparison(
     gamma_grid: Sequence[float] = PAPER_GAMMA_GRID,
     selection_metric: str | None = None,
     output: str | os.PathLike | None = None,
-    n_jobs: int = 1,
+    n_jobs: int | None = 1,
     random_state: int = 0,
     progress: bool = False,
     draws: Sequence[int] | None = None,
@@ -656,8 +656,11 @@ def run_comparison(
         holds rows of this configuration, those cells are skipped (resume); a
         sidecar ``<output>.config.json`` guards against resuming with another
         configuration.
-    n_jobs : int, default=1
-        Cells run in parallel with joblib.
+    n_jobs : int or None, default=1
+        Cells run in parallel with joblib: ``-1`` uses every core, ``None``
+        takes the number of workers and the backend from an enclosing
+        :func:`joblib.parallel_config` (for instance a dask cluster, see
+        Notes). The results do not depend on ``n_jobs`` or the backend.
     random_state : int, default=0
         The seed of everything: a fixed value gives identical results.
     progress : bool, default=False
@@ -673,6 +676,15 @@ def run_comparison(
     results : pandas.DataFrame
         Long format, one row per cell and metric, columns
         :data:`RESULT_COLUMNS`.
+
+    Notes
+    -----
+    Cells are independent, so a long run can use the cores of several
+    machines: with the ``dask`` extra, start a ``distributed.Client`` on the
+    cluster and call ``run_comparison(..., n_jobs=-1)`` inside
+    ``joblib.parallel_config(backend="dask")``. The rows are still appended
+    to ``output`` by this process as cells finish, so resuming works the
+    same way.
 
     References
     ----------
@@ -696,17 +708,11 @@ def run_comparison(
     """
     import pandas as pd
 
-    _check_args(datasets, mechanisms, rates, n_draws, outer_folds, inner_folds)
+    _check_args(datasets, mechanisms, rates, n_draws, outer_folds, inner_folds, n_jobs)
     if draws is None:
         run_draws = list(range(n_draws))
     else:
-        bad = [
-            d
-            for d in draws
-            if not isinstance(d, (int, np.integer))
-            or isinstance(d, bool)
-            or not 0 <= d < n_draws
-        ]
+        bad = [d for d in draws if not _is_int(d) or not 0 <= d < n_draws]
         if bad:
             raise ValueError(
                 f"draws must be integers in [0, n_draws={n_draws}); got {bad!r} "
@@ -806,7 +812,9 @@ def run_comparison(
     return result.sort_values(order, kind="stable").reset_index(drop=True)
 
 
-def _execute(jobs: list, n_jobs: int, progress: bool, path: Path | None) -> list[dict]:
+def _execute(
+    jobs: list, n_jobs: int | None, progress: bool, path: Path | None
+) -> list[dict]:
     from joblib import Parallel, delayed
 
     bar = None
@@ -884,6 +892,7 @@ def _check_args(
     n_draws: int,
     outer_folds: int,
     inner_folds: int,
+    n_jobs: int | None,
 ) -> None:
     if not datasets:
         raise ValueError("datasets is empty; pass at least one name -> ComparisonData.")
@@ -914,5 +923,13 @@ def _check_args(
         ("outer_folds", outer_folds, 2),
         ("inner_folds", inner_folds, 2),
     ):
-        if not isinstance(value, (int, np.integer)) or value < low:
+        if not _is_int(value) or value < low:
             raise ValueError(f"{label} must be an int >= {low}, got {value!r}.")
+    if n_jobs is not None and (not _is_int(n_jobs) or n_jobs == 0):
+        raise ValueError(
+            f"n_jobs must be a nonzero int (-1: every core) or None, got {n_jobs!r}."
+        )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
