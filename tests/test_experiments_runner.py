@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -213,6 +214,11 @@ def test_selection_matches_gridsearchcv():
         assert row.score == pytest.approx(expected)
 
 
+def _scores(results: Any) -> Any:
+    cols = ["dataset", "mechanism", "rate", "draw", "fold", "method", "metric"]
+    return results.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
+
+
 class _Interrupt(BaseException):
     pass
 
@@ -251,10 +257,7 @@ def test_resume_after_interruption_gives_the_same_table(tmp_path: Path):
     partial = out.read_text().splitlines()
     assert 1 < len(partial) < 1 + len(full)
     resumed = run_comparison(data, ["mean", "zero"], output=out, **kwargs)
-    cols = ["dataset", "mechanism", "rate", "draw", "fold", "method", "metric"]
-    a = full.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
-    b = resumed.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
-    np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
+    np.testing.assert_array_equal(_scores(full).to_numpy(), _scores(resumed).to_numpy())
     # Nothing was computed twice.
     assert len(out.read_text().splitlines()) == 1 + len(full)
 
@@ -275,11 +278,6 @@ def _parallel_kwargs() -> dict:
         gamma_grid=[0.2, 1.0],
         random_state=4,
     )
-
-
-def _scores(results) -> np.ndarray:  # type: ignore[no-untyped-def]
-    cols = ["dataset", "mechanism", "rate", "draw", "fold", "method", "metric"]
-    return results.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
 
 
 def test_parallel_cells_give_the_serial_results(tmp_path: Path):
@@ -337,10 +335,7 @@ def test_draws_run_in_parts_give_the_full_run(tmp_path: Path):
     assert sorted(first["draw"].unique()) == [2]
     assert len(first) == len(full) // 3
     parts = run_comparison(data, ["mean"], output=out, draws=range(2), **kwargs)
-    cols = ["dataset", "mechanism", "rate", "draw", "fold", "method", "metric"]
-    a = full.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
-    b = parts.drop(columns=["fit_seconds", "cell_seconds"]).sort_values(cols)
-    np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
+    np.testing.assert_array_equal(_scores(full).to_numpy(), _scores(parts).to_numpy())
     assert len(out.read_text().splitlines()) == 1 + len(full)
 
 
