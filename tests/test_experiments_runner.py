@@ -32,6 +32,7 @@ pytest.importorskip("joblib")
 
 SEEN: list[np.ndarray] = []  # missing masks of every fit of the recording parts
 BUILT: list[float | None] = []  # gamma of every recording kernel built
+TRANSFORMED: list[int] = []  # rows of every RecordingImputer.transform call
 
 
 class RecordingKernel(BaseEstimator):
@@ -62,7 +63,14 @@ class RecordingImputer(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X: np.ndarray) -> np.ndarray:
+        TRANSFORMED.append(len(X))
         return np.where(np.isnan(X), self.mean_, X)
+
+
+class SamplingRecordingImputer(RecordingImputer):
+    """Says it draws at transform, like IterativeImputer(sample_posterior=True)."""
+
+    sample_posterior = True
 
 
 def recording_kernel(**params: object) -> RecordingKernel:
@@ -77,6 +85,11 @@ def recording_baseline(task: str = "classification") -> Pipeline:
     return Pipeline([("impute", RecordingImputer()), ("svm", SVC())])
 
 
+def sampling_recording_baseline(task: str = "classification") -> Pipeline:
+    """Recording test baseline whose imputer samples at transform."""
+    return Pipeline([("impute", SamplingRecordingImputer()), ("svm", SVC())])
+
+
 class _Plugin:
     @hookimpl
     def missingkernels_register_kernels(self):  # type: ignore[no-untyped-def]
@@ -84,7 +97,10 @@ class _Plugin:
 
     @hookimpl
     def missingkernels_register_baselines(self):  # type: ignore[no-untyped-def]
-        return {"test_recording_baseline": recording_baseline}
+        return {
+            "test_recording_baseline": recording_baseline,
+            "test_sampling_baseline": sampling_recording_baseline,
+        }
 
 
 @pytest.fixture
@@ -92,6 +108,7 @@ def recording_plugin():
     name = missingkernels.register_plugin(_Plugin(), name="test-recording")
     SEEN.clear()
     BUILT.clear()
+    TRANSFORMED.clear()
     yield name
     missingkernels.unregister_plugin(name)
 
@@ -160,6 +177,33 @@ def test_gram_computed_once_per_fit_and_gamma(recording_plugin):
     # resolve_method builds one probe kernel; then per outer fold: 3 inner
     # fits x 3 gammas + 1 refit, independent of the 4 values of C.
     assert len(BUILT) == 1 + 2 * (3 * 3 + 1)
+
+
+@pytest.mark.parametrize(
+    ("method", "per_gamma"),
+    [("test_recording_baseline", False), ("test_sampling_baseline", True)],
+)
+def test_validation_rows_imputed_once_unless_the_imputer_samples(
+    recording_plugin, method, per_gamma
+):
+    X, y, _ = _fingerprinted()
+    n_gammas = 3
+    res = run_comparison(
+        {"fp": ComparisonData(X, y, "classification")},
+        [method],
+        mechanisms=["none"],
+        n_draws=1,
+        outer_folds=2,
+        inner_folds=3,
+        C_grid=[0.5, 2.0],
+        gamma_grid=[0.01, 0.1, 1.0][:n_gammas],
+    )
+    assert (res["error"] == "").all(), res["error"].unique()
+    # Per outer fold: each of the 3 inner fits transforms its training rows
+    # (fit_transform) and its validation rows (once, or once per gamma for a
+    # sampling imputer); the refit transforms training and test rows once.
+    calls = n_gammas if per_gamma else 1
+    assert len(TRANSFORMED) == 2 * (3 * (1 + calls) + 2)
 
 
 def test_selection_matches_gridsearchcv():

@@ -242,9 +242,27 @@ def _prepare_pipeline(
     pipe = spec.make(task, seed)
     pre = Pipeline(pipe.steps[:-1]) if len(pipe.steps) > 1 else None
     Xt = pre.fit_transform(X) if pre is not None else X
+    # The imputed new rows do not depend on gamma: impute them once (the
+    # transform of missForest's forests was a third of its cells). A transform
+    # that samples (IterativeImputer(sample_posterior=True)) gives a new draw
+    # at each call; it keeps one draw per gamma, as the committed mice
+    # results were computed.
+    samples = pre is not None and any(
+        getattr(step, "sample_posterior", False) for _, step in pre.steps
+    )
+    last: list[np.ndarray] = []  # [X_new, its transform]
+
+    def rows(X_new: np.ndarray) -> np.ndarray:
+        if pre is None:
+            return X_new
+        if samples:
+            return pre.transform(X_new)
+        if not last or last[0] is not X_new:
+            last[:] = [X_new, pre.transform(X_new)]
+        return last[1]
 
     def gram(X_new: np.ndarray, gamma: Any) -> tuple[np.ndarray, np.ndarray]:
-        Xn = pre.transform(X_new) if pre is not None else X_new
+        Xn = rows(X_new)
         return rbf_kernel(Xt, gamma=gamma), rbf_kernel(Xn, Xt, gamma=gamma)
 
     return _Prepared(gram)
@@ -278,8 +296,9 @@ def _select_and_score(
         # A single grid point needs no inner search.
         for tr, va in inner if total.size > 1 else []:
             prep = prepare(spec, task, X_train[tr], seed)
+            X_va = X_train[va]  # one object for all gammas: see _prepare_pipeline
             for gi, gamma in enumerate(gammas):
-                K_tr, K_va = prep.gram(X_train[va], gamma)
+                K_tr, K_va = prep.gram(X_va, gamma)
                 for ci, C in enumerate(Cs):
                     pred = _fit_predict(task, C, K_tr, y_train[tr], K_va)
                     total[gi, ci] += select(y_train[va], pred)
