@@ -168,9 +168,8 @@ def config(quick: bool) -> dict:
     intro = (
         "Paper: Śmieja et al. (2019), Table 2. Of the paper's peers, geom is "
         "implemented (GeomSVC; the form is described in its docstring); with "
-        "this grid a cell is 361 fits of 5 QPs each, about 2 min on one core "
-        "for australian, so its column may count fewer draws than the others "
-        "(n in the table); karma is not implemented (see vignettes/README.md). "
+        "this grid a cell is 361 fits of 5 QPs each, 1-2 min on one core "
+        "for australian; karma is not implemented (see vignettes/README.md). "
         "breast_cancer_wisconsin: the 16 rows with a naturally missing value are "
         "dropped before the simulation (683 rows)."
     )
@@ -209,19 +208,19 @@ DIFFERENCES = """## What differs from the paper
 - The MAR draws, fold splits and tie-breaking of the grid search are ours, so
   single numbers cannot match; compare means within the standard deviations.
 - Ionosphere: every method here scores above the paper, by 0.08-0.11 for
-  genRBF, mean and zero imputation and 0.14-0.17 for the imputation
-  baselines, which points at a difference in the data or its preprocessing
-  rather than in a method (the paper does not say how the constant column a02
-  was handled).
+  genRBF, mean and zero imputation, 0.14-0.16 for the imputation baselines
+  and 0.03 for geom, which points at a difference in the data or its
+  preprocessing rather than in a method (the paper does not say how the
+  constant column a02 was handled).
 - The paper's imputation baselines do not reproduce. Its k-NN, MICE and
   missForest accuracies are 0.07-0.27 below its own mean imputation on six of
   the eight datasets (all but climate_model_crashes and liver_disorders_bupa),
   and on australian (0.56-0.57) and statlog_heart (0.57) they sit at the
-  majority-class rate (0.555 and 0.556). Here k-NN over 10 draws is within
-  0.02 of mean imputation on every dataset, and on draw 0 (the draw every
-  method has) k-NN, MICE, missForest and GMM draws are between 0.06 below and
-  0.03 above mean imputation. The paper does not say how the imputed data
-  were scaled or tuned, so the cause is not known.
+  majority-class rate (0.555 and 0.556). Here, over 10 draws, k-NN and
+  missForest are within 0.02 of mean imputation on every dataset, and MICE
+  and the GMM draws are at most 0.06 below it (banknote_authentication). The
+  paper does not say how the imputed data were scaled or tuned, so the cause
+  is not known.
 """
 
 
