@@ -187,7 +187,7 @@ def test_validation_rows_imputed_once_unless_the_imputer_samples(
     recording_plugin, method, per_gamma
 ):
     X, y, _ = _fingerprinted()
-    n_gammas = 3
+    gamma_grid = [0.01, 0.1, 1.0]
     res = run_comparison(
         {"fp": ComparisonData(X, y, "classification")},
         [method],
@@ -196,13 +196,13 @@ def test_validation_rows_imputed_once_unless_the_imputer_samples(
         outer_folds=2,
         inner_folds=3,
         C_grid=[0.5, 2.0],
-        gamma_grid=[0.01, 0.1, 1.0][:n_gammas],
+        gamma_grid=gamma_grid,
     )
     assert (res["error"] == "").all(), res["error"].unique()
     # Per outer fold: each of the 3 inner fits transforms its training rows
     # (fit_transform) and its validation rows (once, or once per gamma for a
     # sampling imputer); the refit transforms training and test rows once.
-    calls = n_gammas if per_gamma else 1
+    calls = len(gamma_grid) if per_gamma else 1
     assert len(TRANSFORMED) == 2 * (3 * (1 + calls) + 2)
 
 
