@@ -4,6 +4,7 @@ A density estimator's ``conditionals(X)`` returns one of these
 representations; kernels take expectations over them.
 """
 
+from ._base import BaseConditionals
 from ._representations import (
     CategoricalConditionals,
     GaussianConditionals,
@@ -13,6 +14,7 @@ from ._representations import (
 )
 
 __all__ = [
+    "BaseConditionals",
     "CategoricalConditionals",
     "GaussianConditionals",
     "MixtureConditionals",

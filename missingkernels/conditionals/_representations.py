@@ -9,9 +9,14 @@ matrix per row.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import linalg
+from sklearn.utils import check_random_state
+
+from .._numerics import psd_factor
+from ._base import BaseConditionals, check_n_draws
 
 __all__ = [
     "CategoricalConditionals",
@@ -72,8 +77,45 @@ def _check_rows(means: np.ndarray, missing: np.ndarray, what: str) -> None:
         )
 
 
+def _embedded(patterns: np.ndarray, covariances: Any, lead: tuple = ()) -> np.ndarray:
+    """``(*lead, P, d, d)``: each pattern's covariance placed in its J x J block."""
+    P, d = patterns.shape
+    out = np.zeros((*lead, P, d, d))
+    for p, cov in enumerate(covariances):
+        J = np.flatnonzero(patterns[p])
+        if J.size:
+            out[..., p, J[:, None], J[None, :]] = cov
+    return out
+
+
+def _fill_gaussian(
+    out: np.ndarray,
+    means: np.ndarray,
+    patterns: np.ndarray,
+    pattern_index: np.ndarray,
+    covariances: Any,
+    component: np.ndarray,
+    rng: np.random.RandomState,
+) -> None:
+    """Draw the missing block of each row from ``N(means[k], C_pk)`` in place.
+
+    ``component[i]`` picks the component of row ``i`` (``covariances[p][k]``);
+    one factor per (pattern, component), shared by the rows of the pattern.
+    """
+    for p, pattern in enumerate(patterns):
+        cols = np.flatnonzero(pattern)
+        rows = np.flatnonzero(pattern_index == p)
+        if cols.size == 0 or rows.size == 0:
+            continue
+        for k in np.unique(component[rows]):
+            sel = rows[component[rows] == k]
+            root = psd_factor(covariances[p][k])
+            z = rng.standard_normal((sel.size, cols.size))
+            out[np.ix_(sel, cols)] = means[k][np.ix_(sel, cols)] + z @ root.T
+
+
 @dataclass(frozen=True, eq=False)
-class GaussianConditionals:
+class GaussianConditionals(BaseConditionals):
     """Gaussian conditionals: filled means and one covariance per pattern.
 
     Row ``i`` is distributed as ``N(means[i], A_i)`` where ``A_i`` holds
@@ -130,6 +172,50 @@ class GaussianConditionals:
     @property
     def n_features(self) -> int:
         return int(self.means.shape[1])
+
+    def first_moments(self) -> np.ndarray:
+        """``E[X_i]``: the filled means."""
+        return self.means
+
+    def embedded_covariances(self) -> np.ndarray:
+        """``(n_patterns, d, d)``: each pattern's covariance in its J x J block."""
+        return _embedded(self.patterns, self.covariances)
+
+    def second_moments(self, rows: slice | np.ndarray | None = None) -> np.ndarray:
+        """``E[X_i X_i^T] = mu_i mu_i^T + A_i``."""
+        rows = slice(None) if rows is None else rows
+        mu = self.means[rows]
+        covs = self.embedded_covariances()
+        return covs[self.pattern_index[rows]] + np.einsum("ni,nj->nij", mu, mu)
+
+    def implied_covariance(self) -> np.ndarray:
+        """The implied covariance (see :meth:`BaseConditionals.implied_covariance`),
+        by pattern: ``(sum_i (mu_i - m)(mu_i - m)^T + sum_p n_p C_p) / n``."""
+        n = self.n_samples
+        centred = self.means - self.means.mean(axis=0)
+        counts = np.bincount(self.pattern_index, minlength=len(self.patterns))
+        covs = self.embedded_covariances()
+        return (centred.T @ centred + np.tensordot(counts.astype(float), covs, 1)) / n
+
+    def sample(self, n_draws: int, random_state: Any = None) -> SampleConditionals:
+        """Draw completions: per pattern, ``mu_J + F z`` with ``F F^T = C_J``."""
+        n_draws = check_n_draws(n_draws)
+        rng = check_random_state(random_state)
+        out = np.repeat(self.means[None], n_draws, axis=0)
+        covs = [c[None] for c in self.covariances]
+        comp = np.zeros(self.n_samples, dtype=int)
+        for m in range(n_draws):
+            _fill_gaussian(
+                out[m], self.means[None], self.patterns, self.pattern_index,
+                covs, comp, rng,
+            )  # fmt: skip
+        return SampleConditionals(samples=out, missing=self.missing)
+
+    def component(self, k: int = 0) -> GaussianConditionals:
+        """The Gaussian itself (a one-component mixture), for generic code."""
+        if k != 0:
+            raise IndexError("GaussianConditionals has one component.")
+        return self
 
     def row_covariance(self, i: int) -> np.ndarray:
         """Return the full ``(d, d)`` covariance ``A_i`` of row ``i``.
@@ -314,7 +400,7 @@ def _condition_by_schur(
 
 
 @dataclass(frozen=True, eq=False)
-class MixtureConditionals:
+class MixtureConditionals(BaseConditionals):
     """Gaussian-mixture conditionals with row-specific component weights.
 
     Row ``i`` is distributed as ``sum_k weights[i, k] N(means[k, i], A_ik)``,
@@ -369,9 +455,77 @@ class MixtureConditionals:
     def n_components(self) -> int:
         return int(self.means.shape[0])
 
+    def first_moments(self) -> np.ndarray:
+        """``E[X_i] = sum_k w_ik mu_ik``."""
+        return np.einsum("nk,knd->nd", self.weights, self.means)
+
+    def embedded_covariances(self) -> np.ndarray:
+        """``(n_components, n_patterns, d, d)``: covariances in their J x J blocks."""
+        return _embedded(self.patterns, self.covariances, (self.n_components,))
+
+    def second_moments(self, rows: slice | np.ndarray | None = None) -> np.ndarray:
+        """``E[X_i X_i^T] = sum_k w_ik (mu_ik mu_ik^T + A_ik)``."""
+        rows = slice(None) if rows is None else rows
+        covs = self.embedded_covariances()
+        index = self.pattern_index[rows]
+        total = np.zeros((len(index), self.n_features, self.n_features))
+        for k in range(self.n_components):
+            mu = self.means[k, rows]
+            M = covs[k][index] + np.einsum("ni,nj->nij", mu, mu)
+            total += self.weights[rows, k][:, None, None] * M
+        return total
+
+    def implied_covariance(self) -> np.ndarray:
+        """The implied covariance (see :meth:`BaseConditionals.implied_covariance`),
+        by pattern and component."""
+        n, d = self.n_samples, self.n_features
+        mean = self.first_moments().mean(axis=0)
+        covs = self.embedded_covariances()
+        second = np.zeros((d, d))
+        for k in range(self.n_components):
+            wk = self.weights[:, k]
+            centred = self.means[k] - mean
+            second += (centred * wk[:, None]).T @ centred
+            per_pattern = np.bincount(
+                self.pattern_index, weights=wk, minlength=len(covs[k])
+            )
+            second += np.tensordot(per_pattern, covs[k], axes=1)
+        return second / n
+
+    def sample(self, n_draws: int, random_state: Any = None) -> SampleConditionals:
+        """Draw a component by the row's weights, then its Gaussian."""
+        n_draws = check_n_draws(n_draws)
+        rng = check_random_state(random_state)
+        n = self.n_samples
+        out = np.repeat(self.first_moments()[None], n_draws, axis=0)
+        cum = np.cumsum(self.weights, axis=1)
+        covs = list(self.covariances)
+        for m in range(n_draws):
+            u = np.asarray(rng.random_sample(n))[:, None] * cum[:, -1:]
+            comp = np.minimum((u > cum).sum(axis=1), self.n_components - 1)
+            out[m] = self.means[comp, np.arange(n)]
+            _fill_gaussian(
+                out[m], self.means, self.patterns, self.pattern_index, covs, comp, rng
+            )
+        return SampleConditionals(samples=out, missing=self.missing)
+
+    def component(self, k: int) -> GaussianConditionals:
+        """Component ``k`` as Gaussian conditionals (the row weights set aside)."""
+        cov = None
+        if self.component_covariances is not None:
+            cov = self.component_covariances[k]
+        return GaussianConditionals(
+            means=self.means[k],
+            missing=self.missing,
+            patterns=self.patterns,
+            pattern_index=self.pattern_index,
+            covariances=tuple(np.asarray(c)[k] for c in self.covariances),
+            covariance=cov,
+        )
+
 
 @dataclass(frozen=True, eq=False)
-class SampleConditionals:
+class SampleConditionals(BaseConditionals):
     """Conditionals represented by draws (multiple imputation).
 
     Parameters
@@ -410,9 +564,37 @@ class SampleConditionals:
     def n_draws(self) -> int:
         return int(self.samples.shape[0])
 
+    def first_moments(self) -> np.ndarray:
+        """The average over draws."""
+        return self.samples.mean(axis=0)
+
+    def second_moments(self, rows: slice | np.ndarray | None = None) -> np.ndarray:
+        """The average over draws of ``x x^T``."""
+        rows = slice(None) if rows is None else rows
+        draws = self.samples[:, rows]
+        return np.einsum("mni,mnj->nij", draws, draws) / self.n_draws
+
+    def implied_covariance(self) -> np.ndarray:
+        """The covariance of all draws of all rows (divisor: their number)."""
+        d = self.n_features
+        mean = self.first_moments().mean(axis=0)
+        flat = self.samples.reshape(-1, d) - mean
+        return flat.T @ flat / len(flat)
+
+    def sample(self, n_draws: int, random_state: Any = None) -> SampleConditionals:
+        """Resample: each row's completions drawn with replacement from its draws."""
+        n_draws = check_n_draws(n_draws)
+        rng = check_random_state(random_state)
+        n = self.n_samples
+        out = np.empty((n_draws, n, self.n_features))
+        for m in range(n_draws):
+            pick = rng.randint(self.n_draws, size=n)
+            out[m] = self.samples[pick, np.arange(n)]
+        return SampleConditionals(samples=out, missing=self.missing)
+
 
 @dataclass(frozen=True, eq=False)
-class CategoricalConditionals:
+class CategoricalConditionals(BaseConditionals):
     """Independent per-feature categorical distributions of missing entries.
 
     Parameters
@@ -447,3 +629,62 @@ class CategoricalConditionals:
     @property
     def n_features(self) -> int:
         return int(self.values.shape[1])
+
+    def pmf(self, v: int, categories: np.ndarray | None = None) -> np.ndarray:
+        """``(n_samples, n_categories)``: the distribution of feature ``v`` per row.
+
+        One-hot for an observed value, the fitted PMF for a missing one;
+        columns follow ``categories`` (sorted; default ``self.categories[v]``
+        with any observed value not in it added).
+        """
+        col = self.values[:, v]
+        miss = np.isnan(col)
+        known = np.asarray(self.categories[v], dtype=np.float64)
+        if categories is None:
+            categories = np.unique(np.concatenate([known, col[~miss]]))
+        cats = np.asarray(categories, dtype=np.float64)
+        out = np.zeros((self.n_samples, len(cats)))
+        obs = np.flatnonzero(~miss)
+        out[obs, np.searchsorted(cats, col[obs])] = 1.0
+        prob = np.zeros(len(cats))
+        prob[np.searchsorted(cats, known)] = self.probabilities[v]
+        out[miss] = prob
+        return out
+
+    def first_moments(self) -> np.ndarray:
+        """``E[X_i]`` of the codes: observed codes, ``sum_c c P_v(c)`` if missing."""
+        out = np.array(self.values, dtype=np.float64, copy=True)
+        for v in range(self.n_features):
+            miss = self.missing[:, v]
+            if miss.any():
+                cats = np.asarray(self.categories[v], dtype=np.float64)
+                out[miss, v] = float(cats @ self.probabilities[v])
+        return out
+
+    def second_moments(self, rows: slice | np.ndarray | None = None) -> np.ndarray:
+        """Features are independent: ``E x_u x_v = E x_u E x_v`` off the
+        diagonal, ``E x_v^2`` on it."""
+        rows = slice(None) if rows is None else rows
+        m = self.first_moments()[rows]
+        out = np.einsum("ni,nj->nij", m, m)
+        miss = self.missing[rows]
+        for v in range(self.n_features):
+            cats = np.asarray(self.categories[v], dtype=np.float64)
+            second = float(cats**2 @ self.probabilities[v])
+            idx = np.flatnonzero(miss[:, v])
+            out[idx, v, v] = second
+        return out
+
+    def sample(self, n_draws: int, random_state: Any = None) -> SampleConditionals:
+        """Each missing entry drawn from its feature's PMF, independently."""
+        n_draws = check_n_draws(n_draws)
+        rng = check_random_state(random_state)
+        out = np.repeat(self.values[None].astype(np.float64), n_draws, axis=0)
+        for v in range(self.n_features):
+            rows = np.flatnonzero(self.missing[:, v])
+            if rows.size == 0:
+                continue
+            cats = np.asarray(self.categories[v], dtype=np.float64)
+            p = np.asarray(self.probabilities[v], dtype=np.float64)
+            out[:, rows, v] = rng.choice(cats, size=(n_draws, rows.size), p=p / p.sum())
+        return SampleConditionals(samples=out, missing=self.missing)

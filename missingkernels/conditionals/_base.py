@@ -1,0 +1,107 @@
+"""The protocol every representation of conditionals follows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BaseConditionals"]
+
+# Rows per block when a computation needs (rows x d^2) temporaries.
+BLOCK_ELEMENTS = 1 << 22
+
+
+class BaseConditionals:
+    """Base class of the per-row conditional distributions of missing entries.
+
+    A representation describes, for each of ``n_samples`` rows, the
+    distribution of the row given its observed entries (observed entries are
+    constants, missing ones random). It owns its maths: subclasses implement
+    :meth:`first_moments`, :meth:`second_moments` and :meth:`sample`;
+    :meth:`covariance` follows from them. Kernels take expectations over
+    representations through the expectation table
+    (:func:`missingkernels.kernels.register_expectation`); a representation
+    that can :meth:`sample` works with every base kernel through the average
+    over pairs of draws.
+
+    Subclasses are (frozen) containers with at least the attribute
+    ``missing`` (boolean, shape ``(n_samples, n_features)``, True where the
+    entry was missing) and the properties ``n_samples`` and ``n_features``.
+    """
+
+    missing: np.ndarray
+
+    @property
+    def n_samples(self) -> int:  # pragma: no cover - overridden
+        return int(self.missing.shape[0])
+
+    @property
+    def n_features(self) -> int:  # pragma: no cover - overridden
+        return int(self.missing.shape[1])
+
+    def first_moments(self) -> np.ndarray:
+        """``E[X_i]`` of every row, shape ``(n_samples, n_features)``.
+
+        Observed entries are returned unchanged.
+        """
+        raise NotImplementedError
+
+    def second_moments(self, rows: slice | np.ndarray | None = None) -> np.ndarray:
+        """``E[X_i X_i^T]`` of the rows, shape ``(n_rows, n_features, n_features)``.
+
+        Parameters
+        ----------
+        rows : slice or array of int, optional
+            The rows (all by default). Memory is ``n_rows * n_features**2``:
+            take blocks of rows for large data.
+        """
+        raise NotImplementedError
+
+    def sample(self, n_draws: int, random_state: Any = None) -> Any:
+        """Draw completions of every row.
+
+        Parameters
+        ----------
+        n_draws : int
+            Number of completions per row.
+        random_state : int, RandomState instance or None
+            Seeds the draws.
+
+        Returns
+        -------
+        draws : SampleConditionals
+            ``draws.samples[m, i]`` is the m-th completion of row ``i``;
+            observed entries are identical in every draw.
+        """
+        raise NotImplementedError
+
+    def implied_covariance(self) -> np.ndarray:
+        """The covariance of the rows the representation implies.
+
+        ``mean_i E[X_i X_i^T] - m m^T`` with ``m = mean_i E[X_i]``: the law
+        of total covariance over the rows. For the training rows of a
+        Gaussian density this is the fitted covariance; for a mixture or for
+        draws, the covariance of the completed data the density implies.
+
+        Returns
+        -------
+        covariance : ndarray of shape (n_features, n_features)
+        """
+        m = self.first_moments()
+        n, d = m.shape
+        mean = m.mean(axis=0)
+        total = np.zeros((d, d))
+        block = max(1, BLOCK_ELEMENTS // max(1, d * d))
+        for s in range(0, n, block):
+            total += self.second_moments(slice(s, s + block)).sum(axis=0)
+        return total / n - np.outer(mean, mean)
+
+
+def check_n_draws(n_draws: Any) -> int:
+    """``n_draws`` as a positive int, or a ValueError saying what was wrong."""
+    if isinstance(n_draws, bool) or not isinstance(n_draws, int | np.integer):
+        raise TypeError(f"n_draws must be a positive int, got {n_draws!r}.")
+    if n_draws < 1:
+        raise ValueError(f"n_draws must be a positive int, got {n_draws}.")
+    return int(n_draws)
