@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.utils._param_validation import InvalidParameterError
 
 from missingkernels import get_density
+from missingkernels._sklearn_compat import InvalidParameterError
 from missingkernels.conditionals import CategoricalConditionals
 from missingkernels.densities import CategoricalDensity
 

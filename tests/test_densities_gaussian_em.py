@@ -9,9 +9,9 @@ import pytest
 from scipy.stats import multivariate_normal
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
-from sklearn.utils._param_validation import InvalidParameterError
 
 from missingkernels import get_density, list_densities
+from missingkernels._sklearn_compat import InvalidParameterError
 from missingkernels.conditionals import GaussianConditionals
 from missingkernels.densities import GaussianEMDensity, SingularCovarianceWarning
 

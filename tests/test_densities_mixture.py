@@ -8,9 +8,9 @@ from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import InvalidParameterError
 
 from missingkernels import get_density
+from missingkernels._sklearn_compat import InvalidParameterError
 from missingkernels.conditionals import MixtureConditionals
 from missingkernels.densities import (
     GaussianEMDensity,

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import InvalidParameterError
 from test_kernels import FixedGaussian, mcar, random_gaussian
 
 from missingkernels import get_density, get_kernel, list_kernels
+from missingkernels._sklearn_compat import InvalidParameterError
 from missingkernels.kernels import (
     BaseExpectedKernel,
     BelancheK1Kernel,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.utils._param_validation import InvalidParameterError
 
+from missingkernels._sklearn_compat import InvalidParameterError
 from missingkernels.experiments import MissingnessInfo, simulate_missing
 
 

@@ -6,8 +6,8 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._sklearn_compat import Interval, StrOptions
 from .._validation import _feature_label
 from ..conditionals import CategoricalConditionals
 from ._base import BaseDensity

@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
 
+from .._sklearn_compat import Interval
 from ..conditionals import GaussianConditionals, group_patterns
 from ._base import BaseDensity
 

@@ -12,8 +12,8 @@ from scipy.special import logsumexp
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 
+from .._sklearn_compat import Interval
 from ..conditionals import GaussianConditionals, MixtureConditionals
 from ._base import BaseDensity
 from ._gaussian_em import (

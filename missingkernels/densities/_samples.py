@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import SampleConditionals
 from ._base import BaseDensity
 

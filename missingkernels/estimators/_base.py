@@ -10,9 +10,9 @@ import numpy as np
 from sklearn import get_config
 from sklearn.base import ClassifierMixin, clone
 from sklearn.utils import gen_batches
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._registry import get_kernel
+from .._sklearn_compat import HasMethods, Interval, StrOptions
 
 #: Parameters of the estimator forwarded to the kernel when it accepts them.
 _FORWARDED = ("gamma", "metric", "density")

@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy import linalg, stats
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator
 
 from .._registry import new_density
+from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import validate_missing_data, validate_missing_data_xy
 from ._base import BinaryClassifierMixin, KernelParamsMixin, row_chunks
 

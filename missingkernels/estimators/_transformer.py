@@ -9,9 +9,9 @@ from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
-    _fit_context,
 )
 
+from .._sklearn_compat import _fit_context
 from .._validation import validate_missing_data
 from ._base import KernelParamsMixin
 

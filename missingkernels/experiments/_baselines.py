@@ -20,9 +20,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._sklearn_compat import HasMethods, StrOptions
 from .._validation import validate_missing_data
 
 _TASKS = ("classification", "regression")

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from .._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["MissingnessInfo", "simulate_missing"]
 

@@ -77,11 +77,11 @@ from numbers import Integral, Real
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import validate_missing_data, validate_missing_data_xy
 from ..estimators._base import BinaryClassifierMixin, KernelParamsMixin
 from ..estimators._svm import _SVM_CONSTRAINTS

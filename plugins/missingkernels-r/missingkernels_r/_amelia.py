@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
+
+from missingkernels._sklearn_compat import Interval
 
 from ._gaussian import _RGaussianDensity
 from ._session import RError, call_r, feature_names, require_r_package, to_r_matrix

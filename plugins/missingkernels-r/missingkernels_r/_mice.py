@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 
+from missingkernels._sklearn_compat import Interval
 from missingkernels.conditionals import (
     GaussianConditionals,
     SampleConditionals,

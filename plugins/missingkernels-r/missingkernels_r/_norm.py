@@ -7,7 +7,8 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+
+from missingkernels._sklearn_compat import Interval
 
 from ._gaussian import _RGaussianDensity
 from ._session import call_r, require_r_package, to_r_matrix
