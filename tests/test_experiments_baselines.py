@@ -79,3 +79,20 @@ def test_density_draw_imputer_fits_on_training_rows_only(rng):
     np.testing.assert_allclose(out, direct.conditionals(X[40:]).means)
     with pytest.raises(ValueError, match="fill"):
         DensityDrawImputer("gaussian_em", fill="median").fit(X)
+
+
+def test_socp_is_a_registered_baseline_resolved_like_the_others():
+    from missingkernels.estimators import SOCPSVC
+    from missingkernels.experiments import resolve_method
+
+    entry = missingkernels.list_baselines()["socp"]
+    assert entry.plugin == "missingkernels.experiments"
+    model = missingkernels.get_baseline("socp", task="classification", C=2.0)
+    assert isinstance(model, SOCPSVC)
+    assert (model.kappa, model.C) == (0.9, 2.0)
+    with pytest.raises(ValueError, match="socp is a classifier"):
+        missingkernels.get_baseline("socp", task="regression")
+    spec = resolve_method("socp", C_grid=[1.0, 8.0], gamma_grid=[0.5])
+    assert (spec.kind, spec.grid) == ("estimator", {"C": [1.0, 8.0], "gamma": [0.5]})
+    made = spec.make("classification", 0)
+    assert isinstance(made, SOCPSVC) and made.kappa == 0.9

@@ -76,11 +76,7 @@ def load(names: Sequence[str], max_rows: int | None = None, seed: int = 0) -> di
 
 def available(methods: Sequence[Any]) -> tuple[list[Any], list[str]]:
     """Split methods into those this installation provides and the rest."""
-    known = (
-        set(missingkernels.list_kernels())
-        | set(missingkernels.list_baselines())
-        | {"socp"}
-    )
+    known = set(missingkernels.list_kernels()) | set(missingkernels.list_baselines())
     ok = [m for m in methods if not isinstance(m, str) or m in known]
     return ok, [m for m in methods if isinstance(m, str) and m not in known]
 

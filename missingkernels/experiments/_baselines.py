@@ -4,7 +4,8 @@ Every imputation baseline is a scikit-learn :class:`~sklearn.pipeline.Pipeline`
 whose last step is :class:`~sklearn.svm.SVC` or :class:`~sklearn.svm.SVR` with
 the RBF kernel. The steps before it (imputer, scaler) are fitted on training
 rows only, as in any pipeline, so a baseline never sees the rows it is scored
-on. The peer "geom" is an estimator taking NaN itself (see ``_peers.py``).
+on. The peer "geom" and the SOCP SVM "socp" are estimators that take NaN
+themselves.
 """
 
 from __future__ import annotations
@@ -464,6 +465,34 @@ def geom_svm(task: str = "classification", **params: Any) -> Any:
     return GeomSVC(**params)
 
 
+def socp_svc(task: str = "classification", **params: Any) -> Any:
+    """Expected-kernel SOCP SVM of Anderson & Gupta (kappa 0.9), no imputation.
+
+    Parameters
+    ----------
+    task : {"classification"}
+        A regression task is refused: the method is a classifier.
+    **params
+        Set on :class:`~missingkernels.estimators.SOCPSVC` (e.g. ``C``,
+        ``gamma``, ``density``); ``kappa`` is 0.9 unless given.
+
+    Returns
+    -------
+    estimator : SOCPSVC
+
+    Raises
+    ------
+    ValueError
+        For a regression task.
+    """
+    from ..estimators import SOCPSVC
+
+    if task == "regression":
+        raise ValueError("socp is a classifier; it cannot run a regression task.")
+    _svm(task)  # the usual error for an unknown task
+    return SOCPSVC(**{"kappa": 0.9, **params})
+
+
 def _builtin_baselines() -> dict[str, Any]:
     """Name -> factory of the built-in baselines (read by the registry hook)."""
     baselines: dict[str, Any] = {
@@ -475,6 +504,7 @@ def _builtin_baselines() -> dict[str, Any]:
         "mice": mice_svm,
         "missforest": missforest_svm,
         "mode": mode_svm,
+        "socp": socp_svc,
         "zero": zero_svm,
     }
     # R mice only where the R plugin registered its density.

@@ -391,16 +391,17 @@ def resolve_method(
     Parameters
     ----------
     name : str
-        ``"socp"``, a registered baseline (:func:`missingkernels.list_baselines`)
-        or a registered kernel (:func:`missingkernels.list_kernels`). A
-        baseline whose factory returns a :class:`~sklearn.pipeline.Pipeline`
-        is of kind ``"pipeline"``; any other (e.g. the peer ``"geom"``) of
+        A registered baseline (:func:`missingkernels.list_baselines`) or a
+        registered kernel (:func:`missingkernels.list_kernels`). A baseline
+        whose factory returns a :class:`~sklearn.pipeline.Pipeline` is of kind
+        ``"pipeline"``; any other (e.g. the peer ``"geom"`` or ``"socp"``) of
         kind ``"estimator"``, grid-searched over those of ``C`` and ``gamma``
         it has, after standardising the features.
     C_grid, gamma_grid : sequence of float
         The grids (the genRBF paper's by default).
     kernel_params : mapping, default=None
-        Extra parameters of a registry kernel (e.g. ``{"density": ...}``).
+        Extra parameters of a registry kernel, or of a baseline's factory
+        (e.g. ``{"density": ...}`` for ``"socp"``).
 
     Returns
     -------
@@ -409,7 +410,7 @@ def resolve_method(
     Raises
     ------
     ValueError
-        If the name is neither a baseline nor a kernel nor ``"socp"``.
+        If the name is neither a baseline nor a kernel.
 
     Examples
     --------
@@ -423,19 +424,6 @@ def resolve_method(
 
     C_grid = list(C_grid)
     gamma_grid = list(gamma_grid)
-    if name == "socp":
-        from ..estimators import SOCPSVC
-
-        def make_socp(task: str, seed: int) -> Any:
-            if task != "classification":
-                raise ValueError(
-                    "socp is a classifier; it cannot run a regression task."
-                )
-            return SOCPSVC(kappa=0.9, **dict(kernel_params or {}))
-
-        return MethodSpec(
-            name, "estimator", make_socp, {"C": C_grid, "gamma": gamma_grid}, True
-        )
     baselines = list_baselines()
     if name in baselines:
         import inspect
@@ -446,10 +434,12 @@ def resolve_method(
         except (TypeError, ValueError):
             seeded = False
 
+        extra = dict(kernel_params or {})
+
         def make_baseline(task: str, seed: int) -> Any:
             if seeded:
-                return get_baseline(name, task=task, random_state=seed)
-            return get_baseline(name, task=task)
+                return get_baseline(name, task=task, random_state=seed, **extra)
+            return get_baseline(name, task=task, **extra)
 
         probe = _probe_baseline(name)
         if probe is not None and not isinstance(probe, Pipeline):
@@ -491,7 +481,7 @@ def resolve_method(
             scale=has_gamma,
         )
     raise ValueError(
-        f"Unknown method {name!r}. Methods are 'socp', the baselines "
+        f"Unknown method {name!r}. Methods are the baselines "
         f"{sorted(baselines)} and the kernels {sorted(kernels)}."
     )
 
