@@ -508,6 +508,40 @@ def test_shared_density_gives_the_grams_of_separate_fits(rng):
         np.testing.assert_allclose(K_te, direct(te, tr), rtol=1e-10)
 
 
+@pytest.mark.parametrize(
+    ("name", "gamma"), [("expected_linear", None), ("expected_rbf", 0.3)]
+)
+def test_kernel_methods_see_standardised_features(rng, name, gamma):
+    # Whether a kernel has a width says nothing about the scale of its
+    # inputs: expected_linear is standardised like every other method.
+    from missingkernels.experiments._runner import _prepare_kernel
+
+    X = rng.normal(size=(50, 3)) * [1.0, 40.0, 0.1] + [0.0, 500.0, -3.0]
+    X[rng.random(X.shape) < 0.2] = np.nan
+    spec = resolve_method(name, C_grid=[1.0], gamma_grid=[0.3])
+    assert spec.scale
+    K_tr, K_te = _prepare_kernel(spec, "classification", X[:35], seed=0).gram(
+        X[35:], gamma
+    )
+    scaler = StandardScaler().fit(X[:35])
+    tr, te = scaler.transform(X[:35]), scaler.transform(X[35:])
+    params = {} if gamma is None else {"gamma": gamma}
+    direct = missingkernels.get_kernel(name, **params).fit(tr)
+    np.testing.assert_allclose(K_tr, direct(tr), rtol=1e-10)
+    np.testing.assert_allclose(K_te, direct(te, tr), rtol=1e-10)
+
+
+def test_kernels_on_category_codes_are_not_standardised():
+    for name in ("belanche_k1", "belanche_k2"):
+        assert not resolve_method(name).scale
+    # The density declares it: the same kernel on a continuous density is
+    # standardised, a continuous kernel on a categorical one is not.
+    gaussian = resolve_method("belanche_k1", kernel_params={"density": "gaussian_em"})
+    assert gaussian.scale
+    codes = resolve_method("expected_rbf", kernel_params={"density": "categorical"})
+    assert not codes.scale
+
+
 FITTED_ROWS: list[int] = []  # rows of every CountingDensity fit
 
 

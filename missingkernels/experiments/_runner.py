@@ -137,8 +137,11 @@ class MethodSpec:
         methods (``gamma`` may be ``[None]`` for kernels without a width);
         estimator parameter names for kind ``"estimator"``.
     scale : bool, default=True
-        Standardise features on the training rows first (kernel methods;
-        pipelines carry their own scaler).
+        Standardise features on the training rows first (kernel and estimator
+        methods; pipelines carry their own scaler). Declared by the method,
+        not inferred from its parameters: :func:`resolve_method` sets it for
+        every method except a kernel whose density models category codes
+        (e.g. ``"belanche_k1"``, ``"belanche_k2"``).
     """
 
     name: str
@@ -379,6 +382,21 @@ def _probe_baseline(name: str) -> Any:
     return None
 
 
+def _models_category_codes(density: Any) -> bool:
+    """Whether a kernel's density (a registry name or an object) models its
+    features as category codes (the representation ``"categorical"``).
+
+    Standardising would change the codes (a 0/1 feature no longer 0/1), so a
+    kernel on such a density sees the features as given.
+    """
+    if isinstance(density, str):
+        from .._registry import list_densities
+
+        entry = list_densities().get(density)
+        density = entry.factory if entry is not None else None
+    return getattr(density, "representation", None) == "categorical"
+
+
 def resolve_method(
     name: str,
     *,
@@ -472,13 +490,13 @@ def resolve_method(
                 extra["random_state"] = seed
             return get_kernel(name, **extra)
 
-        # Belanche's kernels compare category codes: never rescale them.
+        density = params.get("density", accepted.get("density"))
         return MethodSpec(
             name,
             "kernel",
             make_kernel,
             {"C": C_grid, "gamma": gamma_grid if has_gamma else [None]},
-            scale=has_gamma,
+            scale=not _models_category_codes(density),
         )
     raise ValueError(
         f"Unknown method {name!r}. Methods are the baselines "
