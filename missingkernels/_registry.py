@@ -27,6 +27,7 @@ AUTOLOAD_ENV_VAR = "MISSINGKERNELS_DISABLE_PLUGIN_AUTOLOAD"
 
 # Built-in plugins: (plugin name, module path). Imported on first registry use.
 _BUILTIN_PLUGINS = (
+    ("missingkernels.conditionals", "missingkernels.conditionals._plugin"),
     ("missingkernels.densities", "missingkernels.densities._plugin"),
     ("missingkernels.kernels", "missingkernels.kernels._plugin"),
     ("missingkernels.experiments", "missingkernels.experiments._plugin"),
@@ -36,6 +37,30 @@ _KINDS = {
     "kernel": "missingkernels_register_kernels",
     "density": "missingkernels_register_densities",
     "baseline": "missingkernels_register_baselines",
+    "representation": "missingkernels_register_representations",
+    "expectation": "missingkernels_register_expectations",
+}
+
+
+def _valid_entry(kind: str, value: Any) -> bool:
+    """Factories are callables; expectation cells are :class:`Expectation`."""
+    if kind == "expectation":
+        from .kernels._table import Expectation
+
+        return isinstance(value, Expectation)
+    if kind == "representation":
+        return isinstance(value, type)
+    return callable(value)
+
+
+# Renamed built-in names: (kind, old name) -> (new name, why). Asking for the
+# old name is an error that gives the new one (unless a plugin registers it).
+_RENAMED = {
+    ("baseline", "mice"): (
+        "iterative",
+        "it imputes with scikit-learn's IterativeImputer, like the density "
+        "'iterative'; the density 'mice' is statsmodels' MICE",
+    ),
 }
 
 
@@ -79,6 +104,9 @@ def _autoload_disabled() -> bool:
 
 
 def _describe(factory: Callable[..., Any]) -> str:
+    own = getattr(factory, "description", None)
+    if isinstance(own, str) and own:
+        return own
     doc = inspect.getdoc(factory) or ""
     first = doc.strip().splitlines()[0] if doc.strip() else ""
     return first.rstrip(".") or getattr(factory, "__name__", repr(factory))
@@ -182,12 +210,14 @@ class _Registry:
                 )
                 continue
             for name, factory in result.items():
-                if not isinstance(name, str) or not callable(factory):
+                if not isinstance(name, str) or not _valid_entry(kind, factory):
                     self._record_error(
                         plugin,
                         f"missingkernels plugin {plugin!r}: hook {hook_name} "
                         f"returned an invalid entry {name!r} -> {factory!r}; "
-                        "names must be str and factories callable.",
+                        "names must be str and factories callable (cells: "
+                        "missingkernels.kernels.Expectation; representations: "
+                        "classes).",
                     )
                     continue
                 if name in table:
@@ -212,6 +242,9 @@ class _Registry:
                 f"The {kind} name must be a str, got {type(name).__name__} ({name!r})."
             )
         table = self.table(kind)
+        if name not in table and (kind, name) in _RENAMED:
+            new, why = _RENAMED[kind, name]
+            raise ValueError(f"The {kind} {name!r} is now called {new!r}: {why}.")
         if name not in table:
             known = ", ".join(table) or "(none registered)"
             close = difflib.get_close_matches(name, list(table), n=1)
@@ -383,6 +416,47 @@ def list_baselines() -> dict[str, RegistryEntry]:
         Name -> entry (factory, plugin, one-line description).
     """
     return dict(_REGISTRY.table("baseline"))
+
+
+def list_representations() -> dict[str, RegistryEntry]:
+    """Return the registered representations of conditionals, sorted by name.
+
+    A density declares the tag of its representation in its class attribute
+    ``representation``; the tag names a class of
+    :mod:`missingkernels.conditionals` (or a plugin's).
+
+    Returns
+    -------
+    representations : dict of str to RegistryEntry
+        Tag -> entry whose ``factory`` is the conditionals class.
+
+    Examples
+    --------
+    >>> from missingkernels import list_representations
+    >>> list_representations()["gaussian"].factory.__name__
+    'GaussianConditionals'
+    """
+    return dict(_REGISTRY.table("representation"))
+
+
+def list_expectations() -> dict[str, RegistryEntry]:
+    """Return the cells of the expectation table, sorted by name.
+
+    Each cell is the closed-form expectation of one base kernel over one
+    representation (see :class:`missingkernels.kernels.Expectation`).
+
+    Returns
+    -------
+    expectations : dict of str to RegistryEntry
+        Name -> entry whose ``factory`` is the :class:`Expectation` cell.
+
+    Examples
+    --------
+    >>> from missingkernels import list_expectations
+    >>> "rbf/gaussian" in list_expectations()
+    True
+    """
+    return dict(_REGISTRY.table("expectation"))
 
 
 def get_kernel(name: str, **params: Any) -> Any:

@@ -79,3 +79,35 @@ def missingkernels_register_baselines() -> Mapping[str, Factory]:  # type: ignor
         unfitted scikit-learn estimator (classifier for ``task="classification"``,
         regressor for ``task="regression"``) that accepts X with NaN.
     """
+
+
+@hookspec
+def missingkernels_register_representations() -> Mapping[str, type]:  # type: ignore[empty-body]
+    """Return the representations of conditionals this plugin provides.
+
+    Returns
+    -------
+    representations : mapping of str to type
+        Tag -> class. A density whose class attribute ``representation`` is
+        the tag returns instances of the class from ``conditionals(X)``. The
+        class should subclass
+        :class:`missingkernels.conditionals.BaseConditionals` and implement
+        ``first_moments``, ``second_moments`` and ``sample``: then every base
+        kernel of a matching ``domain`` works with it through the average over
+        pairs of draws, and cells can add closed forms.
+    """
+
+
+@hookspec
+def missingkernels_register_expectations() -> Mapping[str, Any]:  # type: ignore[empty-body]
+    """Return cells of the expectation table this plugin provides.
+
+    Returns
+    -------
+    expectations : mapping of str to Expectation
+        Name (by convention ``"<base kernel>/<representation>"``) ->
+        :class:`missingkernels.kernels.Expectation`: the closed-form
+        expectation of one base kernel class over one conditionals class
+        (subclasses included), and optionally its variance. Two cells for the
+        same pair of classes are an error.
+    """

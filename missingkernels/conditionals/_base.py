@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -29,6 +29,11 @@ class BaseConditionals:
     ``missing`` (boolean, shape ``(n_samples, n_features)``, True where the
     entry was missing) and the properties ``n_samples`` and ``n_features``.
     """
+
+    #: What the rows hold: ``"numeric"``, ``"nominal"`` (category codes), or
+    #: None (either: e.g. draws). The draws fallback pairs a base kernel only
+    #: with representations of a domain it declares.
+    domain: ClassVar[str | None] = None
 
     missing: np.ndarray
 

@@ -9,14 +9,15 @@ matrix per row.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
-from scipy import linalg
 from sklearn.utils import check_random_state
 
 from .._numerics import psd_factor
 from ._base import BaseConditionals, check_n_draws
+from ._gaussian import condition_gaussian
+from ._patterns import group_patterns, pattern_groups
 
 __all__ = [
     "CategoricalConditionals",
@@ -25,48 +26,6 @@ __all__ = [
     "SampleConditionals",
     "group_patterns",
 ]
-
-
-def group_patterns(missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Group rows by their missing pattern.
-
-    Parameters
-    ----------
-    missing : ndarray of shape (n_samples, n_features), dtype bool
-        True where an entry is missing.
-
-    Returns
-    -------
-    patterns : ndarray of shape (n_patterns, n_features), dtype bool
-        The distinct patterns, sorted lexicographically.
-    pattern_index : ndarray of shape (n_samples,), dtype intp
-        ``patterns[pattern_index[i]]`` is the pattern of row ``i``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from missingkernels.conditionals import group_patterns
-    >>> patterns, index = group_patterns(np.array([[0, 1], [0, 0], [0, 1]], bool))
-    >>> patterns.astype(int).tolist(), index.tolist()
-    ([[0, 0], [0, 1]], [1, 0, 1])
-    """
-    missing = np.asarray(missing, dtype=bool)
-    if missing.ndim != 2:
-        raise ValueError(
-            f"missing must be a 2D boolean array, got shape {missing.shape}."
-        )
-    if missing.shape[0] == 0:
-        return np.zeros((0, missing.shape[1]), dtype=bool), np.zeros(0, np.intp)
-    d = missing.shape[1]
-    # Pack each row into bytes and unique the byte strings: ~40x faster than
-    # np.unique(axis=0). Big-endian bit order keeps the lexicographic order.
-    packed = np.ascontiguousarray(np.packbits(missing, axis=1))
-    width = packed.shape[1]
-    keys = packed.view(np.dtype((np.void, width))).ravel()
-    unique, pattern_index = np.unique(keys, return_inverse=True)
-    unique_bytes = unique.view(np.uint8).reshape(-1, width)
-    patterns = np.unpackbits(unique_bytes, axis=1, count=d).astype(bool)
-    return patterns, np.asarray(pattern_index, np.intp).reshape(-1)
 
 
 def _check_rows(means: np.ndarray, missing: np.ndarray, what: str) -> None:
@@ -140,6 +99,8 @@ class GaussianConditionals(BaseConditionals):
         The joint covariance of the fitted Gaussian (used by the Mahalanobis
         metric of the RBF kernels), when known.
     """
+
+    domain: ClassVar[str | None] = "numeric"
 
     means: np.ndarray
     missing: np.ndarray
@@ -252,9 +213,12 @@ class GaussianConditionals(BaseConditionals):
     ) -> GaussianConditionals:
         """Condition ``N(mean, covariance)`` on the observed entries of each row.
 
-        Uses the Schur complement per missing pattern:
+        The Schur complement per missing pattern,
         ``mu_J = m_J + S_JO S_OO^-1 (x_O - m_O)`` and
-        ``C_J = S_JJ - S_JO S_OO^-1 S_OJ``.
+        ``C_J = S_JJ - S_JO S_OO^-1 S_OJ``, batched over the patterns with
+        the same number of missing features through the precision of the
+        correlation matrix (Schur complements pattern by pattern when the
+        covariance is singular).
 
         Parameters
         ----------
@@ -287,116 +251,17 @@ class GaussianConditionals(BaseConditionals):
                 f"mean and covariance must have shapes ({d},) and ({d}, {d}) for "
                 f"X with {d} features; got {mean.shape} and {covariance.shape}."
             )
-        missing = np.isnan(X)
-        patterns, pattern_index = group_patterns(missing)
-        try:
-            means, covs = _condition_by_precision(
-                X, missing, patterns, pattern_index, mean, covariance
-            )
-        except linalg.LinAlgError:
-            means, covs = _condition_by_schur(
-                X, patterns, pattern_index, mean, covariance
-            )
+        groups = pattern_groups(np.isnan(X))
+        conditioned = condition_gaussian(X, groups, mean, covariance)
+        assert conditioned.means is not None
         return cls(
-            means=means,
-            missing=missing,
-            patterns=patterns,
-            pattern_index=pattern_index,
-            covariances=tuple(covs),
+            means=conditioned.means,
+            missing=groups.missing,
+            patterns=groups.patterns,
+            pattern_index=groups.pattern_index,
+            covariances=tuple(groups.per_pattern(conditioned.blocks)),
             covariance=covariance,
         )
-
-
-# Rows conditioned at once (bounds the (rows, k, k) gathers).
-_CHUNK_ROWS = 8192
-
-
-def _condition_by_precision(
-    X: np.ndarray,
-    missing: np.ndarray,
-    patterns: np.ndarray,
-    pattern_index: np.ndarray,
-    mean: np.ndarray,
-    covariance: np.ndarray,
-) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Batched conditioning through the precision of the correlation matrix.
-
-    With ``L = R^-1`` (R the correlation of ``covariance``, so features of very
-    different scales stay well conditioned), the missing block ``J`` of a row
-    is ``N(m_J - L_JJ^-1 L_JO r_O, L_JJ^-1)`` in standardised units: one small
-    inverse per pattern, batched over patterns with the same ``|J|``, instead
-    of a factorisation of ``S_OO`` per pattern. Raises LinAlgError when the
-    covariance is singular (the caller then conditions pattern by pattern).
-    """
-    scale = np.sqrt(np.diag(covariance))
-    if not np.all(scale > 0):
-        raise linalg.LinAlgError("a feature has zero variance")
-    R = covariance / np.outer(scale, scale)
-    chol = linalg.cholesky(R, lower=True, check_finite=False)
-    precision = linalg.cho_solve((chol, True), np.eye(len(R)), check_finite=False)
-    precision = 0.5 * (precision + precision.T)
-    Z = np.where(missing, 0.0, (X - mean) / scale)
-    G = Z @ precision  # G[i, J] = L_JO r_O since r is zero on J
-    means = X.copy()
-    covs: list[np.ndarray] = [np.zeros((0, 0))] * len(patterns)
-    n_missing = patterns.sum(axis=1)
-    for k in np.unique(n_missing):
-        if k == 0:
-            continue
-        pats = np.flatnonzero(n_missing == k)
-        J = np.nonzero(patterns[pats])[1].reshape(len(pats), int(k))
-        inv = np.linalg.inv(precision[J[:, :, None], J[:, None, :]])
-        inv = 0.5 * (inv + np.swapaxes(inv, 1, 2))
-        sJ = scale[J]
-        for q, p in enumerate(pats):
-            covs[p] = inv[q] * np.outer(sJ[q], sJ[q])
-        local = np.full(len(patterns), -1, dtype=np.intp)
-        local[pats] = np.arange(len(pats))
-        rows_all = np.flatnonzero(local[pattern_index] >= 0)
-        for start in range(0, rows_all.size, _CHUNK_ROWS):
-            rows = rows_all[start : start + _CHUNK_ROWS]
-            pat = local[pattern_index[rows]]
-            idx = J[pat]
-            delta = -np.einsum("nij,nj->ni", inv[pat], G[rows[:, None], idx])
-            means[rows[:, None], idx] = mean[idx] + delta * scale[idx]
-    return means, covs
-
-
-def _condition_by_schur(
-    X: np.ndarray,
-    patterns: np.ndarray,
-    pattern_index: np.ndarray,
-    mean: np.ndarray,
-    covariance: np.ndarray,
-) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Pattern-by-pattern Schur complements; works for singular covariances."""
-    means = X.copy()
-    covs: list[np.ndarray] = []
-    for p, pattern in enumerate(patterns):
-        rows = np.flatnonzero(pattern_index == p)
-        J = np.flatnonzero(pattern)
-        O = np.flatnonzero(~pattern)  # noqa: E741
-        if J.size == 0:
-            covs.append(np.zeros((0, 0)))
-            continue
-        if O.size == 0:
-            means[np.ix_(rows, J)] = mean[J]
-            covs.append(covariance[np.ix_(J, J)].copy())
-            continue
-        S_OO = covariance[np.ix_(O, O)]
-        S_OJ = covariance[np.ix_(O, J)]
-        try:
-            factor = linalg.cho_factor(S_OO, lower=True, check_finite=False)
-            coef = linalg.cho_solve(factor, S_OJ, check_finite=False)
-        except linalg.LinAlgError:
-            # Singular observed block: the minimum-norm solution keeps the
-            # conditional well defined on the span of the data.
-            coef = linalg.lstsq(S_OO, S_OJ, check_finite=False)[0]
-        resid = X[np.ix_(rows, O)] - mean[O]
-        means[np.ix_(rows, J)] = mean[J] + resid @ coef
-        C = covariance[np.ix_(J, J)] - S_OJ.T @ coef
-        covs.append(0.5 * (C + C.T))
-    return means, covs
 
 
 @dataclass(frozen=True, eq=False)
@@ -420,6 +285,8 @@ class MixtureConditionals(BaseConditionals):
     component_covariances : ndarray of shape (n_components, d, d) or None
         The joint covariance of each component, when known.
     """
+
+    domain: ClassVar[str | None] = "numeric"
 
     weights: np.ndarray
     means: np.ndarray
@@ -536,6 +403,8 @@ class SampleConditionals(BaseConditionals):
         True where the entry was missing.
     """
 
+    domain: ClassVar[str | None] = None
+
     samples: np.ndarray
     missing: np.ndarray
 
@@ -563,6 +432,22 @@ class SampleConditionals(BaseConditionals):
     @property
     def n_draws(self) -> int:
         return int(self.samples.shape[0])
+
+    def feature_values(self, v: int) -> np.ndarray:
+        """The sorted values feature ``v`` takes in any draw."""
+        return np.unique(self.samples[:, :, v])
+
+    def pmf(self, v: int, categories: np.ndarray) -> np.ndarray:
+        """``(n_samples, n_categories)``: per row, the frequency of each of
+        ``categories`` (sorted, covering every value) among its draws of
+        feature ``v``."""
+        cats = np.asarray(categories, dtype=np.float64)
+        n = self.n_samples
+        out = np.zeros((n, len(cats)))
+        codes = np.searchsorted(cats, self.samples[:, :, v])
+        for a in range(self.n_draws):
+            np.add.at(out, (np.arange(n), codes[a]), 1.0 / self.n_draws)
+        return out
 
     def first_moments(self) -> np.ndarray:
         """The average over draws."""
@@ -608,6 +493,8 @@ class CategoricalConditionals(BaseConditionals):
         ``probabilities[v][c]`` the probability of ``categories[v][c]``.
     """
 
+    domain: ClassVar[str | None] = "nominal"
+
     values: np.ndarray
     missing: np.ndarray
     categories: tuple[np.ndarray, ...]
@@ -630,6 +517,13 @@ class CategoricalConditionals(BaseConditionals):
     def n_features(self) -> int:
         return int(self.values.shape[1])
 
+    def feature_values(self, v: int) -> np.ndarray:
+        """The sorted values feature ``v`` can take: the fitted categories and
+        any observed value."""
+        col = self.values[:, v]
+        known = np.asarray(self.categories[v], dtype=np.float64)
+        return np.unique(np.concatenate([known, col[~np.isnan(col)]]))
+
     def pmf(self, v: int, categories: np.ndarray | None = None) -> np.ndarray:
         """``(n_samples, n_categories)``: the distribution of feature ``v`` per row.
 
@@ -641,7 +535,7 @@ class CategoricalConditionals(BaseConditionals):
         miss = np.isnan(col)
         known = np.asarray(self.categories[v], dtype=np.float64)
         if categories is None:
-            categories = np.unique(np.concatenate([known, col[~miss]]))
+            categories = self.feature_values(v)
         cats = np.asarray(categories, dtype=np.float64)
         out = np.zeros((self.n_samples, len(cats)))
         obs = np.flatnonzero(~miss)

@@ -11,18 +11,19 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._registry import list_densities, new_density
+from .._registry import list_densities, list_representations, new_density
 from .._validation import validate_missing_data
-from ._expectations import BaseKernelExpectation, representation_of
+from ._base_kernels import BaseKernel
+from ._table import DrawOptions, expected_gram, expected_variance, supported
 
 
-def _compatible_densities(representations: tuple[str, ...]) -> list[str]:
-    """Registered densities whose representation is one of ``representations``."""
-    return [
-        name
-        for name, entry in list_densities().items()
-        if getattr(entry.factory, "representation", None) in representations
-    ]
+def _representation_class(density: Any) -> type | None:
+    """The conditionals class a density declares (a registered tag or a class)."""
+    tag = getattr(density, "representation", None)
+    if isinstance(tag, type):
+        return tag
+    entry = list_representations().get(tag) if isinstance(tag, str) else None
+    return None if entry is None else entry.factory
 
 
 def _fingerprint(X: np.ndarray) -> tuple:
@@ -32,7 +33,7 @@ def _fingerprint(X: np.ndarray) -> tuple:
 
 
 def _has_variance(kernel: BaseExpectedKernel) -> bool:
-    return kernel._expectation.has_variance
+    return kernel._base_kernel_class.has_variance
 
 
 class BaseExpectedKernel(BaseEstimator):
@@ -40,8 +41,13 @@ class BaseExpectedKernel(BaseEstimator):
 
     ``K(x, y) = E[k(X, Y)]`` with ``X``, ``Y`` independent draws of the
     missing entries of ``x`` and ``y`` from the conditionals of a density
-    fitted on the training rows (DESIGN.md section 1). Subclasses choose the
-    base kernel (class attribute ``_expectation``) and the default density.
+    fitted on the training rows (``docs/theory.rst``, "Expected kernels").
+    A subclass is a preset: a base kernel class (class attribute
+    ``_base_kernel_class``, built from the preset's parameters of the same
+    names), whether it is normalised (``_normalised``), and a default density.
+    The expectation comes from the expectation table: the closed-form cell
+    for the base kernel and the density's representation, or the average
+    over pairs of draws (:func:`make_expected_kernel`).
 
     ``fit(X)`` fits the density on rows with NaN; ``k(X)`` is the Gram of the
     rows of X with themselves, whose diagonal follows ``diagonal``; ``k(X, Y)``
@@ -54,8 +60,8 @@ class BaseExpectedKernel(BaseEstimator):
     ``k(X)`` on the training rows is the training Gram of an SVM; ``k(X)`` on
     other rows is the Gram of those rows under the same fitted density (it is
     never refitted). The RBF kernels run compiled loops (numba); the first
-    call in a fresh installation compiles them (about 20 s), later calls and
-    processes load them from numba's on-disk cache.
+    call in a fresh installation compiles them, later calls and processes
+    load them from numba's on-disk cache.
 
     References
     ----------
@@ -79,7 +85,10 @@ class BaseExpectedKernel(BaseEstimator):
     (1.0, True)
     """
 
-    _expectation: ClassVar[BaseKernelExpectation]
+    #: The base kernel class; the preset's parameters of the same names build it.
+    _base_kernel_class: ClassVar[type[BaseKernel]]
+    #: Whether the kernel is divided by the self-similarities (genRBF).
+    _normalised: ClassVar[bool] = False
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "density": [str, HasMethods(["fit", "conditionals"])],
@@ -90,46 +99,45 @@ class BaseExpectedKernel(BaseEstimator):
     diagonal: str
 
     # -- fitting ---------------------------------------------------------------
-    def _make_density(self) -> Any:
-        expectation = self._expectation
-        density = new_density(self.density)
-        label = (
-            repr(self.density)
-            if isinstance(self.density, str)
-            else type(self.density).__name__
-        )
-        representation = getattr(density, "representation", None)
-        if (
-            representation is not None
-            and representation not in expectation.representations
-        ):
-            self._raise_incompatible(label, representation)
-        return density
+    def _make_base_kernel(self) -> BaseKernel:
+        cls = self._base_kernel_class
+        names = cls._get_param_names()
+        return cls(**{name: getattr(self, name) for name in names})
 
-    def _raise_incompatible(self, label: str, representation: str) -> None:
-        expectation = self._expectation
-        names = _compatible_densities(expectation.representations)
+    def _density_label(self) -> str:
+        if isinstance(self.density, str):
+            return repr(self.density)
+        return type(self.density).__name__
+
+    def _check_supported(self, base: BaseKernel, conditionals: type | None) -> None:
+        if conditionals is None or supported(base, conditionals) is not None:
+            return
+        names = []
+        for name, entry in list_densities().items():
+            cls = _representation_class(entry.factory)
+            if cls is not None and supported(base, cls) is not None:
+                names.append(name)
+        tags = {e.factory: n for n, e in list_representations().items()}
+        shown = tags.get(conditionals, conditionals.__name__)
         raise ValueError(
-            f"{type(self).__name__} ({expectation.name} base kernel) cannot use "
-            f"the density {label}, whose conditionals are {representation!r}: "
-            "its expectation is defined for the representations "
-            f"{', '.join(expectation.representations)}. Compatible densities: "
-            f"{', '.join(repr(n) for n in names) or '(none registered)'}."
+            f"{type(self).__name__} ({type(base).kernel_name()} base kernel) "
+            f"cannot use the density {self._density_label()}, whose conditionals "
+            f"are {shown!r}: the expectation table has no closed form for this "
+            "pair, and averaging over draws applies only to representations of "
+            f"the kernel's domain ({', '.join(base.domains)}). Compatible "
+            f"densities: {', '.join(repr(n) for n in names) or '(none registered)'}."
         )
 
-    def _check_representation(self, conditionals: Any) -> Any:
-        representation = representation_of(conditionals)
-        if representation not in self._expectation.representations:
-            label = (
-                repr(self.density)
-                if isinstance(self.density, str)
-                else type(self.density).__name__
-            )
-            self._raise_incompatible(label, representation)
-        return conditionals
+    def _draw_options(self) -> DrawOptions:
+        """The draws of the fallback: the preset's ``n_draws``/``random_state``."""
+        defaults = DrawOptions()
+        return DrawOptions(
+            n_draws=getattr(self, "n_draws", defaults.n_draws),
+            random_state=getattr(self, "random_state", defaults.random_state),
+        )
 
     def fit(self, X: Any, y: Any = None) -> BaseExpectedKernel:
-        """Fit the density on the training rows.
+        """Fit the density on the training rows, then the base kernel.
 
         Parameters
         ----------
@@ -141,18 +149,37 @@ class BaseExpectedKernel(BaseEstimator):
         Returns
         -------
         self : object
-            The fitted kernel; ``density_`` is the fitted density.
+            The fitted kernel; ``density_`` is the fitted density and
+            ``base_kernel_`` the fitted base kernel.
         """
         self._validate_params()
         X = validate_missing_data(self, X, reset=True, min_samples=2)
-        density = self._make_density()
+        base = self._make_base_kernel()
+        density = new_density(self.density)
+        self._check_supported(base, _representation_class(density))
         density.fit(X)
         self.density_ = density
-        train = self._check_representation(density.conditionals(X))
-        self._expectation.fit(self, X, train)
+        train = self._check_conditionals(base, density.conditionals(X))
+        base.fit(X, train, density)
+        self.base_kernel_ = base
+        for name, value in base.fitted_attributes().items():
+            setattr(self, name, value)
         # k(X_train) and k(X, X_train) reuse the training conditionals.
         self._train_cache = (_fingerprint(X), train)
         return self
+
+    def _check_conditionals(self, base: BaseKernel, conditionals: Any) -> Any:
+        from ..conditionals import BaseConditionals
+
+        if not isinstance(conditionals, BaseConditionals):
+            raise TypeError(
+                "A density's conditionals(X) must return a representation of "
+                "missingkernels.conditionals (a BaseConditionals subclass, e.g. "
+                "GaussianConditionals, MixtureConditionals, SampleConditionals or "
+                f"CategoricalConditionals); got {type(conditionals).__name__}."
+            )
+        self._check_supported(base, type(conditionals))
+        return conditionals
 
     # -- evaluation --------------------------------------------------------------
     def _conditionals(self, X: Any) -> Any:
@@ -160,7 +187,8 @@ class BaseExpectedKernel(BaseEstimator):
         cache = getattr(self, "_train_cache", None)
         if cache is not None and cache[0] == _fingerprint(X):
             return X, cache[1]
-        return X, self._check_representation(self.density_.conditionals(X))
+        conditionals = self.density_.conditionals(X)
+        return X, self._check_conditionals(self.base_kernel_, conditionals)
 
     def _evaluate(self, what: str, X: Any, Y: Any) -> np.ndarray:
         check_is_fitted(self, "density_")
@@ -176,8 +204,16 @@ class BaseExpectedKernel(BaseEstimator):
             n_y = Y.shape[0]
         if X.shape[0] == 0 or n_y == 0:
             return np.zeros((X.shape[0], n_y))
-        method = getattr(self._expectation, what)
-        return np.asarray(method(self, cx, cy, diagonal), dtype=np.float64)
+        compute = expected_gram if what == "gram" else expected_variance
+        K = compute(
+            self.base_kernel_,
+            cx,
+            cy,
+            diagonal,
+            normalised=self._normalised,
+            options=self._draw_options(),
+        )
+        return np.asarray(K, dtype=np.float64)
 
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         """Return the Gram matrix of the expected kernel.
@@ -221,3 +257,120 @@ class BaseExpectedKernel(BaseEstimator):
         tags.input_tags.allow_nan = True
         tags.requires_fit = True
         return tags
+
+
+def make_expected_kernel(
+    base_kernel: type[BaseKernel],
+    name: str,
+    *,
+    default_density: str = "gaussian_em",
+    normalised: bool = False,
+    default_diagonal: str = "same_draw",
+    n_draws: int = 100,
+    doc: str | None = None,
+) -> type[BaseExpectedKernel]:
+    """Make the expected-kernel preset of a base kernel (a new class).
+
+    The preset's parameters are the base kernel's (same names and defaults),
+    then ``density``, ``diagonal``, ``n_draws`` and ``random_state`` (the
+    draws used where the expectation table has no closed form for the
+    density's representation). Register the class through the hook
+    ``missingkernels_register_kernels`` to use it by name, e.g. in
+    :class:`~missingkernels.MissingKernelSVC` (``kernel=<name>``, with
+    ``gamma`` forwarded when the base kernel has one).
+
+    Parameters
+    ----------
+    base_kernel : BaseKernel subclass
+    name : str
+        The class name, e.g. ``"ExpectedLaplacianKernel"``.
+    default_density : str, default="gaussian_em"
+    normalised : bool, default=False
+        Divide by ``sqrt(E k(X, X') E k(Y, Y'))`` (as genRBF does for the RBF).
+    default_diagonal : {"same_draw", "independent"}, default="same_draw"
+    n_draws : int, default=100
+        Default number of draws per row for the draws fallback.
+    doc : str, optional
+        The class docstring.
+
+    Returns
+    -------
+    cls : type
+        A :class:`BaseExpectedKernel` subclass.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.kernels import Linear, make_expected_kernel
+    >>> Mine = make_expected_kernel(Linear, "MyExpectedLinearKernel")
+    >>> X = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 2.5], [0.5, 0.0]])
+    >>> k = Mine().fit(X)
+    >>> sorted(k.get_params())
+    ['density', 'diagonal', 'n_draws', 'random_state']
+    >>> k(X).shape
+    (4, 4)
+    """
+    import inspect
+    from numbers import Integral
+
+    from sklearn.utils._param_validation import Interval
+
+    if not (isinstance(base_kernel, type) and issubclass(base_kernel, BaseKernel)):
+        raise TypeError(
+            "make_expected_kernel needs a subclass of "
+            f"missingkernels.kernels.BaseKernel, got {base_kernel!r}."
+        )
+    base_params = [
+        p
+        for p in inspect.signature(base_kernel.__init__).parameters.values()
+        if p.name != "self"
+    ]
+    own = {"density", "diagonal", "n_draws", "random_state"}
+    clash = sorted(own & {p.name for p in base_params})
+    if clash:
+        raise ValueError(
+            f"The base kernel {base_kernel.__name__} has parameters {clash}, "
+            "which the expected kernel uses itself; rename them."
+        )
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [p.replace(kind=keyword) for p in base_params] + [
+        inspect.Parameter("density", keyword, default=default_density),
+        inspect.Parameter("diagonal", keyword, default=default_diagonal),
+        inspect.Parameter("n_draws", keyword, default=n_draws),
+        inspect.Parameter("random_state", keyword, default=0),
+    ]
+    names = [p.name for p in params]
+    defaults = {p.name: p.default for p in params}
+
+    def __init__(self: Any, **kwargs: Any) -> None:
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise TypeError(
+                f"{name}.__init__() got unexpected keyword arguments {unknown}; "
+                f"its parameters are {names}."
+            )
+        for key in names:
+            setattr(self, key, kwargs.get(key, defaults[key]))
+
+    __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *params]
+    )
+    constraints = {
+        **BaseExpectedKernel._parameter_constraints,
+        **getattr(base_kernel, "_parameter_constraints", {}),
+        "n_draws": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+    namespace = {
+        "__init__": __init__,
+        "__doc__": doc
+        or (
+            f"The expected {base_kernel.kernel_name()} kernel: the base kernel "
+            "averaged over the conditionals of the missing entries."
+        ),
+        "__module__": getattr(base_kernel, "__module__", __name__),
+        "_base_kernel_class": base_kernel,
+        "_normalised": normalised,
+        "_parameter_constraints": constraints,
+    }
+    return type(name, (BaseExpectedKernel,), namespace)

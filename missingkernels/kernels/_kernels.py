@@ -1,4 +1,5 @@
-"""The registered expected kernels (DESIGN.md table, section 1)."""
+"""The built-in expected kernels: presets of a base kernel, a default density
+and a normalisation."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any, ClassVar
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseExpectedKernel
-from ._expectations import LinearExpectation, MatchingExpectation, RBFExpectation
+from ._base_kernels import RBF, Linear, Presence, SimpleMatching
 
 _RBF_CONSTRAINTS: dict[str, list[Any]] = {
     **BaseExpectedKernel._parameter_constraints,
@@ -87,10 +88,9 @@ class GenRBFKernel(BaseExpectedKernel):
     rows: ``MISSINGKERNELS_NUM_THREADS`` (else ``OMP_NUM_THREADS``, else all
     available cores) sets their number. Its memory is the output plus
     O(n d + P k^2) for P missing patterns of at most k missing features.
-    Against ``sklearn.metrics.pairwise.rbf_kernel`` on filled rows
-    (``benchmarks/bench_kernels.py``, 2 cores): about 1-2x with 16 missing
-    patterns, 10-20x with 30% MCAR at d = 14 (nearly every row its own
-    pattern).
+    Its cost is close to ``sklearn.metrics.pairwise.rbf_kernel`` on filled
+    rows when rows share few missing patterns and grows with the number of
+    distinct patterns; ``benchmarks/bench_kernels.py`` prints the ratio.
 
     References
     ----------
@@ -113,7 +113,8 @@ class GenRBFKernel(BaseExpectedKernel):
     (2, 4)
     """
 
-    _expectation: ClassVar = RBFExpectation(normalised=True)
+    _base_kernel_class: ClassVar = RBF
+    _normalised: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = _RBF_CONSTRAINTS
 
     def __init__(
@@ -182,7 +183,7 @@ class ExpectedRBFKernel(BaseExpectedKernel):
     (2, 4)
     """
 
-    _expectation: ClassVar = RBFExpectation(normalised=False)
+    _base_kernel_class: ClassVar = RBF
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = _RBF_CONSTRAINTS
 
     def __init__(
@@ -241,7 +242,7 @@ class ExpectedLinearKernel(BaseExpectedKernel):
     True
     """
 
-    _expectation: ClassVar = LinearExpectation()
+    _base_kernel_class: ClassVar = Linear
 
     def __init__(self, density: Any = "gaussian_em", diagonal: str = "same_draw"):
         self.density = density
@@ -289,7 +290,7 @@ class BelancheK1Kernel(BaseExpectedKernel):
     [[1.0, 0.667], [0.667, 0.778]]
     """
 
-    _expectation: ClassVar = MatchingExpectation(presence=False)
+    _base_kernel_class: ClassVar = SimpleMatching
 
     def __init__(self, density: Any = "categorical", diagonal: str = "independent"):
         self.density = density
@@ -337,7 +338,7 @@ class BelancheK2Kernel(BaseExpectedKernel):
     [[0.5, 0.5], [0.5, 0.722]]
     """
 
-    _expectation: ClassVar = MatchingExpectation(presence=True)
+    _base_kernel_class: ClassVar = Presence
 
     def __init__(self, density: Any = "categorical", diagonal: str = "independent"):
         self.density = density

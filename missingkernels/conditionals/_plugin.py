@@ -1,0 +1,22 @@
+"""Registers the built-in representations of conditionals through the hooks."""
+
+from __future__ import annotations
+
+from ..hookspecs import hookimpl
+
+
+@hookimpl
+def missingkernels_register_representations():  # type: ignore[no-untyped-def]
+    from . import (
+        CategoricalConditionals,
+        GaussianConditionals,
+        MixtureConditionals,
+        SampleConditionals,
+    )
+
+    return {
+        "categorical": CategoricalConditionals,
+        "gaussian": GaussianConditionals,
+        "mixture": MixtureConditionals,
+        "samples": SampleConditionals,
+    }

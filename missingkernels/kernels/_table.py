@@ -1,0 +1,326 @@
+"""The expectation table: ``E k(X, Y)`` per (base kernel, representation).
+
+A *cell* (:class:`Expectation`) is the closed form of one base kernel class
+over one conditionals class. Cells are registered through the plugin hook
+``missingkernels_register_expectations`` (the built-in cells too). When no
+cell matches, any representation that can ``sample`` falls back to the
+average of the base kernel over pairs of draws, provided the base kernel's
+``domains`` include the representation's ``domain`` (an RBF over category
+codes, or simple matching over continuous draws, is refused rather than
+silently computed).
+
+Conventions, for every cell: ``gram(base, cx, cy, diagonal)`` with
+``cy=None`` is the Gram of the rows of ``cx`` with themselves, its diagonal
+set by ``diagonal`` (``"same_draw"``: the same random row twice;
+``"independent"``: the row against an independent copy); otherwise every
+pair is two independent random rows. ``variance`` follows the same
+conventions. With ``normalised=True`` the kernel is
+``E k(X_i, Y_j) / sqrt(E k(X_i, X_i') E k(Y_j, Y_j'))`` (independent copies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..conditionals import BaseConditionals, SampleConditionals
+from ._base_kernels import BaseKernel
+
+__all__ = ["Expectation", "find_expectation", "supported"]
+
+# Elements per block of the draws average (bounds its temporaries to ~128 MB).
+_DRAWS_BLOCK = 1 << 24
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One cell of the expectation table.
+
+    Parameters
+    ----------
+    base_kernel : type
+        A :class:`~missingkernels.kernels.BaseKernel` subclass; the cell also
+        serves its subclasses.
+    conditionals : type
+        A :class:`~missingkernels.conditionals.BaseConditionals` subclass;
+        the cell also serves its subclasses.
+    gram : callable
+        ``gram(base, cx, cy, diagonal, normalised) -> ndarray``, with the
+        conventions of this module; ``base`` is the fitted base kernel.
+    variance : callable, optional
+        ``variance(base, cx, cy, diagonal, normalised) -> ndarray``, the
+        elementwise variance of the random kernel. Without it the variance is
+        estimated over draws.
+    normalises : bool, default=False
+        Whether ``gram``/``variance`` handle ``normalised=True`` themselves;
+        otherwise the table divides by the self-similarities.
+    applies : callable, optional
+        ``applies(base) -> bool``: whether the cell covers this instance (e.g.
+        a closed form for some polynomial degrees only); else the next match
+        or the draws are used.
+    description : str, default=""
+        One line for listings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.conditionals import GaussianConditionals
+    >>> from missingkernels.kernels import Expectation, Linear
+    >>> def mean_products(base, cx, cy, diagonal, normalised):
+    ...     other = cx if cy is None else cy
+    ...     return cx.first_moments() @ other.first_moments().T
+    >>> cell = Expectation(Linear, GaussianConditionals, mean_products)
+    >>> cell.base_kernel.__name__, cell.conditionals.__name__
+    ('Linear', 'GaussianConditionals')
+    """
+
+    base_kernel: type
+    conditionals: type
+    gram: Callable[..., np.ndarray]
+    variance: Callable[..., np.ndarray] | None = None
+    normalises: bool = False
+    applies: Callable[[Any], bool] | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not (
+            isinstance(self.base_kernel, type)
+            and issubclass(self.base_kernel, BaseKernel)
+        ):
+            raise TypeError(
+                "Expectation.base_kernel must be a subclass of "
+                f"missingkernels.kernels.BaseKernel, got {self.base_kernel!r}."
+            )
+        if not (
+            isinstance(self.conditionals, type)
+            and issubclass(self.conditionals, BaseConditionals)
+        ):
+            raise TypeError(
+                "Expectation.conditionals must be a subclass of "
+                "missingkernels.conditionals.BaseConditionals, got "
+                f"{self.conditionals!r}."
+            )
+        if not callable(self.gram):
+            raise TypeError("Expectation.gram must be callable.")
+
+
+def _cells() -> dict[tuple[type, type], Expectation]:
+    from .._registry import RegistryError, list_expectations
+
+    table: dict[tuple[type, type], Expectation] = {}
+    owner: dict[tuple[type, type], str] = {}
+    for name, entry in list_expectations().items():
+        cell = entry.factory
+        key = (cell.base_kernel, cell.conditionals)
+        if key in table:
+            raise RegistryError(
+                f"Two expectation cells for ({key[0].__name__}, {key[1].__name__}): "
+                f"{owner[key]!r} and {name!r} (plugin {entry.plugin!r}). "
+                "Uninstall or rename one of them."
+            )
+        table[key] = cell
+        owner[key] = name
+    return table
+
+
+def _can_sample(conditionals: type) -> bool:
+    return getattr(conditionals, "sample", None) is not BaseConditionals.sample
+
+
+def _domain_ok(base: Any, conditionals: type) -> bool:
+    domain = getattr(conditionals, "domain", None)
+    return domain is None or domain in getattr(base, "domains", ("numeric",))
+
+
+def find_expectation(base: Any, conditionals: type) -> Expectation | None:
+    """The cell for a base kernel instance and a conditionals class, if any.
+
+    The most specific base kernel class wins, then the most specific
+    conditionals class (both along their method resolution orders).
+
+    Parameters
+    ----------
+    base : BaseKernel
+    conditionals : type
+
+    Returns
+    -------
+    cell : Expectation or None
+    """
+    cells = _cells()
+    for b in type(base).__mro__:
+        for c in conditionals.__mro__:
+            cell = cells.get((b, c))
+            if cell is not None and (cell.applies is None or cell.applies(base)):
+                return cell
+    return None
+
+
+def supported(base: Any, conditionals: type) -> str | None:
+    """How ``E k`` is computed: ``"closed form"``, ``"draws"`` or None."""
+    if find_expectation(base, conditionals) is not None:
+        return "closed form"
+    if _can_sample(conditionals) and _domain_ok(base, conditionals):
+        return "draws"
+    return None
+
+
+# -- evaluation -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DrawOptions:
+    """How the fallback draws: ``n_draws`` per row, seeded by ``random_state``."""
+
+    n_draws: int = 100
+    random_state: Any = 0
+
+
+def _as_draws(c: Any, options: DrawOptions) -> SampleConditionals:
+    if isinstance(c, SampleConditionals):
+        return c
+    return c.sample(options.n_draws, options.random_state)
+
+
+def _resolve(
+    base: Any, cx: Any, cy: Any | None, options: DrawOptions
+) -> tuple[Expectation, Any, Any | None]:
+    if cy is not None and type(cy) is not type(cx):
+        raise TypeError(
+            "Both arguments of an expected kernel must have the same "
+            f"representation; got {type(cx).__name__} and {type(cy).__name__}."
+        )
+    cell = find_expectation(base, type(cx))
+    if cell is not None:
+        return cell, cx, cy
+    if supported(base, type(cx)) is None:
+        raise TypeError(
+            f"No expectation of the {type(base).kernel_name()} base kernel over "
+            f"{type(cx).__name__}: no cell is registered and the draws fallback "
+            "does not apply (the representation cannot sample, or its domain "
+            "does not match the kernel's)."
+        )
+    sx = _as_draws(cx, options)
+    sy = None if cy is None else _as_draws(cy, options)
+    cell = find_expectation(base, SampleConditionals)
+    assert cell is not None  # the draws cell covers every base kernel
+    return cell, sx, sy
+
+
+def _self_similarity(cell: Expectation, base: Any, c: Any) -> np.ndarray:
+    """``E k(X_i, X_i')`` for independent copies (the diagonal of the Gram)."""
+    return np.diag(cell.gram(base, c, None, "independent", False)).copy()
+
+
+def expected_gram(
+    base: Any,
+    cx: Any,
+    cy: Any | None,
+    diagonal: str,
+    *,
+    normalised: bool = False,
+    options: DrawOptions | None = None,
+) -> np.ndarray:
+    """``E k`` through the table (a cell, or the draws fallback)."""
+    options = options or DrawOptions()
+    cell, cx, cy = _resolve(base, cx, cy, options)
+    if normalised and not cell.normalises:
+        K = cell.gram(base, cx, cy, diagonal, False)
+        sx = _self_similarity(cell, base, cx)
+        sy = sx if cy is None else _self_similarity(cell, base, cy)
+        K /= np.sqrt(np.outer(sx, sy))
+        return K
+    return cell.gram(base, cx, cy, diagonal, normalised)
+
+
+def expected_variance(
+    base: Any,
+    cx: Any,
+    cy: Any | None,
+    diagonal: str,
+    *,
+    normalised: bool = False,
+    options: DrawOptions | None = None,
+) -> np.ndarray:
+    """``Var k`` through the table (a cell's closed form, or over draws)."""
+    options = options or DrawOptions()
+    cell, rx, ry = _resolve(base, cx, cy, options)
+    if cell.variance is None:
+        rx, ry = _as_draws(rx, options), None if ry is None else _as_draws(ry, options)
+        cell = find_expectation(base, SampleConditionals) or DRAWS_CELL
+        if cell.variance is None:
+            cell = DRAWS_CELL
+    if normalised and not cell.normalises:
+        assert cell.variance is not None
+        V = cell.variance(base, rx, ry, diagonal, False)
+        sx = _self_similarity(cell, base, rx)
+        sy = sx if ry is None else _self_similarity(cell, base, ry)
+        V /= np.outer(sx, sy)
+        return V
+    assert cell.variance is not None
+    return cell.variance(base, rx, ry, diagonal, normalised)
+
+
+# -- the draws cell: any base kernel over pairs of draws ------------------------------
+
+
+def _pair_moments(
+    base: Any, sx: SampleConditionals, sy: SampleConditionals, power: int
+) -> np.ndarray:
+    """``mean_{a, b} k(x_i^a, y_j^b)^power`` over every pair of draws."""
+    mx, n, d = sx.samples.shape
+    my, ny = sy.samples.shape[0], sy.n_samples
+    Y = sy.samples.reshape(my * ny, d)
+    out = np.empty((n, ny))
+    rows = max(1, _DRAWS_BLOCK // max(1, mx * my * ny))
+    for s in range(0, n, rows):
+        block = sx.samples[:, s : s + rows]  # (mx, r, d)
+        r = block.shape[1]
+        K = np.asarray(base.pairwise(block.reshape(mx * r, d), Y), dtype=np.float64)
+        if power != 1:
+            K = K**power
+        out[s : s + r] = K.reshape(mx, r, my, ny).mean(axis=(0, 2))
+    return out
+
+
+def _same_draw_moments(base: Any, s: SampleConditionals, power: int) -> np.ndarray:
+    """``mean_a k(x_i^a, x_i^a)^power``."""
+    diag = np.stack([np.asarray(base.diagonal(draw)) for draw in s.samples])
+    return (diag**power).mean(axis=0)
+
+
+def _draws_gram(
+    base: Any, sx: Any, sy: Any | None, diagonal: str, normalised: bool
+) -> np.ndarray:
+    K = _pair_moments(base, sx, sx if sy is None else sy, 1)
+    if sy is None:
+        K = 0.5 * (K + K.T)
+        if diagonal == "same_draw":
+            np.fill_diagonal(K, _same_draw_moments(base, sx, 1))
+    return K
+
+
+def _draws_variance(
+    base: Any, sx: Any, sy: Any | None, diagonal: str, normalised: bool
+) -> np.ndarray:
+    other = sx if sy is None else sy
+    E1 = _pair_moments(base, sx, other, 1)
+    V = _pair_moments(base, sx, other, 2) - E1 * E1
+    if sy is None:
+        V = 0.5 * (V + V.T)
+        if diagonal == "same_draw":
+            m1 = _same_draw_moments(base, sx, 1)
+            np.fill_diagonal(V, _same_draw_moments(base, sx, 2) - m1 * m1)
+    return np.maximum(V, 0.0)
+
+
+DRAWS_CELL = Expectation(
+    BaseKernel,
+    SampleConditionals,
+    _draws_gram,
+    _draws_variance,
+    description="Any base kernel over draws: the average over pairs of draws",
+)
