@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ._optional import import_optional
+
 __all__ = [
     "DATA_DIR_ENV",
     "Dataset",
@@ -194,7 +196,7 @@ def load_csv(
         If the target column is absent or has missing values, or a feature
         is not numeric.
     """
-    import pandas as pd
+    pd = import_optional("pandas", "experiments", "load_csv")
 
     path = Path(path)
     if not path.exists():
@@ -206,7 +208,7 @@ def load_csv(
 def _from_frame(
     name: str, frame: Any, target: str, task: str | None, note: str
 ) -> Dataset:
-    import pandas as pd
+    pd = import_optional("pandas", "experiments", "load_csv and load_dataset")
 
     if target not in frame.columns:
         raise ValueError(
@@ -353,7 +355,7 @@ def load_dataset(
                 f"{path} is absent and {name!r} cannot be fetched automatically. Set "
                 f"{DATA_DIR_ENV} (or data_dir=) to a directory holding {name}.csv."
             )
-    import pandas as pd
+    pd = import_optional("pandas", "experiments", "load_dataset")
 
     frame = pd.read_csv(path)
     frame = frame.drop(columns=list(entry.drop))

@@ -120,7 +120,9 @@ def test_new_rows_use_the_training_model_only(rng, name):
 def test_mice_import_error_names_the_extra(rng, monkeypatch):
     monkeypatch.setitem(sys.modules, "statsmodels.imputation.mice", None)
     _, Xm = _data(rng, 30)
-    with pytest.raises(ImportError, match=r"pip install missingkernels\[experiments\]"):
+    with pytest.raises(
+        ImportError, match=r'pip install "missingkernels\[experiments\]"'
+    ):
         MICEDensity().fit(Xm)
 
 

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._optional import import_optional
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import SampleConditionals
 from ._base import BaseDensity
@@ -201,14 +202,10 @@ class MICEDensity(BaseDensity):
         self.random_state = random_state
 
     def _fit(self, X: np.ndarray) -> None:
-        try:
-            import pandas as pd
-            from statsmodels.imputation.mice import MICEData
-        except ImportError as exc:
-            raise ImportError(
-                f"{type(self).__name__} needs statsmodels and pandas ({exc}); "
-                "install them with: pip install missingkernels[experiments]"
-            ) from exc
+        purpose = f"{type(self).__name__}.fit"
+        pd = import_optional("pandas", "experiments", purpose)
+        mice = import_optional("statsmodels.imputation.mice", "experiments", purpose)
+        MICEData = mice.MICEData
         d = X.shape[1]
         columns = [f"x{j}" for j in range(d)]
         X = X[~np.isnan(X).all(axis=1)]  # as MICEData does: no information

@@ -9,6 +9,7 @@ import numpy as np
 from scipy import linalg, stats
 from sklearn.base import BaseEstimator
 
+from .._optional import import_optional
 from .._registry import new_density
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import validate_missing_data, validate_missing_data_xy
@@ -16,14 +17,7 @@ from ._base import BinaryClassifierMixin, KernelParamsMixin, row_chunks
 
 
 def _import_cvxpy() -> Any:
-    try:
-        import cvxpy
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "SOCPSVC needs cvxpy and its solvers, from the 'socp' extra: "
-            "pip install 'missingkernels[socp]'."
-        ) from exc
-    return cvxpy
+    return import_optional("cvxpy", "socp", "SOCPSVC.fit")
 
 
 def cone_weight(kappa: float, bound: str) -> float:

@@ -32,6 +32,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 
+from .._optional import import_optional
 from ._missingness import simulate_missing
 
 #: C and gamma grids of the genRBF paper (sec. 5.1): 2^k, k = -5, -3, ..., 9
@@ -595,7 +596,7 @@ def _run_cell(
 
 
 def _read_done(path: Path) -> tuple[Any, set]:
-    import pandas as pd
+    pd = import_optional("pandas", "experiments", "run_comparison")
 
     if not path.exists() or path.stat().st_size == 0:
         return None, set()
@@ -733,7 +734,7 @@ def run_comparison(
     >>> sorted(res["metric"].unique())
     ['accuracy', 'balanced_accuracy']
     """
-    import pandas as pd
+    pd = import_optional("pandas", "experiments", "run_comparison")
 
     _check_args(datasets, mechanisms, rates, n_draws, outer_folds, inner_folds, n_jobs)
     if draws is None:
@@ -846,7 +847,9 @@ def _execute(
 
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        tqdm = import_optional(
+            "tqdm.auto", "experiments", "run_comparison(progress=True)"
+        ).tqdm
 
         bar = tqdm(total=len(jobs), unit="cell")
     rows: list[dict] = []

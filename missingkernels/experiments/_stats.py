@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import import_optional
+
 _BLOCK = ("dataset", "mechanism", "rate")
 
 
 def _check_results(results: Any, metric: str) -> Any:
-    import pandas as pd
+    pd = import_optional("pandas", "experiments", "summary_table and block_scores")
 
     if not isinstance(results, pd.DataFrame):
         raise TypeError(
@@ -217,8 +219,8 @@ def friedman_nemenyi(
     >>> res.mean_ranks.round(2).to_dict()
     {'a': 1.0, 'b': 2.5, 'c': 2.5}
     """
-    import pandas as pd
-    import scikit_posthocs as sp
+    pd = import_optional("pandas", "experiments", "friedman_nemenyi")
+    sp = import_optional("scikit_posthocs", "experiments", "friedman_nemenyi")
     from scipy import stats
 
     if not isinstance(scores, pd.DataFrame):
@@ -268,11 +270,12 @@ def plot_critical_difference(
     -------
     figure : matplotlib.figure.Figure
     """
-    import matplotlib
+    matplotlib = import_optional("matplotlib", "plots", "plot_critical_difference")
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-    import scikit_posthocs as sp
+
+    sp = import_optional("scikit_posthocs", "experiments", "plot_critical_difference")
 
     k = len(result.mean_ranks)
     fig, ax = plt.subplots(figsize=(7, 1.0 + 0.3 * k))
@@ -314,7 +317,7 @@ def plot_rate_curves(
     -------
     figure : matplotlib.figure.Figure
     """
-    import matplotlib
+    matplotlib = import_optional("matplotlib", "plots", "plot_rate_curves")
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from missingkernels._optional import import_optional
+
 __all__ = [
     "RDependencyError",
     "RError",
@@ -91,12 +93,9 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 def _rpy2(what: str) -> Any:
     """Import rpy2 and start R, or explain what to install."""
     try:
-        import rpy2
+        rpy2 = import_optional("rpy2", "r", what)
     except ImportError as exc:
-        raise RDependencyError(
-            f"{what} needs the Python package rpy2, which is not installed. "
-            f"Install it with: {PIP_HINT}."
-        ) from exc
+        raise RDependencyError(str(exc)) from exc
     version = getattr(rpy2, "__version__", "0")
     if not (3, 5, 13) <= _version_tuple(version) < (3, 6):
         raise RDependencyError(
