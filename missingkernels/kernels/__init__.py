@@ -28,6 +28,7 @@ from ._kernels import (
     ExpectedRBFKernel,
     GenRBFKernel,
 )
+from ._polynomial import ExpectedPolynomialKernel, Polynomial
 from ._table import Expectation, find_expectation, supported
 
 __all__ = [
@@ -38,9 +39,11 @@ __all__ = [
     "BelancheK2Kernel",
     "Expectation",
     "ExpectedLinearKernel",
+    "ExpectedPolynomialKernel",
     "ExpectedRBFKernel",
     "GenRBFKernel",
     "Linear",
+    "Polynomial",
     "Presence",
     "SimpleMatching",
     "find_expectation",

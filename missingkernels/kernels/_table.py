@@ -61,6 +61,9 @@ class Expectation:
         ``applies(base) -> bool``: whether the cell covers this instance (e.g.
         a closed form for some polynomial degrees only); else the next match
         or the draws are used.
+    variance_applies : callable, optional
+        ``variance_applies(base) -> bool``: whether ``variance`` covers this
+        instance; else the variance is estimated over draws.
     description : str, default=""
         One line for listings.
 
@@ -83,6 +86,7 @@ class Expectation:
     variance: Callable[..., np.ndarray] | None = None
     normalises: bool = False
     applies: Callable[[Any], bool] | None = None
+    variance_applies: Callable[[Any], bool] | None = None
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -248,7 +252,9 @@ def expected_variance(
     """``Var k`` through the table (a cell's closed form, or over draws)."""
     options = options or DrawOptions()
     cell, rx, ry = _resolve(base, cx, cy, options)
-    if cell.variance is None:
+    if cell.variance is None or (
+        cell.variance_applies is not None and not cell.variance_applies(base)
+    ):
         rx, ry = _as_draws(rx, options), None if ry is None else _as_draws(ry, options)
         cell = find_expectation(base, SampleConditionals) or DRAWS_CELL
         if cell.variance is None:
