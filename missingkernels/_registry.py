@@ -30,6 +30,7 @@ _BUILTIN_PLUGINS = (
     ("missingkernels.conditionals", "missingkernels.conditionals._plugin"),
     ("missingkernels.densities", "missingkernels.densities._plugin"),
     ("missingkernels.kernels", "missingkernels.kernels._plugin"),
+    ("missingkernels.kernels.polynomial", "missingkernels.kernels._polynomial"),
     ("missingkernels.experiments", "missingkernels.experiments._plugin"),
 )
 
