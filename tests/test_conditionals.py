@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 from missingkernels.conditionals import GaussianConditionals, group_patterns
-from missingkernels.conditionals._representations import _condition_by_schur
+from missingkernels.conditionals._gaussian import (
+    _condition_by_schur,
+    condition_gaussian,
+)
+from missingkernels.conditionals._patterns import pattern_groups
 
 
 def _naive(x, m, S):
@@ -54,8 +58,7 @@ def test_singular_covariance_falls_back_to_schur(rng):
     m = X.mean(axis=0)
     X[rng.random(X.shape) < 0.3] = np.nan
     cond = GaussianConditionals.from_moments(X, m, S)
-    patterns, index = group_patterns(np.isnan(X))
-    ref_means, _ = _condition_by_schur(X, patterns, index, m, S)
+    ref_means = _condition_by_schur(X, pattern_groups(np.isnan(X)), m, S).means
     np.testing.assert_allclose(cond.means, ref_means)
     # Rows missing only feature 2 get it exactly from the other two.
     only2 = np.isnan(X).tolist().index([False, False, True])
@@ -75,3 +78,54 @@ def test_group_patterns_matches_numpy_unique(rng, d):
     np.testing.assert_array_equal(patterns, ref)
     np.testing.assert_array_equal(index, ref_index.reshape(-1))
     np.testing.assert_array_equal(patterns[index], M)
+
+
+def test_pattern_groups_partition_rows_by_missing_count(rng):
+    M = rng.random((300, 5)) < 0.4
+    groups = pattern_groups(M)
+    patterns, index = group_patterns(M)
+    np.testing.assert_array_equal(groups.patterns, patterns)
+    np.testing.assert_array_equal(groups.pattern_index, index)
+    seen = []
+    for g in groups.groups:
+        k = g.missing_idx.shape[1]
+        assert k >= 1
+        np.testing.assert_array_equal(M[g.rows].sum(axis=1), k)
+        np.testing.assert_array_equal(index[g.rows], g.patterns[g.pattern_of_row])
+        for q, p in enumerate(g.patterns):
+            np.testing.assert_array_equal(np.flatnonzero(patterns[p]), g.missing_idx[q])
+        np.testing.assert_array_equal(g.counts, np.bincount(g.pattern_of_row))
+        seen.append(g.rows)
+    complete = np.flatnonzero(~M.any(axis=1))
+    np.testing.assert_array_equal(
+        np.sort(np.concatenate([complete, *seen])), np.arange(300)
+    )
+
+
+def test_condition_gaussian_logpdf_is_the_observed_marginal(rng):
+    d = 4
+    s = 10.0 ** np.array([-3, 0, 1, 3])
+    B = rng.normal(size=(d, d))
+    S = (B @ B.T + np.eye(d)) * np.outer(s, s)
+    m = rng.normal(size=d) * s
+    X = m + rng.normal(size=(60, d)) * s
+    X[rng.random(X.shape) < 0.4] = np.nan
+    X[0] = np.nan
+    groups = pattern_groups(np.isnan(X))
+    out = condition_gaussian(X, groups, m, S, logpdf=True)
+    ref = GaussianConditionals.from_moments(X, m, S)
+    np.testing.assert_array_equal(out.means, ref.means)
+    for i, x in enumerate(X):
+        O = ~np.isnan(x)  # noqa: E741
+        expected = 0.0
+        if O.any():
+            # Written out: scipy's own PSD check rejects S_OO at these scales.
+            S_OO, r = S[np.ix_(O, O)], x[O] - m[O]
+            quad = r @ np.linalg.solve(S_OO, r)
+            logdet = np.linalg.slogdet(S_OO)[1]
+            expected = -0.5 * (O.sum() * np.log(2 * np.pi) + logdet + quad)
+        assert out.logpdf[i] == pytest.approx(expected, rel=1e-10, abs=1e-10)
+    # Singular covariance: the log-density is undefined and raises.
+    S1 = np.ones((d, d))
+    with pytest.raises(np.linalg.LinAlgError):
+        condition_gaussian(X, groups, m, S1, logpdf=True)

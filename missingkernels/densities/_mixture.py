@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import linalg
 from scipy.special import logsumexp
 from sklearn.cluster import KMeans
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from .._sklearn_compat import Interval
-from ..conditionals import GaussianConditionals, MixtureConditionals
-from ._base import BaseDensity
-from ._gaussian_em import (
-    _AUTO_RIDGE,
+from ..conditionals import MixtureConditionals
+from ..conditionals._gaussian import condition_gaussian
+from ..conditionals._patterns import PatternGroups, pattern_groups
+from ._em import (
+    Params,
+    _BaseEMDensity,
     _check_singular,
-    _condition,
+    _EMData,
     _pattern_cov_sum,
-    _pattern_groups,
-    _PatternGroup,
-    _SingularCovarianceError,
-    _starting_ridge,
-    _warn_auto_ridge,
+    _penalty,
 )
 
 __all__ = ["GaussianMixtureDensity"]
@@ -35,7 +30,7 @@ __all__ = ["GaussianMixtureDensity"]
 _MIN_RESP = 1e-10
 
 
-class GaussianMixtureDensity(BaseDensity):
+class GaussianMixtureDensity(_BaseEMDensity):
     """Gaussian mixture fitted to incomplete rows by EM (Ghahramani & Jordan).
 
     Each EM iteration computes, for every row and component ``k``, the
@@ -155,133 +150,86 @@ class GaussianMixtureDensity(BaseDensity):
         self.n_init = n_init
         self.random_state = random_state
 
-    def _fit(self, X: np.ndarray) -> None:
-        name = type(self).__name__
-        used = ~np.isnan(X).all(axis=1)
-        n_used = int(used.sum())
+    _singular_what: ClassVar[str] = "a component covariance"
+    _singular_advice: ClassVar[str] = "Increase ridge or use fewer components."
+
+    # -- fitting (the loop is _BaseEMDensity's) ----------------------------
+    def _check_n_rows(self, n_used: int) -> None:
         if n_used < max(2, self.n_components):
             raise ValueError(
-                f"{name} with n_components={self.n_components} needs at least "
-                f"{max(2, self.n_components)} rows with an observed entry; got "
-                f"{n_used}. Use fewer components or more rows."
+                f"{type(self).__name__} with n_components={self.n_components} "
+                f"needs at least {max(2, self.n_components)} rows with an "
+                f"observed entry; got {n_used}. Use fewer components or more rows."
             )
-        Xu = X[used]
-        # Standardise by the observed moments (scale-free tol and ridge).
-        center = np.nanmean(Xu, axis=0)
-        scale = np.nanstd(Xu, axis=0)
-        scale[~(scale > 0)] = 1.0
-        Z = (Xu - center) / scale
-        mask = np.isnan(Z)
-        Z0 = np.where(mask, 0.0, Z)  # also the mean-imputed rows for k-means
-        _, groups = _pattern_groups(mask)
-        log_jacobian = float(np.sum((~mask) * np.log(scale)))
 
+    def _starts(self, Z0: np.ndarray) -> list[Any]:
+        """k-means labels of the mean-imputed rows, one per initialisation."""
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_init)
-        labels_list = [
+        return [
             KMeans(self.n_components, n_init=1, random_state=int(seed)).fit_predict(Z0)
             for seed in seeds
         ]
-        ridge = _starting_ridge(self, Xu)
-        try:
-            results = [self._em(Z0, mask, groups, lab, ridge) for lab in labels_list]
-        except _SingularCovarianceError as exc:
-            if ridge > 0:
-                raise ValueError(
-                    f"{name}: a component covariance is singular even with "
-                    f"ridge={ridge:g} ({exc}). Increase ridge or use fewer "
-                    "components."
-                ) from None
-            ridge = _AUTO_RIDGE
-            _warn_auto_ridge(self, f"{exc} The fit was restarted.")
-            results = [self._em(Z0, mask, groups, lab, ridge) for lab in labels_list]
-        best = max(results, key=lambda r: r[3][-1])
-        pi, m, S, trace, n_iter, converged = best
-        if not converged:
-            warnings.warn(
-                f"{name} did not converge in max_iter={self.max_iter} iterations "
-                f"(largest parameter change still above tol={self.tol:g}); "
-                "increase max_iter.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        self.weights_ = pi
-        self.means_ = center + scale * m
-        self.covariances_ = S * np.outer(scale, scale)
-        self.loglik_trace_ = np.asarray(trace) - log_jacobian
-        self.loglik_ = float(self.loglik_trace_[-1])
-        self.n_iter_ = n_iter
-        self.converged_ = converged
-        self.ridge_ = ridge
 
-    def _em(
-        self,
-        Z0: np.ndarray,
-        mask: np.ndarray,
-        groups: list[_PatternGroup],
-        labels: np.ndarray,
-        ridge: float,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float], int, bool]:
-        n, d = Z0.shape
+    def _initial(self, data: _EMData, start: Any) -> Params:
+        return _initial_parameters(
+            data.Z0, data.groups.missing, start, self.n_components
+        )
+
+    def _step(
+        self, data: _EMData, params: Params, iteration: int
+    ) -> tuple[float, Params]:
+        pi, m, S = params
+        n, d = data.Z0.shape
         K = self.n_components
-        pi, m, S = _initial_parameters(Z0, mask, labels, K)
-        floor = (n / K) * ridge * np.eye(d)
-        trace: list[float] = []
-        converged = False
-        n_iter = 0
-        for n_iter in range(1, self.max_iter + 1):
-            filled, resp, loglik, inv = _mixture_e_step(Z0, mask, groups, pi, m, S)
-            trace.append(loglik - _mixture_penalty(S, n, K, ridge))
-            Nk = np.maximum(resp.sum(axis=0), _MIN_RESP * n)
-            pi_new = Nk / Nk.sum()
-            m_new = np.einsum("nk,knd->kd", resp, filled) / Nk[:, None]
-            S_new = np.empty_like(S)
-            for k in range(K):
-                centred = filled[k] - m_new[k]
-                scatter = (resp[:, k, None] * centred).T @ centred
-                scatter += _pattern_cov_sum(groups, inv[k], d, resp[:, k])
-                S_k = (scatter + floor) / Nk[k]
-                S_new[k] = 0.5 * (S_k + S_k.T)
-                _check_singular(S_new[k], n_iter)
-            change = max(
-                np.max(np.abs(pi_new - pi)),
-                np.max(np.abs(m_new - m)),
-                np.max(np.abs(S_new - S)),
-            )
-            pi, m, S = pi_new, m_new, S_new
-            if change <= self.tol:
-                converged = True
-                break
-        loglik = _mixture_e_step(Z0, mask, groups, pi, m, S, fill=False)[2]
-        trace.append(loglik - _mixture_penalty(S, n, K, ridge))
-        return pi, m, S, trace, n_iter, converged
+        filled, resp, loglik, blocks = _mixture_e_step(data.Z0, data.groups, pi, m, S)
+        objective = loglik - _penalty(S, n, data.ridge)
+        floor = (n / K) * data.ridge * np.eye(d)
+        Nk = np.maximum(resp.sum(axis=0), _MIN_RESP * n)
+        pi_new = Nk / Nk.sum()
+        m_new = np.einsum("nk,knd->kd", resp, filled) / Nk[:, None]
+        S_new = np.empty_like(S)
+        for k in range(K):
+            centred = filled[k] - m_new[k]
+            scatter = (resp[:, k, None] * centred).T @ centred
+            scatter += _pattern_cov_sum(data.groups, blocks[k], d, resp[:, k])
+            S_k = (scatter + floor) / Nk[k]
+            S_new[k] = 0.5 * (S_k + S_k.T)
+            _check_singular(S_new[k], iteration)
+        return objective, (pi_new, m_new, S_new)
+
+    def _objective(self, data: _EMData, params: Params) -> float:
+        pi, m, S = params
+        loglik = _mixture_e_step(data.Z0, data.groups, pi, m, S, fill=False)[2]
+        return loglik - _penalty(S, len(data.Z0), data.ridge)
+
+    def _store(self, data: _EMData, params: Params) -> None:
+        pi, m, S = params
+        self.weights_ = pi
+        self.means_ = data.center + data.scale * m
+        self.covariances_ = S * np.outer(data.scale, data.scale)
 
     def _conditionals(self, X: np.ndarray) -> MixtureConditionals:
-        K = self.n_components
-        mask = np.isnan(X)
-        X0 = np.where(mask, 0.0, X)
-        _, groups = _pattern_groups(mask)
-        per_component = [
-            GaussianConditionals.from_moments(X, self.means_[k], self.covariances_[k])
-            for k in range(K)
-        ]
-        logpdf = [
-            _condition(X0, mask, mean, cov, groups, fill=False)[1]
-            for mean, cov in zip(self.means_, self.covariances_, strict=True)
-        ]
+        groups = pattern_groups(np.isnan(X))
+        means, logpdf, per_pattern = [], [], []
+        for mean, cov in zip(self.means_, self.covariances_, strict=True):
+            cond = condition_gaussian(X, groups, mean, cov, logpdf=True)
+            assert cond.means is not None and cond.logpdf is not None
+            means.append(cond.means)
+            logpdf.append(cond.logpdf)
+            per_pattern.append(groups.per_pattern(cond.blocks))
         log_w = np.log(self.weights_) + np.column_stack(logpdf)
         weights = np.exp(log_w - logsumexp(log_w, axis=1, keepdims=True))
-        first = per_component[0]
         covariances = tuple(
-            np.stack([c.covariances[p] for c in per_component])
-            for p in range(len(first.patterns))
+            np.stack([covs[p] for covs in per_pattern])
+            for p in range(groups.n_patterns)
         )
         return MixtureConditionals(
             weights=weights,
-            means=np.stack([c.means for c in per_component]),
-            missing=first.missing,
-            patterns=first.patterns,
-            pattern_index=first.pattern_index,
+            means=np.stack(means),
+            missing=groups.missing,
+            patterns=groups.patterns,
+            pattern_index=groups.pattern_index,
             covariances=covariances,
             component_covariances=self.covariances_.copy(),
         )
@@ -309,8 +257,7 @@ def _initial_parameters(
 
 def _mixture_e_step(
     Z0: np.ndarray,
-    mask: np.ndarray,
-    groups: list[_PatternGroup],
+    groups: PatternGroups,
     pi: np.ndarray,
     m: np.ndarray,
     S: np.ndarray,
@@ -325,24 +272,15 @@ def _mixture_e_step(
     n, d = Z0.shape
     filled = np.empty((K, n, d)) if fill else np.empty((0, n, d))
     logpdf = np.empty((n, K))
-    inv_all = []
+    blocks = []
     for k in range(K):
-        f, logpdf[:, k], inv_list = _condition(Z0, mask, m[k], S[k], groups, fill)
-        if fill:
-            assert f is not None
-            filled[k] = f
-        inv_all.append(inv_list)
+        cond = condition_gaussian(Z0, groups, m[k], S[k], fill=fill, logpdf=True)
+        assert cond.logpdf is not None
+        logpdf[:, k] = cond.logpdf
+        if cond.means is not None:
+            filled[k] = cond.means
+        blocks.append(cond.blocks)
     log_w = np.log(pi) + logpdf
     row_loglik = logsumexp(log_w, axis=1)
     resp = np.exp(log_w - row_loglik[:, None])
-    return filled, resp, float(row_loglik.sum()), inv_all
-
-
-def _mixture_penalty(S: np.ndarray, n: int, K: int, ridge: float) -> float:
-    if ridge == 0:
-        return 0.0
-    total = 0.0
-    for S_k in S:
-        factor = linalg.cho_factor(S_k, lower=True, check_finite=False)
-        total += float(np.trace(linalg.cho_solve(factor, np.eye(len(S_k)))))
-    return 0.5 * n / K * ridge * total
+    return filled, resp, float(row_loglik.sum()), blocks
