@@ -27,11 +27,3 @@ def shared_data_dir() -> Path:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261122)
-
-
-def load_shared_csv(data_dir: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Load ``<name>.csv`` of the shared data: numeric features (NaN) and target."""
-    pd = pytest.importorskip("pandas")
-    frame = pd.read_csv(data_dir / f"{name}.csv")
-    y = frame.pop("target").to_numpy()
-    return frame.to_numpy(dtype=np.float64), y

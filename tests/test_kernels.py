@@ -1,7 +1,8 @@
 """Exactness of the expected RBF kernels against a naive per-pair reference.
 
-The reference is written from the closed form (DESIGN.md section 2, the
-genRBF paper's eqs. (20)-(21), Anderson & Gupta eq. (3)): for every pair of
+The reference is written from the closed form (docs/theory.rst, sections
+"Expected RBF" and "genRBF"; the genRBF paper's eqs. (20)-(21), Anderson & Gupta
+eq. (3)): for every pair of
 rows it builds the full d x d conditional covariances, whitens them for the
 Mahalanobis metric, and calls ``slogdet``/``solve``. It shares no code with
 the pattern-pair implementation.
@@ -10,46 +11,22 @@ the pattern-pair implementation.
 from __future__ import annotations
 
 import warnings
-from typing import ClassVar
 
 import numpy as np
 import pytest
+from _helpers import (
+    FixedGaussian,
+    assert_psd,
+    assert_rel,
+    mcar,
+    naive_expected_rbf,
+    random_gaussian,
+)
 from sklearn.metrics.pairwise import rbf_kernel
 
 from missingkernels import get_kernel
-from missingkernels.conditionals import GaussianConditionals
-from missingkernels.densities import BaseDensity
 
-# -- a fixed Gaussian density (its parameters are given, not fitted) -----------
-
-
-class FixedGaussian(BaseDensity):
-    """N(mean, covariance) whatever the training rows (test-local)."""
-
-    representation: ClassVar[str] = "gaussian"
-
-    def __init__(self, mean=None, covariance=None):
-        self.mean = mean
-        self.covariance = covariance
-
-    def _fit(self, X):
-        self.mean_ = np.asarray(self.mean, dtype=float)
-        self.covariance_ = np.asarray(self.covariance, dtype=float)
-
-    def _conditionals(self, X):
-        return GaussianConditionals.from_moments(X, self.mean_, self.covariance_)
-
-
-def random_gaussian(rng, d, scale=1.0):
-    A = rng.normal(size=(d, d))
-    S = (A @ A.T / d + 0.3 * np.eye(d)) * scale**2
-    return rng.normal(size=d) * scale, S
-
-
-def mcar(rng, X, rate):
-    X = X.copy()
-    X[rng.random(X.shape) < rate] = np.nan
-    return X
+# -- data with few patterns -------------------------------------------------------
 
 
 def structured(rng, X, n_patterns, rate=0.4):
@@ -61,19 +38,7 @@ def structured(rng, X, n_patterns, rate=0.4):
     return X
 
 
-# -- the naive reference ----------------------------------------------------------
-
-
-def naive_expected_rbf(a, A, b, B, gamma, S=None):
-    """E exp(-gamma ||X - Y||^2_W) for X ~ N(a, A), Y ~ N(b, B), per the closed form."""
-    d = len(a)
-    if S is not None:
-        W = np.linalg.inv(np.linalg.cholesky(S))  # W^T W = S^-1
-        a, b, A, B = W @ a, W @ b, W @ A @ W.T, W @ B @ W.T
-    delta = a - b
-    _, logdet = np.linalg.slogdet(np.eye(d) + 2 * gamma * (A + B))
-    quad = delta @ np.linalg.solve(A + B + np.eye(d) / (2 * gamma), delta)
-    return np.exp(-0.5 * logdet - 0.5 * quad)
+# -- the naive reference (one pair: _helpers.naive_expected_rbf) ------------------
 
 
 def naive_gram(cx, cy, gamma, S=None, *, normalised=False, diagonal=None):
@@ -102,24 +67,6 @@ def naive_gram(cx, cy, gamma, S=None, *, normalised=False, diagonal=None):
         ones = np.ones(nx)
         K[np.diag_indices(nx)] = ones / (np.asarray(nxs) if normalised else ones)
     return K
-
-
-def assert_rel(actual, expected, rtol=1e-10):
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.shape == expected.shape
-    assert np.all(np.isfinite(actual))
-    err = np.abs(actual - expected) / np.maximum(np.abs(expected), 1e-300)
-    worst = np.unravel_index(np.argmax(err), err.shape)
-    assert err.max() <= rtol, (
-        f"relative error {err.max():.3g} at {worst}: {actual[worst]!r} vs "
-        f"{expected[worst]!r}"
-    )
-
-
-def assert_psd(K):
-    assert np.allclose(K, K.T, rtol=0, atol=1e-14 * max(1.0, np.abs(K).max()))
-    smallest = np.linalg.eigvalsh(0.5 * (K + K.T)).min()
-    assert smallest >= -1e-10 * len(K), f"smallest eigenvalue {smallest:.3g}"
 
 
 # -- cases --------------------------------------------------------------------------

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _helpers import FixedGaussian, mcar, random_gaussian
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from test_kernels import FixedGaussian, mcar, random_gaussian
 
 from missingkernels import get_density, get_kernel, list_kernels
 from missingkernels._sklearn_compat import InvalidParameterError

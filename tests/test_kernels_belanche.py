@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from test_kernels import assert_psd
+from _helpers import assert_psd
 
 from missingkernels import get_density, get_kernel
 from missingkernels.conditionals import SampleConditionals

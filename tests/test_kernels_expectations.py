@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from test_kernels import (
+from _helpers import (
     FixedGaussian,
     assert_psd,
     assert_rel,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_shared_csv
+from _helpers import load_shared_csv
 from sklearn.impute import SimpleImputer
 from sklearn.model_selection import (
     GridSearchCV,

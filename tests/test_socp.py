@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import load_shared_csv
+from _helpers import load_shared_csv
 from scipy import stats
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks

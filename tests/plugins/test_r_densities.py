@@ -468,7 +468,7 @@ def test_svc_with_r_density_in_cross_val_score(name, shared_data_dir):
     None, so that state is fixed first.
     """
     _require("mice" if name == "r_mice" else "Amelia")
-    from conftest import load_shared_csv
+    from _helpers import load_shared_csv
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
