@@ -106,6 +106,5 @@ def test_only_the_compat_module_imports_private_sklearn_paths():
         if (found := private_sklearn_imports(path.read_text(encoding="utf-8")))
     }
     assert not offenders, (
-        "import these names from missingkernels._sklearn_compat instead: "
-        f"{offenders}"
+        f"import these names from missingkernels._sklearn_compat instead: {offenders}"
     )
