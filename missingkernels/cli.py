@@ -40,7 +40,7 @@ _FULL_METHODS = (
     "zero",
     "mean",
     "knn",
-    "mice",
+    "iterative",
     "missforest",
     "gmm",
     "genrbf",

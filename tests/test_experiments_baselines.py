@@ -19,12 +19,21 @@ from missingkernels.experiments._baselines import (
 
 def test_builtin_baselines_are_registered_and_fit_on_nan_data(rng):
     names = set(missingkernels.list_baselines())
-    assert {"zero", "mean", "mode", "knn", "mice", "missforest", "gmm", "em"} <= names
+    assert {
+        "zero",
+        "mean",
+        "mode",
+        "knn",
+        "iterative",
+        "missforest",
+        "gmm",
+        "em",
+    } <= names
     X = rng.normal(size=(40, 3))
     y = (X[:, 0] > 0).astype(int)
     X[rng.random(X.shape) < 0.2] = np.nan
-    for name in ("zero", "mean", "mode", "knn", "mice", "em"):
-        kwargs = {"random_state": 0} if name == "mice" else {}
+    for name in ("zero", "mean", "mode", "knn", "iterative", "em"):
+        kwargs = {"random_state": 0} if name == "iterative" else {}
         model = missingkernels.get_baseline(name, task="classification", **kwargs)
         assert isinstance(model, Pipeline)
         assert model.fit(X, y).predict(X).shape == (40,)
@@ -96,3 +105,19 @@ def test_socp_is_a_registered_baseline_resolved_like_the_others():
     assert (spec.kind, spec.grid) == ("estimator", {"C": [1.0, 8.0], "gamma": [0.5]})
     made = spec.make("classification", 0)
     assert isinstance(made, SOCPSVC) and made.kappa == 0.9
+
+
+def test_the_baseline_mice_is_now_called_iterative():
+    from sklearn.impute import IterativeImputer
+
+    from missingkernels.experiments import resolve_method
+
+    assert "mice" not in missingkernels.list_baselines()
+    assert "mice" in missingkernels.list_densities()  # statsmodels' MICE draws
+    imputer = missingkernels.get_baseline("iterative", random_state=0)["impute"]
+    assert isinstance(imputer, IterativeImputer) and imputer.sample_posterior
+    message = "The baseline 'mice' is now called 'iterative'"
+    with pytest.raises(ValueError, match=message):
+        missingkernels.get_baseline("mice")
+    with pytest.raises(ValueError, match=message):
+        resolve_method("mice")

@@ -31,7 +31,7 @@ GAMMA = {
     "mortgage": 2.0**-4,
     "stock": 2.0**-4,
 }
-METHODS = ["zero", "mean", "knn", "mice", "genrbf", "expected_rbf"]
+METHODS = ["zero", "mean", "knn", "iterative", "genrbf", "expected_rbf"]
 
 
 def config(quick: bool) -> dict:

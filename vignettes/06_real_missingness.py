@@ -28,7 +28,7 @@ METHODS = [
     "zero",
     "mean",
     "knn",
-    "mice",
+    "iterative",
     "r_mice",
     "missforest",
     "gmm",

@@ -440,15 +440,21 @@ def _compute_left(
 
 
 def paper_beside(
-    summary: Any, paper: Mapping[str, Mapping[str, str]], methods: Sequence[str]
+    summary: Any,
+    paper: Mapping[str, Mapping[str, str]],
+    methods: Sequence[str | tuple[str, str]],
 ) -> str:
-    """Markdown: per dataset and method, our mean ± std beside the paper's."""
-    head = "| dataset | " + " | ".join(f"{m} (ours) | {m} (paper)" for m in methods)
-    lines = [head + " |", "|---|" + "---|---|" * len(methods)]
+    """Markdown: per dataset and method, our mean ± std beside the paper's.
+
+    A method is a name, or a pair (our name, the paper's name).
+    """
+    pairs = [(m, m) if isinstance(m, str) else m for m in methods]
+    head = "| dataset | " + " | ".join(f"{m} (ours) | {p} (paper)" for m, p in pairs)
+    lines = [head + " |", "|---|" + "---|---|" * len(pairs)]
     ours = summary.reset_index()
     for dataset, row in paper.items():
         cells = []
-        for m in methods:
+        for m, p in pairs:
             sel = ours[(ours["dataset"] == dataset) & (ours["method"] == m)]
             if sel.empty:
                 mine = "not run"
@@ -457,6 +463,6 @@ def paper_beside(
                 std = "" if np.isnan(r["std"]) else f" ± {r['std']:.3f}"
                 n = f" (n={int(r['n_draws'])})"
                 mine = f"{r['mean']:.3f}{std}{n}"
-            cells += [mine, row.get(m, "-")]
+            cells += [mine, row.get(p, "-")]
         lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

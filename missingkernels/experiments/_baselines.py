@@ -303,10 +303,15 @@ def knn_svm(task: str = "classification", **params: Any) -> Pipeline:
     return _impute_then_svm(task, KNNImputer(n_neighbors=5)).set_params(**params)
 
 
-def mice_svm(
+def iterative_svm(
     task: str = "classification", random_state: Any = None, **params: Any
 ) -> Pipeline:
-    """MICE (chained equations, one posterior draw), then an RBF SVM.
+    """IterativeImputer (chained equations, one posterior draw), then an RBF SVM.
+
+    Called ``"mice"`` before; the density ``"mice"`` is statsmodels' MICE,
+    while this baseline imputes with scikit-learn's
+    :class:`~sklearn.impute.IterativeImputer`, as the density ``"iterative"``
+    does.
 
     Parameters
     ----------
@@ -501,7 +506,7 @@ def _builtin_baselines() -> dict[str, Any]:
         "gmm": gmm_svm,
         "knn": knn_svm,
         "mean": mean_svm,
-        "mice": mice_svm,
+        "iterative": iterative_svm,
         "missforest": missforest_svm,
         "mode": mode_svm,
         "socp": socp_svc,

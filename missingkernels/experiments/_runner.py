@@ -33,6 +33,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 
 from .._optional import import_optional
+from .._registry import _RENAMED
 from ._missingness import simulate_missing
 
 #: C and gamma grids of the genRBF paper (sec. 5.1): 2^k, k = -5, -3, ..., 9
@@ -150,6 +151,11 @@ class MethodSpec:
     make: Callable[..., Any]
     grid: dict = field(default_factory=dict)
     scale: bool = True
+
+
+# A renamed method keeps the seeds of its old name, so that its results do not
+# change with the name (e.g. the baseline "iterative", formerly "mice").
+_SEED_NAMES = {new: old for (_, old), (new, _) in _RENAMED.items()}
 
 
 def _rate_key(rate: float) -> str:
@@ -499,6 +505,8 @@ def resolve_method(
             {"C": C_grid, "gamma": gamma_grid if has_gamma else [None]},
             scale=not _models_category_codes(density),
         )
+    if ("baseline", name) in _RENAMED:
+        get_baseline(name)  # raises, naming the new name
     raise ValueError(
         f"Unknown method {name!r}. Methods are the baselines "
         f"{sorted(baselines)} and the kernels {sorted(kernels)}."
@@ -551,7 +559,8 @@ def _run_cell(
         "n_test": int(test.size),
         "missing_rate": float(np.isnan(X).mean()),
     }
-    cell_seed = _seed(seed, "fit", *cell.key())
+    *where, method = cell.key()
+    cell_seed = _seed(seed, "fit", *where, _SEED_NAMES.get(method, method))
     try:
         with warnings.catch_warnings():
             # Imputers' convergence notes would flood long runs.
