@@ -9,6 +9,7 @@ import numpy as np
 from scipy import linalg, stats
 from sklearn.base import BaseEstimator
 
+from .._numerics import psd_factor
 from .._optional import import_optional
 from .._registry import new_density
 from .._sklearn_compat import Interval, StrOptions, _fit_context
@@ -330,12 +331,13 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
             spread = cp.Variable(len(cond.patterns), nonneg=True)
             for k in np.unique(n_missing[cond.pattern_index[uncertain]]):
                 group = np.flatnonzero(n_missing == k)
-                # A_p^(1/2) on the missing block J_p, placed in the J_p columns.
+                # F_p^T with F_p F_p^T = A_p on the missing block J_p, placed in
+                # the J_p columns: ||F_p^T w_J|| = ||A_p^(1/2) w_J||.
+                factors = psd_factor(np.stack([cond.covariances[p] for p in group]))
                 roots = np.zeros((group.size, k, d))
                 for g, p in enumerate(group):
-                    vals, vecs = linalg.eigh(cond.covariances[p])
                     J = np.flatnonzero(cond.patterns[p])
-                    roots[g][:, J] = (vecs * np.sqrt(np.clip(vals, 0, None))) @ vecs.T
+                    roots[g][:, J] = factors[g].T
                 stacked = cp.reshape(
                     roots.reshape(-1, d) @ w, (group.size, k), order="C"
                 )

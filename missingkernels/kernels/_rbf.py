@@ -211,19 +211,11 @@ _PSD_RTOL = 1e-8
 
 
 def _psd_factors(covs: np.ndarray) -> np.ndarray:
-    """``F`` with ``F F^T = C`` for a stack of PSD matrices (eigh, clipped)."""
-    if covs.shape[-1] == 0:
-        return covs.copy()
-    sym = 0.5 * (covs + np.swapaxes(covs, -1, -2))
-    w, V = np.linalg.eigh(sym)
-    scale = np.maximum(np.abs(w).max(axis=-1, keepdims=True), np.finfo(float).tiny)
-    if np.any(w < -_PSD_RTOL * scale) or not np.all(np.isfinite(w)):
-        raise ValueError(
-            "A conditional covariance of the density is not positive "
-            "semi-definite, so the expected RBF is undefined. Refit the density "
-            "(e.g. with a ridge) or check the covariances it returns."
-        )
-    return V * np.sqrt(np.clip(w, 0.0, None))[..., None, :]
+    """``F`` with ``F F^T = C`` for a stack of PSD matrices (eigh, clipped);
+    ValueError when one is not positive semi-definite."""
+    from .._numerics import psd_factor
+
+    return psd_factor(covs, check=True, what="the expected RBF")
 
 
 @dataclass(frozen=True)
