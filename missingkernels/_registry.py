@@ -31,8 +31,10 @@ _BUILTIN_PLUGINS = (
     ("missingkernels.densities", "missingkernels.densities._plugin"),
     ("missingkernels.kernels", "missingkernels.kernels._plugin"),
     ("missingkernels.kernels.polynomial", "missingkernels.kernels._polynomial"),
-    ("missingkernels.experiments", "missingkernels.experiments._plugin"),
 )
+# The experiment baselines are not part of the core: missingkernels.experiments
+# registers its plugin itself when imported; baseline lookups import it first.
+_BASELINES_PACKAGE = "missingkernels.experiments"
 
 _KINDS = {
     "kernel": "missingkernels_register_kernels",
@@ -416,7 +418,23 @@ def list_baselines() -> dict[str, RegistryEntry]:
     baselines : dict of str to RegistryEntry
         Name -> entry (factory, plugin, one-line description).
     """
+    _import_baselines()
     return dict(_REGISTRY.table("baseline"))
+
+
+def _import_baselines() -> None:
+    """Import the experiments package, which registers the built-in baselines
+    (again after :func:`reload_plugins`); a failure is reported like a
+    failing plugin's."""
+    try:
+        importlib.import_module(_BASELINES_PACKAGE).register_baselines()
+    except Exception as exc:
+        _REGISTRY.manager()
+        _REGISTRY._record_error(
+            _BASELINES_PACKAGE,
+            f"missingkernels plugin {_BASELINES_PACKAGE!r} failed to import: "
+            f"{type(exc).__name__}: {exc}. The other plugins are unaffected.",
+        )
 
 
 def list_representations() -> dict[str, RegistryEntry]:
@@ -559,4 +577,5 @@ def get_baseline(name: str, **params: Any) -> Any:
     ValueError
         If ``name`` is unknown; the message lists the known names.
     """
+    _import_baselines()
     return _REGISTRY.get("baseline", name, params)

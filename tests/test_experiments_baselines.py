@@ -121,3 +121,34 @@ def test_the_baseline_mice_is_now_called_iterative():
         missingkernels.get_baseline("mice")
     with pytest.raises(ValueError, match=message):
         resolve_method("mice")
+
+
+def test_the_core_registry_does_not_list_the_experiments():
+    import subprocess
+    import sys
+
+    from missingkernels import _registry
+
+    assert not [p for p in _registry._BUILTIN_PLUGINS if "experiments" in p[1]]
+    code = (
+        "import sys, missingkernels as mk; mk.list_kernels(); mk.list_densities();"
+        "assert 'missingkernels.experiments' not in sys.modules;"
+        "entry = mk.list_baselines()['mean'];"
+        "assert entry.plugin == 'missingkernels.experiments', entry;"
+        "assert 'missingkernels.experiments' in sys.modules;"
+        "mk.reload_plugins(); assert 'geom' in mk.list_baselines();"
+        "mk.reload_plugins(); mk.get_baseline('mean');"
+        "from missingkernels.experiments import register_baselines;"
+        "register_baselines(); register_baselines();"
+        "assert mk.get_plugin_manager().has_plugin('missingkernels.experiments')"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cli_lists_the_baselines_with_their_plugin(capsys):
+    from missingkernels import cli
+
+    missingkernels.reload_plugins()
+    assert cli.main(["list", "baselines"]) == 0
+    out = capsys.readouterr().out
+    assert "iterative" in out and "[missingkernels.experiments]" in out

@@ -3,6 +3,7 @@
 from ._baselines import DensityDrawImputer
 from ._missingness import MissingnessInfo, simulate_missing
 from ._peers import GeomSVC
+from ._plugin import register_baselines
 from ._runner import (
     PAPER_C_GRID,
     PAPER_GAMMA_GRID,
@@ -37,8 +38,12 @@ __all__ = [
     "friedman_nemenyi",
     "plot_critical_difference",
     "plot_rate_curves",
+    "register_baselines",
     "resolve_method",
     "run_comparison",
     "simulate_missing",
     "summary_table",
 ]
+
+# The baselines are not listed by the core registry: register them here.
+register_baselines()
