@@ -23,7 +23,8 @@ from sklearn.impute import SimpleImputer
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from missingkernels.experiments import GeomSVC, simulate_missing
+from missingkernels.estimators import GeomSVC
+from missingkernels.experiments import simulate_missing
 
 
 def direct_norms(clf: GeomSVC, X: np.ndarray, beta: np.ndarray) -> np.ndarray:

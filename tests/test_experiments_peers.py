@@ -286,3 +286,27 @@ def test_runner_cell_with_geom():
     assert (geom.score > 0.7).all()
     for params in geom.params:
         assert set(json.loads(params)) == {"C", "gamma"}
+
+
+def test_geom_lives_in_estimators_and_is_still_importable_from_experiments():
+    import missingkernels.estimators as est
+    import missingkernels.experiments as exp
+
+    assert "GeomSVC" in est.__all__ and "GeomSVC" in exp.__all__
+    assert exp.GeomSVC is est.GeomSVC
+    assert est.GeomSVC.__module__ == "missingkernels.estimators._geom"
+
+
+def test_pattern_tree_groups_like_np_unique():
+    from missingkernels.estimators._geom import _pattern_tree
+    from missingkernels.estimators._geom_compiled import pattern_program
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 9))
+    X[rng.random(X.shape) < 0.35] = np.nan
+    tree = _pattern_tree(X)
+    valid = ~np.isnan(X)[:, tree.order]
+    patterns, which = np.unique(valid, axis=0, return_inverse=True)
+    assert tree.n_patterns == patterns.shape[0]
+    np.testing.assert_array_equal(tree.which, which.ravel())
+    np.testing.assert_array_equal(tree.program, pattern_program(patterns))

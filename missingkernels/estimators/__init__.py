@@ -1,11 +1,13 @@
 """Scikit-learn estimators on expected kernels: X may contain NaN."""
 
+from ._geom import GeomSVC
 from ._socp import SOCPSVC, cone_weight
 from ._svm import MissingKernelSVC, MissingKernelSVR
 from ._transformer import MissingKernelTransformer
 
 __all__ = [
     "SOCPSVC",
+    "GeomSVC",
     "MissingKernelSVC",
     "MissingKernelSVR",
     "MissingKernelTransformer",

@@ -1,8 +1,8 @@
 """Experiment tools: missingness mechanisms, baselines, peers, the nested-CV runner."""
 
+from ..estimators import GeomSVC  # re-exported: it lived here before
 from ._baselines import DensityDrawImputer
 from ._missingness import MissingnessInfo, simulate_missing
-from ._peers import GeomSVC
 from ._plugin import register_baselines
 from ._runner import (
     PAPER_C_GRID,

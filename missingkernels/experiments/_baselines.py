@@ -448,7 +448,7 @@ def geom_svm(task: str = "classification", **params: Any) -> Any:
     task : {"classification"}
         A regression task is refused: the method is a classifier.
     **params
-        Set on :class:`~missingkernels.experiments.GeomSVC` (e.g. ``C``,
+        Set on :class:`~missingkernels.estimators.GeomSVC` (e.g. ``C``,
         ``gamma``).
 
     Returns
@@ -460,7 +460,7 @@ def geom_svm(task: str = "classification", **params: Any) -> Any:
     ValueError
         For a regression task.
     """
-    from ._peers import GeomSVC
+    from ..estimators import GeomSVC
 
     if task == "regression":
         raise ValueError(

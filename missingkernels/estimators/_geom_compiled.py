@@ -1,4 +1,4 @@
-"""Compiled loop of :class:`~missingkernels.experiments.GeomSVC` (numba).
+"""Compiled loop of :class:`~missingkernels.estimators.GeomSVC` (numba).
 
 For every missingness pattern ``p`` (its valid features ``F_p``) the update of
 the scalings needs the quadratic form
@@ -43,7 +43,7 @@ def pattern_program(patterns: np.ndarray) -> np.ndarray:
     ----------
     patterns : ndarray of bool, shape (n_patterns, n_features)
         Distinct patterns (True = valid feature), sorted lexicographically
-        (as returned by ``np.unique(..., axis=0)``).
+        (as :func:`missingkernels.conditionals.group_patterns` sorts them).
 
     Returns
     -------

@@ -66,8 +66,8 @@ equation or section numbers are cited, as none could be checked.
   after standardisation) of the plain SVM. The formula would give
   ``||w^(i)||^2 = (sum_j beta_j)^2``, which is 0 after the first QP (its
   equality constraint): ``1 / s_i`` then scaled that row's kernel entries by
-  up to ``10^12``, and libsvm ran for tens of minutes on one QP (banknote, 7
-  such rows of 1372 under 30% MAR).
+  up to ``10^12``, and libsvm's solve of that QP took orders of magnitude
+  longer than the others (banknote, 7 such rows of 1372 under 30% MAR).
 """
 
 from __future__ import annotations
@@ -81,10 +81,12 @@ from sklearn.base import BaseEstimator
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 
+from .._numerics import scale_gamma
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import validate_missing_data, validate_missing_data_xy
-from ..estimators._base import BinaryClassifierMixin, KernelParamsMixin
-from ..estimators._svm import _SVM_CONSTRAINTS
+from ..conditionals import group_patterns
+from ._base import BinaryClassifierMixin, KernelParamsMixin
+from ._svm import _SVM_CONSTRAINTS
 
 #: Smallest scaling s_i: a row whose valid features carry no weight of w has
 #: s_i = 0 (no defined instance margin); it is floored to keep 1 / s_i finite.
@@ -113,11 +115,16 @@ def _pattern_tree(X: np.ndarray) -> _PatternTree:
     # ||w^(i)|| depends on row i only through its pattern F_i. Features on
     # which the rows mostly agree come first: the prefix tree of the sorted
     # patterns then shares more partial products.
-    valid = ~np.isnan(X)
-    order = np.argsort(-np.abs(valid.mean(axis=0) - 0.5), kind="stable")
-    patterns, which = np.unique(valid[:, order], axis=0, return_inverse=True)
+    missing = np.isnan(X)
+    order = np.argsort(-np.abs((~missing).mean(axis=0) - 0.5), kind="stable")
+    # Complementing reverses the lexicographic order: the valid-feature
+    # patterns, sorted as the program needs them, are the missing ones
+    # complemented, last first.
+    missing_patterns, index = group_patterns(missing[:, order])
+    n_patterns = missing_patterns.shape[0]
+    patterns = ~missing_patterns[::-1]
     program = _geom_loops().pattern_program(patterns)
-    return _PatternTree(order, which.ravel(), patterns.shape[0], program)
+    return _PatternTree(order, n_patterns - 1 - index, n_patterns, program)
 
 
 class GeomSVC(BinaryClassifierMixin, BaseEstimator):
@@ -182,11 +189,9 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
     the projected kernel is a product of one factor per valid feature, so
     ``n_SV^2 / 2`` exponentials per feature suffice, and the sorted patterns
     share their partial products in a prefix tree (compiled with numba; see
-    ``benchmarks/bench_geom.py``). On 442 standardised rows of australian
-    with 30% MAR (14 features) three fits of 5 QPs took 0.86 s in all on one
-    core, against 5.5 s with one exponential per pattern and pair (ionosphere,
-    34 features: 1.0 s against 2.6 s; identical scores to 7e-12 relative).
-    The linear kernel needs ``O(n_features)`` per pattern.
+    ``benchmarks/bench_geom.py``, which measures it against one exponential
+    per pattern and pair, with identical scores). The linear kernel needs
+    ``O(n_features)`` per pattern.
     ``decision_function`` computes ``s(x)`` for the patterns of the new rows
     the same way. On complete rows every ``s_i`` is 1 and the model is the
     RBF (or linear) :class:`~sklearn.svm.SVC`.
@@ -207,7 +212,7 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from missingkernels.experiments import GeomSVC
+    >>> from missingkernels.estimators import GeomSVC
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(60, 3))
     >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
@@ -306,8 +311,7 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
         X, y = validate_missing_data_xy(self, X, y, task="classification")
         self._binary_signs(y)
         if isinstance(self.gamma, str):  # "scale"
-            var = float(np.nanvar(X))
-            self.gamma_ = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            self.gamma_ = scale_gamma(X)
         else:
             self.gamma_ = float(self.gamma)
         self.X_fit_ = X
