@@ -54,14 +54,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     from . import datasets as mkd
     from .experiments import (
+        CELL_COLUMNS,
         PAPER_C_GRID,
         PAPER_GAMMA_GRID,
         ComparisonData,
-        block_scores,
-        format_table,
-        friedman_nemenyi,
-        plot_critical_difference,
-        plot_rate_curves,
+        report_comparison,
         run_comparison,
     )
 
@@ -133,36 +130,28 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return 2
     elapsed = time.perf_counter() - start
     metric = "accuracy" if ds.task == "classification" else "r2"
-    table = format_table(results, metric)
-    print(f"\n{metric} (mean ± std over draws of the mean over outer folds):")
-    print(table)
-    errors = results[results["error"] != ""]
-    if len(errors):
-        print(f"\n{errors['method'].nunique()} method(s) failed in some cells:")
-        for method, msg in errors.groupby("method")["error"].first().items():
-            print(f"  {method}: {msg}")
-    (out / "table.md").write_text(table + "\n")
-    figures = []
-    if len(rates) > 1 and mechanism != "none":
-        plot_rate_curves(results, metric, out / "rate_curves.png")
-        figures.append("rate_curves.png")
-    blocks = block_scores(
-        results, metric, blocks=("dataset", "mechanism", "rate", "draw", "fold")
+    report = report_comparison(
+        results,
+        metric,
+        out,
+        blocks=CELL_COLUMNS,
+        title="blocks: draw x outer fold",
+        curves="rate_curves.png" if len(rates) > 1 and mechanism != "none" else None,
     )
-    if blocks.shape[1] >= 3 and blocks.shape[0] >= 2:
-        stats = friedman_nemenyi(blocks)
-        plot_critical_difference(
-            stats, out / "critical_difference.png", title="blocks: draw x outer fold"
-        )
-        figures.append("critical_difference.png")
+    print(f"\n{metric} (mean ± std over draws of the mean over outer folds):")
+    print(report.table)
+    if report.errors:
+        print(f"\n{len(report.errors)} method(s) failed in some cells:")
+        for method, msg in report.errors.items():
+            print(f"  {method}: {msg}")
+    if report.stats is not None:
         print(
-            f"\nFriedman p = {stats.pvalue:.3g} over {stats.n_blocks} blocks; "
-            "mean ranks: "
-            + ", ".join(f"{m} {r:.2f}" for m, r in stats.mean_ranks.items())
+            f"\nFriedman p = {report.stats.pvalue:.3g} over "
+            f"{report.stats.n_blocks} blocks; mean ranks: {report.mean_ranks()}"
         )
     print(
         f"\nwrote {out / 'results.csv'}, {out / 'table.md'}"
-        + "".join(f", {out / f}" for f in figures)
+        + "".join(f", {out / f}" for f in report.figures)
         + f" in {elapsed:.1f} s"
     )
     return 0

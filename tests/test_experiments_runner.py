@@ -24,7 +24,7 @@ from missingkernels.experiments import (
     resolve_method,
     run_comparison,
 )
-from missingkernels.experiments._runner import _seed, _splitter
+from missingkernels.experiments._cv import _seed, _splitter
 from missingkernels.hookspecs import hookimpl
 
 pytest.importorskip("pandas")
@@ -493,7 +493,7 @@ def test_a_second_run_on_the_same_file_is_refused(tmp_path: Path):
 
 
 def test_shared_density_gives_the_grams_of_separate_fits(rng):
-    from missingkernels.experiments._runner import _prepare_kernel
+    from missingkernels.experiments._cv import _prepare_kernel
 
     X = rng.normal(size=(50, 4))
     X[rng.random(X.shape) < 0.25] = np.nan
@@ -514,7 +514,7 @@ def test_shared_density_gives_the_grams_of_separate_fits(rng):
 def test_kernel_methods_see_standardised_features(rng, name, gamma):
     # Whether a kernel has a width says nothing about the scale of its
     # inputs: expected_linear is standardised like every other method.
-    from missingkernels.experiments._runner import _prepare_kernel
+    from missingkernels.experiments._cv import _prepare_kernel
 
     X = rng.normal(size=(50, 3)) * [1.0, 40.0, 0.1] + [0.0, 500.0, -3.0]
     X[rng.random(X.shape) < 0.2] = np.nan

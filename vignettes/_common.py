@@ -29,12 +29,10 @@ import numpy as np
 import missingkernels
 from missingkernels.datasets import load_dataset
 from missingkernels.experiments import (
+    CELL_COLUMNS,
     ComparisonData,
-    block_scores,
-    format_table,
-    friedman_nemenyi,
-    plot_critical_difference,
-    plot_rate_curves,
+    read_results,
+    report_comparison,
     resolve_method,
     run_comparison,
     summary_table,
@@ -137,7 +135,7 @@ def main(
     start = time.perf_counter()
     results_csv = out / "results.csv"
     if args.report_only:
-        results = _read_results(results_csv)
+        results = read_results(results_csv)
     else:
         before = _finished_cells(results_csv)
         status = "interrupted"
@@ -168,28 +166,20 @@ def main(
                 wall=time.perf_counter() - start,
                 added=after - before,
             )
-    table = format_table(results, metric)
-    (out / f"table_{metric}.md").write_text(table + "\n")
-    figures = []
-    # Methods may have finished different draws (a partial run): rank them on
-    # the cells every method finished, so each block compares like with like.
-    common = _common_cells(results)
-    blocks = block_scores(common, metric)
-    stats = None
-    if blocks.shape[0] >= 2 and blocks.shape[1] >= 3:
-        stats = friedman_nemenyi(blocks)
-        plot_critical_difference(stats, out / "critical_difference.png", title=title)
-        figures.append("critical_difference.png")
-    if curves:
-        for mech in sorted(results["mechanism"].unique()):
-            fname = f"curves_{mech}.png"
-            plot_rate_curves(
-                results[results["mechanism"] == mech], metric, out / fname, mech
-            )
-            figures.append(fname)
+    # Methods may have finished different draws (a partial run): the report
+    # ranks them on the cells every method finished.
+    rep = report_comparison(
+        results,
+        metric,
+        out,
+        table_file=f"table_{metric}.md",
+        title=title,
+        curves="curves_{mechanism}.png" if curves else None,
+    )
+    stats = rep.stats
     n_expected = _expected_cells(datasets, planned, config)
     # One row per metric of a cell: count cells (and their time) once.
-    cells = results.drop_duplicates([*_CELL, "method"])
+    cells = results.drop_duplicates([*CELL_COLUMNS, "method"])
     n_done = cells.shape[0]
     status = (
         "complete"
@@ -228,16 +218,10 @@ def main(
     ]
     if missing:
         lines.append(f"- Not run (not available in this installation): {missing}.")
-    failed = results[results["error"] != ""]
-    if len(failed):
-        keys = ["dataset", "mechanism", "rate", "draw", "fold", "method"]
+    if rep.errors:
         lines.append(
-            f"- Failed cells: {failed.drop_duplicates(keys).shape[0]}"
-            " (first error per method: "
-            + "; ".join(
-                f"{m}: {e}"
-                for m, e in failed.groupby("method")["error"].first().items()
-            )
+            f"- Failed cells: {rep.n_failed_cells} (first error per method: "
+            + "; ".join(f"{m}: {e}" for m, e in rep.errors.items())
             + ")."
         )
     if intro:
@@ -246,52 +230,34 @@ def main(
         "",
         f"## {metric}: mean ± std over draws (each draw: mean over outer folds)",
         "",
-        table,
+        rep.table,
     ]
     if stats is not None:
         lines += [
             "",
             f"Friedman test over {stats.n_blocks} blocks (dataset x mechanism x rate;"
-            f" scores averaged over the {_n_cells(common)} draw x fold cells that "
+            f" scores averaged over the {rep.n_common_cells} draw x fold cells that "
             "every method finished):"
             f" chi2 = {stats.statistic:.2f}, p = {stats.pvalue:.3g}; Nemenyi critical "
             f"difference {stats.critical_difference:.2f} at alpha = {stats.alpha}. "
-            "Mean ranks: "
-            + ", ".join(f"{m} {r:.2f}" for m, r in stats.mean_ranks.items())
-            + ".",
+            f"Mean ranks: {rep.mean_ranks()}.",
         ]
     if report is not None:
         lines += ["", report(results, {"summary": summary_table(results, metric)})]
-    for fig in figures:
+    for fig in rep.figures:
         lines += ["", f"![{fig}]({fig})"]
     (out / "README.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 
 
-_CELL = ["dataset", "mechanism", "rate", "draw", "fold"]
-
-
-def _common_cells(results: Any) -> Any:
-    """Rows of the (dataset, mechanism, rate, draw, fold) cells all methods have."""
-    ok = results[results["error"] == ""]
-    n_methods = ok["method"].nunique()
-    counts = ok.drop_duplicates([*_CELL, "method"]).groupby(_CELL).size()
-    full = counts[counts == n_methods].index
-    return ok.set_index(_CELL).loc[lambda f: f.index.isin(full)].reset_index()
-
-
-def _n_cells(results: Any) -> int:
-    return int(results.drop_duplicates(_CELL).shape[0])
-
-
 def _n_method_cells(results: Any) -> int:
-    return int(results.drop_duplicates([*_CELL, "method"]).shape[0])
+    return int(results.drop_duplicates([*CELL_COLUMNS, "method"]).shape[0])
 
 
 def _finished_cells(path: Path) -> int:
     """Method cells already in the results file (0 before the first run)."""
-    return _n_method_cells(_read_results(path)) if path.is_file() else 0
+    return _n_method_cells(read_results(path)) if path.is_file() else 0
 
 
 _RUN_FIELDS = (
@@ -356,21 +322,6 @@ def _runs_summary(path: Path, n_done: int) -> str:
             "runs.csv existed."
         )
     return text
-
-
-def _read_results(path: Path) -> Any:
-    import io
-
-    import pandas as pd
-
-    text = path.read_text(encoding="utf-8")
-    text = text[: text.rfind("\n") + 1]  # a line being written is left out
-    return pd.read_csv(
-        io.StringIO(text),
-        dtype={"error": str, "params": str},
-        keep_default_na=False,
-        na_values={"score": [""], "fit_seconds": [""]},
-    )
 
 
 def _protocol(config: Mapping[str, Any]) -> str:

@@ -2,17 +2,12 @@
 
 from ..estimators import GeomSVC  # re-exported: it lived here before
 from ._baselines import DensityDrawImputer
+from ._methods import PAPER_C_GRID, PAPER_GAMMA_GRID, MethodSpec, resolve_method
 from ._missingness import MissingnessInfo, simulate_missing
 from ._plugin import register_baselines
-from ._runner import (
-    PAPER_C_GRID,
-    PAPER_GAMMA_GRID,
-    RESULT_COLUMNS,
-    ComparisonData,
-    MethodSpec,
-    resolve_method,
-    run_comparison,
-)
+from ._report import CELL_COLUMNS, ComparisonReport, report_comparison
+from ._results import RESULT_COLUMNS, read_results
+from ._runner import ComparisonData, run_comparison
 from ._stats import (
     FriedmanNemenyi,
     block_scores,
@@ -24,10 +19,12 @@ from ._stats import (
 )
 
 __all__ = [
+    "CELL_COLUMNS",
     "PAPER_C_GRID",
     "PAPER_GAMMA_GRID",
     "RESULT_COLUMNS",
     "ComparisonData",
+    "ComparisonReport",
     "DensityDrawImputer",
     "FriedmanNemenyi",
     "GeomSVC",
@@ -38,7 +35,9 @@ __all__ = [
     "friedman_nemenyi",
     "plot_critical_difference",
     "plot_rate_curves",
+    "read_results",
     "register_baselines",
+    "report_comparison",
     "resolve_method",
     "run_comparison",
     "simulate_missing",

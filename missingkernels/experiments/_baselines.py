@@ -37,6 +37,13 @@ def _svm(task: str) -> Any:
     return SVC(kernel="rbf") if task == "classification" else SVR(kernel="rbf")
 
 
+def _classification_only(task: str, method: str) -> None:
+    """Refuse a regression task for a classifier (and an unknown task)."""
+    if task == "regression":
+        raise ValueError(f"{method} is a classifier; it cannot run a regression task.")
+    _svm(task)  # the usual error for an unknown task
+
+
 def _impute_then_svm(task: str, imputer: Any, *, scale_first: bool = True) -> Pipeline:
     # Scaling before imputing puts k-NN distances and the models of MICE,
     # missForest and the GMM on standardised features, as in the papers'
@@ -462,11 +469,7 @@ def geom_svm(task: str = "classification", **params: Any) -> Any:
     """
     from ..estimators import GeomSVC
 
-    if task == "regression":
-        raise ValueError(
-            "geom (Chechik et al.) is a classifier; it cannot run a regression task."
-        )
-    _svm(task)  # the usual error for an unknown task
+    _classification_only(task, "geom (Chechik et al.)")
     return GeomSVC(**params)
 
 
@@ -492,9 +495,7 @@ def socp_svc(task: str = "classification", **params: Any) -> Any:
     """
     from ..estimators import SOCPSVC
 
-    if task == "regression":
-        raise ValueError("socp is a classifier; it cannot run a regression task.")
-    _svm(task)  # the usual error for an unknown task
+    _classification_only(task, "socp")
     return SOCPSVC(**{"kappa": 0.9, **params})
 
 

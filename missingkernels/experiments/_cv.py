@@ -1,0 +1,361 @@
+"""Nested cross-validation of one cell of the method comparisons.
+
+One *cell* is (dataset, mechanism, rate, draw, outer fold, method). A cell
+tunes the method's hyperparameters by an inner k-fold grid search on the
+outer training rows, refits on all of them and scores the outer test rows.
+Every scaler, imputer and density is fitted on the training rows of the fit
+at hand (inner or outer); the Gram matrix of each (fit, gamma) is computed
+once and reused for every value of C.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, r2_score
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, SVR
+
+from .._registry import _RENAMED
+from ._methods import MethodSpec
+
+_METRICS: dict[str, Callable[[Any, Any], float]] = {
+    "accuracy": accuracy_score,
+    "balanced_accuracy": balanced_accuracy_score,
+    "r2": r2_score,
+}
+_TASK_METRICS = {
+    "classification": ("accuracy", "balanced_accuracy"),
+    "regression": ("r2",),
+}
+
+
+@dataclass
+class _Cell:
+    dataset: str
+    mechanism: str
+    rate: float
+    draw: int
+    fold: int
+    method: str
+
+    def key(self) -> tuple:
+        return (
+            self.dataset,
+            self.mechanism,
+            _rate_key(self.rate),
+            self.draw,
+            self.fold,
+            self.method,
+        )
+
+
+@dataclass
+class _Prepared:
+    """A method fitted (up to the SVM) on training rows."""
+
+    gram: Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndarray]]
+
+
+# A renamed method keeps the seeds of its old name, so that its results do not
+# change with the name (e.g. the baseline "iterative", formerly "mice").
+_SEED_NAMES = {new: old for (_, old), (new, _) in _RENAMED.items()}
+
+
+def _rate_key(rate: float) -> str:
+    return f"{float(rate):.6g}"
+
+
+def _seed(random_state: int, *parts: Any) -> int:
+    """A seed that depends only on ``random_state`` and the named parts."""
+    tag = zlib.crc32("|".join(str(p) for p in parts).encode())
+    return int(np.random.SeedSequence([int(random_state), tag]).generate_state(1)[0])
+
+
+def _splitter(task: str, n_splits: int, seed: int) -> Any:
+    cls = StratifiedKFold if task == "classification" else KFold
+    return cls(n_splits=n_splits, shuffle=True, random_state=seed)
+
+
+def _svm(task: str, C: float) -> Any:
+    if task == "classification":
+        return SVC(kernel="precomputed", C=C)
+    return SVR(kernel="precomputed", C=C)
+
+
+def _fit_predict(
+    task: str, C: float, K_train: np.ndarray, y: np.ndarray, K_test: np.ndarray
+) -> np.ndarray:
+    if task == "regression":
+        # epsilon of SVR is relative to a unit-variance target.
+        mu, sd = float(np.mean(y)), float(np.std(y)) or 1.0
+        model = _svm(task, C).fit(K_train, (y - mu) / sd)
+        return model.predict(K_test) * sd + mu
+    return _svm(task, C).fit(K_train, y).predict(K_test)
+
+
+# -- method preparation -----------------------------------------------------
+
+
+class _Holder:
+    """Opaque box: ``clone`` deep-copies it rather than re-creating contents."""
+
+    def __init__(self, density: Any, rows: np.ndarray) -> None:
+        self.density = density
+        self.rows = rows
+
+
+class _FittedDensity(BaseEstimator):
+    """A density already fitted on the rows a kernel is about to be fitted on.
+
+    Lets the kernels of several gammas share one density fit. ``fit`` only
+    checks that it gets the rows the density was fitted on.
+    """
+
+    def __init__(self, state: Any = None) -> None:
+        self.state = state
+
+    @property
+    def representation(self) -> Any:
+        return getattr(self.state.density, "representation", None)
+
+    def fit(self, X: np.ndarray, y: Any = None) -> _FittedDensity:
+        if not np.array_equal(np.asarray(X), self.state.rows, equal_nan=True):
+            raise RuntimeError("internal: a shared density met other rows")
+        return self
+
+    def conditionals(self, X: Any) -> Any:
+        return self.state.density.conditionals(X)
+
+
+def _prepare_kernel(spec: MethodSpec, task: str, X: np.ndarray, seed: int) -> _Prepared:
+    scaler = StandardScaler().fit(X) if spec.scale else None
+    Xs = scaler.transform(X) if scaler is not None else X
+    shared: list[Any] = []
+
+    def gram(X_new: np.ndarray, gamma: Any) -> tuple[np.ndarray, np.ndarray]:
+        kernel = spec.make(task, seed, gamma)
+        accepted = (
+            kernel.get_params(deep=False) if hasattr(kernel, "get_params") else {}
+        )
+        if shared and "density" in accepted:
+            # The density does not depend on gamma: fit it once per fit.
+            kernel.set_params(density=_FittedDensity(_Holder(shared[0], Xs)))
+        kernel.fit(Xs)
+        if not shared and hasattr(kernel, "density_"):
+            shared.append(kernel.density_)
+        Xn = scaler.transform(X_new) if scaler is not None else X_new
+        return kernel(Xs), kernel(Xn, Xs)
+
+    return _Prepared(gram)
+
+
+def _prepare_pipeline(
+    spec: MethodSpec, task: str, X: np.ndarray, seed: int
+) -> _Prepared:
+    pipe = spec.make(task, seed)
+    pre = Pipeline(pipe.steps[:-1]) if len(pipe.steps) > 1 else None
+    Xt = pre.fit_transform(X) if pre is not None else X
+    # The imputed new rows do not depend on gamma: impute them once (the
+    # transform of missForest's forests was a third of its cells). A transform
+    # that samples (IterativeImputer(sample_posterior=True)) gives a new draw
+    # at each call; it keeps one draw per gamma, as the committed mice
+    # results were computed.
+    samples = pre is not None and any(
+        getattr(step, "sample_posterior", False) for _, step in pre.steps
+    )
+    last: list[np.ndarray] = []  # [X_new, its transform]
+
+    def rows(X_new: np.ndarray) -> np.ndarray:
+        if pre is None:
+            return X_new
+        if samples:
+            return pre.transform(X_new)
+        if not last or last[0] is not X_new:
+            last[:] = [X_new, pre.transform(X_new)]
+        return last[1]
+
+    def gram(X_new: np.ndarray, gamma: Any) -> tuple[np.ndarray, np.ndarray]:
+        Xn = rows(X_new)
+        return rbf_kernel(Xt, gamma=gamma), rbf_kernel(Xn, Xt, gamma=gamma)
+
+    return _Prepared(gram)
+
+
+def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict]:
+    from sklearn.model_selection import ParameterGrid
+
+    return list(ParameterGrid({k: list(v) for k, v in grid.items()}))
+
+
+def _select_and_score(
+    spec: MethodSpec,
+    task: str,
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    y_test: np.ndarray,
+    inner_folds: int,
+    seed: int,
+    selection_metric: str,
+) -> tuple[dict, dict[str, float], float]:
+    """Inner grid search, refit on the training rows, score the test rows."""
+    select = _METRICS[selection_metric]
+    inner = list(_splitter(task, inner_folds, seed).split(X_train, y_train))
+    if spec.kind in ("kernel", "pipeline"):
+        prepare = _prepare_kernel if spec.kind == "kernel" else _prepare_pipeline
+        gammas = list(spec.grid.get("gamma", [None]))
+        Cs = list(spec.grid["C"])
+        total = np.zeros((len(gammas), len(Cs)))
+        # A single grid point needs no inner search.
+        for tr, va in inner if total.size > 1 else []:
+            prep = prepare(spec, task, X_train[tr], seed)
+            X_va = X_train[va]  # one object for all gammas: see _prepare_pipeline
+            for gi, gamma in enumerate(gammas):
+                K_tr, K_va = prep.gram(X_va, gamma)
+                for ci, C in enumerate(Cs):
+                    pred = _fit_predict(task, C, K_tr, y_train[tr], K_va)
+                    total[gi, ci] += select(y_train[va], pred)
+        # Ties go to the first grid point (smallest gamma, then smallest C).
+        gi, ci = (int(i) for i in np.unravel_index(int(np.argmax(total)), total.shape))
+        best = {"C": Cs[ci]}
+        if gammas[gi] is not None:
+            best["gamma"] = gammas[gi]
+        start = time.perf_counter()
+        prep = prepare(spec, task, X_train, seed)
+        K_tr, K_te = prep.gram(X_test, gammas[gi])
+        pred = _fit_predict(task, Cs[ci], K_tr, y_train, K_te)
+        fit_seconds = time.perf_counter() - start
+    else:
+        points = _grid_points(spec.grid) or [{}]
+        totals = np.zeros(len(points))
+        for tr, va in inner if len(points) > 1 else []:
+            shared: dict[str, Any] = {}
+            for pi, params in enumerate(points):
+                model = _make_estimator(
+                    spec, task, seed, X_train[tr], {**params, **shared}
+                )
+                model.fit(X_train[tr], y_train[tr])
+                if pi == 0 and set(spec.grid) <= {"C", "gamma"}:
+                    shared = _density_to_share(model, X_train[tr])
+                totals[pi] += select(y_train[va], model.predict(X_train[va]))
+        best = points[int(np.argmax(totals))]
+        start = time.perf_counter()
+        model = _make_estimator(spec, task, seed, X_train, best)
+        model.fit(X_train, y_train)
+        pred = model.predict(X_test)
+        fit_seconds = time.perf_counter() - start
+    scores = {m: float(_METRICS[m](y_test, pred)) for m in _TASK_METRICS[task]}
+    return best, scores, fit_seconds
+
+
+def _density_to_share(model: Any, X: np.ndarray) -> dict[str, Any]:
+    """``{"density": ...}`` reusing ``model``'s fitted density at the next grid
+    points of the same inner fold, for an estimator that fits one (e.g.
+    ``SOCPSVC``); empty for any other.
+
+    The density depends on the training rows only, not on ``C`` or ``gamma``:
+    the EM fit, which dominates SOCP fits on wide data, then runs once per
+    inner fold instead of once per grid point, with the same result.
+    """
+    est = model[-1] if isinstance(model, Pipeline) else model
+    if "density" not in est.get_params(deep=False):
+        return {}
+    try:
+        fitted = est.density_
+    except AttributeError:
+        return {}
+    rows = model[:-1].transform(X) if isinstance(model, Pipeline) else X
+    return {"density": _FittedDensity(_Holder(fitted, np.asarray(rows)))}
+
+
+def _make_estimator(
+    spec: MethodSpec, task: str, seed: int, X: np.ndarray, params: dict
+) -> Any:
+    model = clone(spec.make(task, seed)).set_params(**params)
+    if spec.scale:
+        model = Pipeline([("scale", StandardScaler()), ("model", model)])
+    return model
+
+
+def _run_cell(
+    cell: _Cell,
+    spec: MethodSpec,
+    X: np.ndarray,
+    y: np.ndarray,
+    task: str,
+    train: np.ndarray,
+    test: np.ndarray,
+    inner_folds: int,
+    seed: int,
+    selection_metric: str,
+) -> list[dict]:
+    start = time.perf_counter()
+    base = {
+        "dataset": cell.dataset,
+        "task": task,
+        "mechanism": cell.mechanism,
+        "rate": float(cell.rate),
+        "draw": cell.draw,
+        "fold": cell.fold,
+        "method": cell.method,
+        "n_train": int(train.size),
+        "n_test": int(test.size),
+        "missing_rate": float(np.isnan(X).mean()),
+    }
+    *where, method = cell.key()
+    cell_seed = _seed(seed, "fit", *where, _SEED_NAMES.get(method, method))
+    try:
+        with warnings.catch_warnings():
+            # Imputers' convergence notes would flood long runs.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            best, scores, fit_seconds = _select_and_score(
+                spec,
+                task,
+                X[train],
+                y[train],
+                X[test],
+                y[test],
+                inner_folds,
+                cell_seed,
+                selection_metric,
+            )
+    except Exception as exc:  # recorded, so a long run keeps going
+        return [
+            {
+                **base,
+                "params": "",
+                "metric": metric,
+                "score": math.nan,
+                "fit_seconds": math.nan,
+                "cell_seconds": time.perf_counter() - start,
+                "error": f"{type(exc).__name__}: {exc}"[:500],
+            }
+            for metric in _TASK_METRICS[task]
+        ]
+    elapsed = time.perf_counter() - start
+    return [
+        {
+            **base,
+            "params": json.dumps(best, sort_keys=True),
+            "metric": metric,
+            "score": score,
+            "fit_seconds": fit_seconds,
+            "cell_seconds": elapsed,
+            "error": "",
+        }
+        for metric, score in scores.items()
+    ]

@@ -1,0 +1,193 @@
+"""Method resolution of the comparisons: names to :class:`MethodSpec`.
+
+A method is a registered baseline (:func:`missingkernels.list_baselines`) or
+kernel (:func:`missingkernels.list_kernels`); :func:`resolve_method` looks it
+up in the registry and says how the runner fits it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sklearn.pipeline import Pipeline
+
+from .._registry import _RENAMED
+
+#: C and gamma grids of the genRBF paper (sec. 5.1): 2^k, k = -5, -3, ..., 9
+#: and k = -5, -3, ..., 11.
+PAPER_C_GRID = tuple(2.0**k for k in range(-5, 10, 2))
+PAPER_GAMMA_GRID = tuple(2.0**k for k in range(-5, 12, 2))
+
+
+@dataclass
+class MethodSpec:
+    """How the runner fits one method.
+
+    Parameters
+    ----------
+    name : str
+        The method's name in the results.
+    kind : {"kernel", "pipeline", "estimator"}
+        ``"kernel"``: a registry kernel followed by a precomputed-kernel SVM;
+        ``"pipeline"``: a baseline :class:`~sklearn.pipeline.Pipeline` whose
+        last step is an RBF SVM; ``"estimator"``: any estimator, grid-searched
+        point by point (no Gram reuse), e.g. SOCP.
+    make : callable
+        ``make(task, seed)`` returns the kernel (kind ``"kernel"``, called
+        again per gamma as ``make(task, seed, gamma)``), the pipeline, or the
+        estimator.
+    grid : dict
+        Hyperparameter grid. ``"C"`` and ``"gamma"`` for kernel and pipeline
+        methods (``gamma`` may be ``[None]`` for kernels without a width);
+        estimator parameter names for kind ``"estimator"``.
+    scale : bool, default=True
+        Standardise features on the training rows first (kernel and estimator
+        methods; pipelines carry their own scaler). Declared by the method,
+        not inferred from its parameters: :func:`resolve_method` sets it for
+        every method except a kernel whose density models category codes
+        (e.g. ``"belanche_k1"``, ``"belanche_k2"``).
+    """
+
+    name: str
+    kind: str
+    make: Callable[..., Any]
+    grid: dict = field(default_factory=dict)
+    scale: bool = True
+
+
+def _probe_baseline(name: str) -> Any:
+    """The baseline built for either task (None if the factory refuses both)."""
+    from .._registry import get_baseline
+
+    for task in ("classification", "regression"):
+        try:
+            return get_baseline(name, task=task)
+        except ValueError:
+            continue
+    return None
+
+
+def _models_category_codes(density: Any) -> bool:
+    """Whether a kernel's density (a registry name or an object) models its
+    features as category codes (the representation ``"categorical"``).
+
+    Standardising would change the codes (a 0/1 feature no longer 0/1), so a
+    kernel on such a density sees the features as given.
+    """
+    if isinstance(density, str):
+        from .._registry import list_densities
+
+        entry = list_densities().get(density)
+        density = entry.factory if entry is not None else None
+    return getattr(density, "representation", None) == "categorical"
+
+
+def resolve_method(
+    name: str,
+    *,
+    C_grid: Sequence[float] = PAPER_C_GRID,
+    gamma_grid: Sequence[float] = PAPER_GAMMA_GRID,
+    kernel_params: Mapping[str, Any] | None = None,
+) -> MethodSpec:
+    """Turn a method name into a :class:`MethodSpec`.
+
+    Parameters
+    ----------
+    name : str
+        A registered baseline (:func:`missingkernels.list_baselines`) or a
+        registered kernel (:func:`missingkernels.list_kernels`). A baseline
+        whose factory returns a :class:`~sklearn.pipeline.Pipeline` is of kind
+        ``"pipeline"``; any other (e.g. the peer ``"geom"`` or ``"socp"``) of
+        kind ``"estimator"``, grid-searched over those of ``C`` and ``gamma``
+        it has, after standardising the features.
+    C_grid, gamma_grid : sequence of float
+        The grids (the genRBF paper's by default).
+    kernel_params : mapping, default=None
+        Extra parameters of a registry kernel, or of a baseline's factory
+        (e.g. ``{"density": ...}`` for ``"socp"``).
+
+    Returns
+    -------
+    spec : MethodSpec
+
+    Raises
+    ------
+    ValueError
+        If the name is neither a baseline nor a kernel.
+
+    Examples
+    --------
+    >>> from missingkernels.experiments import resolve_method
+    >>> resolve_method("mean").kind
+    'pipeline'
+    >>> resolve_method("geom").kind
+    'estimator'
+    """
+    from .._registry import get_baseline, get_kernel, list_baselines, list_kernels
+
+    C_grid = list(C_grid)
+    gamma_grid = list(gamma_grid)
+    baselines = list_baselines()
+    if name in baselines:
+        import inspect
+
+        factory = baselines[name].factory
+        try:
+            seeded = "random_state" in inspect.signature(factory).parameters
+        except (TypeError, ValueError):
+            seeded = False
+
+        extra = dict(kernel_params or {})
+
+        def make_baseline(task: str, seed: int) -> Any:
+            if seeded:
+                return get_baseline(name, task=task, random_state=seed, **extra)
+            return get_baseline(name, task=task, **extra)
+
+        probe = _probe_baseline(name)
+        if probe is not None and not isinstance(probe, Pipeline):
+            # An estimator taking NaN itself (a peer such as "geom"): grid over
+            # its own C and gamma, on standardised features.
+            accepted = (
+                probe.get_params(deep=False) if hasattr(probe, "get_params") else {}
+            )
+            grid = {
+                key: values
+                for key, values in (("C", C_grid), ("gamma", gamma_grid))
+                if key in accepted
+            }
+            return MethodSpec(name, "estimator", make_baseline, grid, scale=True)
+        return MethodSpec(
+            name, "pipeline", make_baseline, {"C": C_grid, "gamma": gamma_grid}
+        )
+    kernels = list_kernels()
+    if name in kernels:
+        probe = get_kernel(name)
+        accepted = probe.get_params(deep=False) if hasattr(probe, "get_params") else {}
+        has_gamma = "gamma" in accepted
+        params = dict(kernel_params or {})
+
+        def make_kernel(task: str, seed: int, gamma: Any = None) -> Any:
+            extra = dict(params)
+            if has_gamma and gamma is not None:
+                extra["gamma"] = gamma
+            if "random_state" in accepted and "random_state" not in extra:
+                extra["random_state"] = seed
+            return get_kernel(name, **extra)
+
+        density = params.get("density", accepted.get("density"))
+        return MethodSpec(
+            name,
+            "kernel",
+            make_kernel,
+            {"C": C_grid, "gamma": gamma_grid if has_gamma else [None]},
+            scale=not _models_category_codes(density),
+        )
+    if ("baseline", name) in _RENAMED:
+        get_baseline(name)  # raises, naming the new name
+    raise ValueError(
+        f"Unknown method {name!r}. Methods are the baselines "
+        f"{sorted(baselines)} and the kernels {sorted(kernels)}."
+    )
