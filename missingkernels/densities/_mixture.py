@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.cluster import KMeans
-from sklearn.utils import check_random_state
 
+from .._numerics import integer_seeds
 from .._sklearn_compat import Interval
 from ..conditionals import MixtureConditionals
 from ..conditionals._gaussian import condition_gaussian
@@ -164,8 +164,7 @@ class GaussianMixtureDensity(_BaseEMDensity):
 
     def _starts(self, Z0: np.ndarray) -> list[Any]:
         """k-means labels of the mean-imputed rows, one per initialisation."""
-        rng = check_random_state(self.random_state)
-        seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_init)
+        seeds = integer_seeds(self.random_state, self.n_init)
         return [
             KMeans(self.n_components, n_init=1, random_state=int(seed)).fit_predict(Z0)
             for seed in seeds

@@ -8,18 +8,14 @@ from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from .._numerics import integer_seeds
 from .._optional import import_optional
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import SampleConditionals
 from ._base import BaseDensity
 
 __all__ = ["IterativeImputerDensity", "MICEDensity"]
-
-
-def _seeds(random_state: Any, size: int) -> np.ndarray:
-    return check_random_state(random_state).randint(np.iinfo(np.int32).max, size=size)
 
 
 def _sample_conditionals(X: np.ndarray, draws: list[np.ndarray]) -> SampleConditionals:
@@ -99,7 +95,7 @@ class IterativeImputerDensity(BaseDensity):
             IterativeImputer(
                 sample_posterior=True, max_iter=self.max_iter, random_state=int(seed)
             ).fit(X)
-            for seed in _seeds(self.random_state, self.n_draws)
+            for seed in integer_seeds(self.random_state, self.n_draws)
         ]
 
     def _conditionals(self, X: np.ndarray) -> SampleConditionals:
@@ -211,7 +207,7 @@ class MICEDensity(BaseDensity):
         X = X[~np.isnan(X).all(axis=1)]  # as MICEData does: no information
         frame = pd.DataFrame(X, columns=columns)
         has_rng = "rng" in inspect.signature(MICEData).parameters
-        seeds = _seeds(self.random_state, 2 * self.n_draws)
+        seeds = integer_seeds(self.random_state, 2 * self.n_draws)
         self.models_: list[dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
         self.draw_seeds_ = seeds[self.n_draws :]
         for seed in seeds[: self.n_draws]:

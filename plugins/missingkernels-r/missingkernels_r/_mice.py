@@ -6,8 +6,8 @@ from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from missingkernels._numerics import integer_seeds
 from missingkernels._sklearn_compat import Interval
 from missingkernels.conditionals import (
     GaussianConditionals,
@@ -245,9 +245,7 @@ class RMiceDensity(BaseDensity):
         require_r_package("mice", type(self).__name__)
         self._method(X.shape[1])
         self.seed_ = (
-            int(self.seed)
-            if self.seed is not None
-            else int(check_random_state(None).randint(0, 2**31 - 1))
+            int(self.seed) if self.seed is not None else int(integer_seeds(None, 1)[0])
         )
         if np.isnan(X).any():
             out = self._run_mice(X, 0)
