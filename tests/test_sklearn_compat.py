@@ -16,12 +16,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SOURCE_DIRS = ("missingkernels", "plugins", "tests", "benchmarks")
 
 #: Files and folders allowed to import from private scikit-learn paths.
-ALLOWED = (
-    "missingkernels/_sklearn_compat.py",
-    # switched by the core change
-    "missingkernels/kernels/",
-    "missingkernels/conditionals/",
-)
+ALLOWED = ("missingkernels/_sklearn_compat.py",)
 
 #: Where each re-exported name is defined in scikit-learn.
 ORIGINS = {

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._available_if import available_if
-from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._registry import list_densities, list_representations, new_density
+from .._sklearn_compat import HasMethods, StrOptions, available_if
 from .._validation import validate_missing_data
 from ._base_kernels import BaseKernel
 from ._table import DrawOptions, expected_gram, expected_variance, supported
@@ -23,7 +22,7 @@ def _representation_class(density: Any) -> type | None:
     if isinstance(tag, type):
         return tag
     entry = list_representations().get(tag) if isinstance(tag, str) else None
-    return None if entry is None else entry.factory
+    return None if entry is None else cast(type, entry.factory)
 
 
 def _fingerprint(X: np.ndarray) -> tuple:
@@ -313,7 +312,7 @@ def make_expected_kernel(
     import inspect
     from numbers import Integral
 
-    from sklearn.utils._param_validation import Interval
+    from .._sklearn_compat import Interval
 
     if not (isinstance(base_kernel, type) and issubclass(base_kernel, BaseKernel)):
         raise TypeError(
@@ -323,7 +322,8 @@ def make_expected_kernel(
     base_params = [
         p
         for p in inspect.signature(base_kernel.__init__).parameters.values()
-        if p.name != "self"
+        # object.__init__ (a base kernel without parameters) takes *args, **kwargs.
+        if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
     own = {"density", "diagonal", "n_draws", "random_state"}
     clash = sorted(own & {p.name for p in base_params})

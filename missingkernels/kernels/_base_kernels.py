@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._numerics import scale_gamma
+from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import GaussianConditionals
 
 __all__ = ["RBF", "BaseKernel", "Linear", "Presence", "SimpleMatching"]
@@ -139,7 +139,7 @@ class RBF(BaseKernel):
                 S = getattr(density, "covariance_", None)
             if S is None:
                 S = train.implied_covariance()
-            self.metric_covariance_ = np.array(S, dtype=np.float64)
+            self.metric_covariance_: np.ndarray | None = np.array(S, np.float64)
             self._metric = _rbf.Metric.mahalanobis_from(center, S)
         else:
             self.metric_covariance_ = None

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..conditionals import (
+    BaseConditionals,
     CategoricalConditionals,
     GaussianConditionals,
     MixtureConditionals,
@@ -22,7 +23,7 @@ from ..conditionals import (
 )
 from ..conditionals._base import BLOCK_ELEMENTS as _BLOCK_ELEMENTS
 from . import _rbf
-from ._base_kernels import RBF, Linear, Presence, SimpleMatching
+from ._base_kernels import RBF, BaseKernel, Linear, Presence, SimpleMatching
 from ._table import DRAWS_CELL, Expectation
 
 
@@ -385,7 +386,7 @@ def _matching_features(
     return np.hstack(fx), np.hstack(fy)
 
 
-def _matching_cell(base_kernel: type, conditionals: type) -> Expectation:
+def _matching_cell(base_kernel: type[BaseKernel], conditionals: type) -> Expectation:
     """Simple matching (Belanche K1) or presence (K2) over per-feature PMFs."""
     presence = base_kernel is Presence
 
@@ -406,7 +407,8 @@ def _matching_cell(base_kernel: type, conditionals: type) -> Expectation:
         conditionals,
         gram,
         description=(
-            f"{base_kernel.name} over {conditionals.__name__}: closed form per feature"
+            f"{base_kernel.kernel_name()} over {conditionals.__name__}: "
+            "closed form per feature"
         ),
     )
 
@@ -430,6 +432,12 @@ def _builtin_expectations() -> dict[str, Expectation]:
             MixtureConditionals, _mixture_same_draw_variance
         ),
         "linear/samples": _linear_cell(SampleConditionals, _samples_same_draw_variance),
+        "linear/any": Expectation(
+            Linear,
+            BaseConditionals,
+            _linear_gram,
+            description="linear over any representation: its first moments",
+        ),
         "matching/categorical": _matching_cell(SimpleMatching, CategoricalConditionals),
         "matching/samples": _matching_cell(SimpleMatching, SampleConditionals),
         "presence/categorical": _matching_cell(Presence, CategoricalConditionals),

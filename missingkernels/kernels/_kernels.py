@@ -6,8 +6,7 @@ from __future__ import annotations
 from numbers import Real
 from typing import Any, ClassVar
 
-from sklearn.utils._param_validation import Interval, StrOptions
-
+from .._sklearn_compat import Interval, StrOptions
 from ._base import BaseExpectedKernel
 from ._base_kernels import RBF, Linear, Presence, SimpleMatching
 

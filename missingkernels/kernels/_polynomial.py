@@ -21,9 +21,9 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._numerics import scale_gamma
+from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import GaussianConditionals, MixtureConditionals
 from ..hookspecs import hookimpl
 from ._base import BaseExpectedKernel

@@ -118,6 +118,11 @@ def _cells() -> dict[tuple[type, type], Expectation]:
     owner: dict[tuple[type, type], str] = {}
     for name, entry in list_expectations().items():
         cell = entry.factory
+        if not isinstance(cell, Expectation):
+            raise RegistryError(
+                f"The expectation {name!r} (plugin {entry.plugin!r}) must be an "
+                f"missingkernels.kernels.Expectation, got {type(cell).__name__}."
+            )
         key = (cell.base_kernel, cell.conditionals)
         if key in table:
             raise RegistryError(
@@ -143,7 +148,10 @@ def find_expectation(base: Any, conditionals: type) -> Expectation | None:
     """The cell for a base kernel instance and a conditionals class, if any.
 
     The most specific base kernel class wins, then the most specific
-    conditionals class (both along their method resolution orders).
+    conditionals class (both along their method resolution orders). A cell
+    registered for :class:`~missingkernels.conditionals.BaseConditionals`
+    (any representation) applies only to representations of a domain the
+    base kernel declares.
 
     Parameters
     ----------
@@ -157,6 +165,9 @@ def find_expectation(base: Any, conditionals: type) -> Expectation | None:
     cells = _cells()
     for b in type(base).__mro__:
         for c in conditionals.__mro__:
+            if c is BaseConditionals and not _domain_ok(base, conditionals):
+                # A cell for any representation needs one of the kernel's domain.
+                continue
             cell = cells.get((b, c))
             if cell is not None and (cell.applies is None or cell.applies(base)):
                 return cell
@@ -279,16 +290,25 @@ def _pair_moments(
     """``mean_{a, b} k(x_i^a, y_j^b)^power`` over every pair of draws."""
     mx, n, d = sx.samples.shape
     my, ny = sy.samples.shape[0], sy.n_samples
-    Y = sy.samples.reshape(my * ny, d)
-    out = np.empty((n, ny))
+    # Blocks of rows, columns and draws of x keep each call to ``pairwise``
+    # (and the temporaries of a broadcasting one) near _DRAWS_BLOCK pairs.
     rows = max(1, _DRAWS_BLOCK // max(1, mx * my * ny))
-    for s in range(0, n, rows):
-        block = sx.samples[:, s : s + rows]  # (mx, r, d)
-        r = block.shape[1]
-        K = np.asarray(base.pairwise(block.reshape(mx * r, d), Y), dtype=np.float64)
-        if power != 1:
-            K = K**power
-        out[s : s + r] = K.reshape(mx, r, my, ny).mean(axis=(0, 2))
+    cols = ny if rows > 1 else max(1, min(ny, _DRAWS_BLOCK // max(1, mx * my)))
+    xdraws = mx if cols > 1 or rows > 1 else max(1, _DRAWS_BLOCK // max(1, my))
+    out = np.zeros((n, ny))
+    for c in range(0, ny, cols):
+        Y = sy.samples[:, c : c + cols]  # (my, q, d)
+        q = Y.shape[1]
+        Y = Y.reshape(my * q, d)
+        for s in range(0, n, rows):
+            for a in range(0, mx, xdraws):
+                block = sx.samples[a : a + xdraws, s : s + rows]  # (p, r, d)
+                p, r = block.shape[:2]
+                K = np.asarray(base.pairwise(block.reshape(p * r, d), Y), np.float64)
+                if power != 1:
+                    K = K**power
+                out[s : s + r, c : c + q] += K.reshape(p, r, my, q).sum(axis=(0, 2))
+    out /= mx * my
     return out
 
 
