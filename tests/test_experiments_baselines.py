@@ -10,11 +10,7 @@ from sklearn.preprocessing import StandardScaler
 
 import missingkernels
 from missingkernels.conditionals import GaussianConditionals
-from missingkernels.experiments._baselines import (
-    conditional_mean,
-    draw_completion,
-    zero_svm,
-)
+from missingkernels.experiments._baselines import zero_svm
 
 
 def test_builtin_baselines_are_registered_and_fit_on_nan_data(rng):
@@ -63,7 +59,7 @@ def test_gaussian_draws_follow_the_conditional_distribution():
     n = 4000
     X = np.tile([[2.0, np.nan, np.nan]], (n, 1))
     cond = GaussianConditionals.from_moments(X, mean, S)
-    draws = draw_completion(cond, X, np.random.RandomState(0))
+    draws = cond.sample(1, np.random.RandomState(0)).samples[0]
     # Closed form, written out: mu_J = m_J + S_JO S_OO^-1 (x_O - m_O).
     mu = mean[1:] + S[1:, :1] @ np.linalg.solve(S[:1, :1], [2.0 - mean[0]])
     C = S[1:, 1:] - S[1:, :1] @ np.linalg.solve(S[:1, :1], S[:1, 1:])
@@ -74,7 +70,7 @@ def test_gaussian_draws_follow_the_conditional_distribution():
     # SE of a sample covariance entry ~ sqrt((C_ii C_jj + C_ij^2) / n).
     se_cov = np.sqrt((np.outer(np.diag(C), np.diag(C)) + C**2) / n)
     assert np.all(np.abs(emp - C) < 4 * se_cov)
-    np.testing.assert_allclose(conditional_mean(cond)[0, 1:], mu)
+    np.testing.assert_allclose(cond.first_moments()[0, 1:], mu)
 
 
 def test_density_draw_imputer_fits_on_training_rows_only(rng):

@@ -40,7 +40,7 @@ def group_patterns(missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if missing.shape[0] == 0:
         return np.zeros((0, missing.shape[1]), dtype=bool), np.zeros(0, np.intp)
     d = missing.shape[1]
-    # Pack each row into bytes and unique the byte strings: ~40x faster than
+    # Pack each row into bytes and unique the byte strings: much faster than
     # np.unique(axis=0). Big-endian bit order keeps the lexicographic order.
     packed = np.ascontiguousarray(np.packbits(missing, axis=1))
     width = packed.shape[1]

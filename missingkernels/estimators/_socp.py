@@ -139,13 +139,10 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
     Binary classification only (wrap in
     :class:`sklearn.multiclass.OneVsRestClassifier` for more classes). The
     kernel form has ``n`` cones of dimension ``n + 1``, passed to cvxpy as one
-    vectorised cone constraint (a loop of per-row cones spent 3-4x the
-    solver's time in cvxpy's compilation). Fit times measured with
-    ``benchmarks/bench_socp.py`` (8 features, 20% MCAR, kappa=0.8), as ratios
-    to ECOS in the same run: n=100 SCS 0.12, CLARABEL 0.21; n=200 SCS 0.39,
-    CLARABEL 16; n=300 SCS 0.18 (6.2 s), CLARABEL 5.5. Decision values of the
-    three agreed to 2e-5. Rows with no missing entry have zero variance and
-    get the plain hinge constraint.
+    vectorised cone constraint (a loop of per-row cones makes cvxpy's
+    compilation dominate the fit). ``benchmarks/bench_socp.py`` compares the
+    solvers' fit times. Rows with no missing entry have zero variance and get
+    the plain hinge constraint.
 
     References
     ----------

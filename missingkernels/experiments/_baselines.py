@@ -23,6 +23,7 @@ from sklearn.svm import SVC, SVR
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from .._numerics import integer_seeds
 from .._sklearn_compat import HasMethods, StrOptions
 from .._validation import validate_missing_data
 
@@ -147,8 +148,7 @@ class DensityDrawImputer(TransformerMixin, BaseEstimator):
             and "random_state" in density.get_params()
             and "random_state" not in params
         ):
-            seed = check_random_state(self.random_state).randint(2**31 - 1)
-            density.set_params(random_state=seed)
+            density.set_params(random_state=int(integer_seeds(self.random_state, 1)[0]))
         self.density_ = density.fit(X)
         return self
 
@@ -167,74 +167,14 @@ class DensityDrawImputer(TransformerMixin, BaseEstimator):
         X = validate_missing_data(self, X, reset=False)
         cond = self.density_.conditionals(X)
         if self.fill == "mean":
-            return conditional_mean(cond)
-        return draw_completion(cond, X, check_random_state(self.random_state))
+            return np.asarray(cond.first_moments(), dtype=np.float64)
+        draw = cond.sample(1, check_random_state(self.random_state))
+        return np.asarray(draw.samples[0], dtype=np.float64)
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
-
-
-def conditional_mean(cond: Any) -> np.ndarray:
-    """The conditional mean of every row (observed entries unchanged)."""
-    from ..conditionals import (
-        GaussianConditionals,
-        MixtureConditionals,
-        SampleConditionals,
-    )
-
-    if isinstance(cond, GaussianConditionals):
-        return np.asarray(cond.means, dtype=np.float64)
-    if isinstance(cond, MixtureConditionals):
-        return np.einsum("ik,kid->id", cond.weights, cond.means)
-    if isinstance(cond, SampleConditionals):
-        return np.asarray(cond.samples, dtype=np.float64).mean(axis=0)
-    raise TypeError(f"No conditional mean for {type(cond).__name__}.")
-
-
-def draw_completion(cond: Any, X: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
-    """One random completion of ``X`` from its conditionals (any representation)."""
-    from ..conditionals import (
-        GaussianConditionals,
-        MixtureConditionals,
-        SampleConditionals,
-    )
-
-    out = np.array(X, dtype=np.float64, copy=True)
-    if isinstance(cond, SampleConditionals):
-        pick = rng.randint(cond.n_draws, size=X.shape[0])
-        return np.asarray(cond.samples[pick, np.arange(X.shape[0])], dtype=np.float64)
-    if isinstance(cond, GaussianConditionals):
-        means = cond.means[None]
-        covs = [c[None] for c in cond.covariances]
-        comp = np.zeros(X.shape[0], dtype=int)
-    elif isinstance(cond, MixtureConditionals):
-        means = cond.means
-        covs = list(cond.covariances)
-        cum = np.cumsum(cond.weights, axis=1)
-        u = np.asarray(rng.random_sample(X.shape[0]))[:, None] * cum[:, -1:]
-        comp = np.minimum((u > cum).sum(axis=1), cond.n_components - 1)
-    else:
-        raise TypeError(
-            f"Cannot draw completions from {type(cond).__name__}; use a density "
-            "with Gaussian, mixture or sample conditionals."
-        )
-    # One Cholesky per (pattern, component), shared by all rows of the pattern.
-    for p, pattern in enumerate(cond.patterns):
-        cols = np.flatnonzero(pattern)
-        rows = np.flatnonzero(cond.pattern_index == p)
-        if cols.size == 0 or rows.size == 0:
-            continue
-        for k in np.unique(comp[rows]):
-            sel = rows[comp[rows] == k]
-            cov = np.asarray(covs[p][k], dtype=np.float64)
-            # Symmetric square root: valid for singular (PSD) blocks too.
-            w, v = np.linalg.eigh((cov + cov.T) / 2)
-            root = v * np.sqrt(np.clip(w, 0.0, None))
-            z = rng.standard_normal((sel.size, cols.size))
-            out[np.ix_(sel, cols)] = means[k][np.ix_(sel, cols)] + z @ root.T
-    return out
 
 
 def zero_svm(task: str = "classification", **params: Any) -> Pipeline:

@@ -1,10 +1,11 @@
 """Compiled inner loops of the expected RBF kernel (numba).
 
-The expected RBF between ``X ~ N(a, A)`` and ``Y ~ N(b, B)`` (DESIGN.md
-section 2) depends on the pair of missing patterns only through their
-covariance blocks. The loops below factor small matrices once per pattern
-pair, transform the rows of both patterns, then finish every row pair with
-O(d) work: there is no d x d factorisation per pair of rows.
+The expected RBF between ``X ~ N(a, A)`` and ``Y ~ N(b, B)`` (see
+``docs/theory.rst``, "Fast exact computation by pattern pairs") depends on
+the pair of missing patterns only through their covariance blocks. The
+loops below factor small matrices once per pattern pair, transform the rows
+of both patterns, then finish every row pair with O(d) work: there is no
+d x d factorisation per pair of rows.
 
 Euclidean metric (the union of the two patterns, ``U = J_a | J_b``)::
 

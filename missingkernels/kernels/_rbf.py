@@ -205,11 +205,6 @@ def _raise_invalid(codes: Sequence[object]) -> None:
             )
 
 
-# Relative tolerance on negative eigenvalues of a conditional covariance
-# (rounding in Schur complements); beyond it the covariance is invalid.
-_PSD_RTOL = 1e-8
-
-
 def _psd_factors(covs: np.ndarray) -> np.ndarray:
     """``F`` with ``F F^T = C`` for a stack of PSD matrices (eigh, clipped);
     ValueError when one is not positive semi-definite."""

@@ -498,3 +498,35 @@ def test_svc_with_r_density_in_cross_val_score(name, shared_data_dir):
     majority = np.mean(y == np.bincount(y.astype(int)).argmax())
     assert np.all(np.isfinite(scores))
     assert scores.mean() >= majority - 0.05, (scores, majority)
+
+
+# -- the package's contract checks -------------------------------------------------
+def _contract_density(name):
+    if name == "r_mice":
+        _require("mice")
+        return get_density("r_mice", m=3, seed=0)
+    return _r_gaussian(name)
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("name", ["r_amelia", "r_mice", "r_norm"])
+def test_r_densities_keep_the_density_contract(name):
+    from missingkernels.utils.estimator_checks import check_density
+
+    check_density(_contract_density(name))
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("name", ["r_amelia", "r_mice", "r_norm"])
+@pytest.mark.parametrize("kernel", ["genrbf", "expected_linear"])
+def test_kernels_over_r_densities_keep_the_kernel_contract(name, kernel):
+    from missingkernels.utils.estimator_checks import check_kernel
+
+    check_kernel(get_kernel(kernel, density=_contract_density(name)))
+
+
+def test_norm_bridge_keeps_the_density_contract(norm_stand_ins):
+    """The bridge itself (norm's functions stood in by R code) on the contract."""
+    from missingkernels.utils.estimator_checks import check_density
+
+    check_density(get_density("r_norm", criterion=TIGHT, maxits=2000))
