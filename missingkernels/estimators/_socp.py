@@ -14,6 +14,8 @@ from .._optional import import_optional
 from .._registry import new_density
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import validate_missing_data, validate_missing_data_xy
+from ..conditionals import GaussianConditionals
+from ..kernels._base import _representation_class
 from ._base import BinaryClassifierMixin, KernelParamsMixin, row_chunks
 
 
@@ -304,7 +306,9 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
     def _fit_linear_form(self, cp: Any, X: np.ndarray, signs: np.ndarray) -> None:
         density = self.density if self.density is not None else "gaussian_em"
         self._density = new_density(density)
-        if getattr(self._density, "representation", None) != "gaussian":
+        declared = _representation_class(self._density)
+        # The cones need one conditional covariance per missing pattern.
+        if declared is None or not issubclass(declared, GaussianConditionals):
             raise ValueError(
                 "form='linear' needs a Gaussian density (conditional covariances); "
                 f"got {type(self._density).__name__}. Use density='gaussian_em'."
