@@ -230,6 +230,28 @@ def _self_similarity(cell: Expectation, base: Any, c: Any) -> np.ndarray:
     return np.diag(cell.gram(base, c, None, "independent", False)).copy()
 
 
+def _evaluate(
+    compute: Callable[..., np.ndarray],
+    cell: Expectation,
+    base: Any,
+    cx: Any,
+    cy: Any | None,
+    diagonal: str,
+    normalised: bool,
+    power: int,
+) -> np.ndarray:
+    """``compute`` (a cell's gram or variance), normalised by the table if the
+    cell does not normalise itself: the Gram divides by ``sqrt(s_i s_j)``, the
+    variance (``power=2``) by ``s_i s_j``."""
+    if not normalised or cell.normalises:
+        return compute(base, cx, cy, diagonal, normalised)
+    M = compute(base, cx, cy, diagonal, False)
+    sx = _self_similarity(cell, base, cx)
+    sy = sx if cy is None else _self_similarity(cell, base, cy)
+    M /= np.outer(sx, sy) ** (power / 2)
+    return M
+
+
 def expected_gram(
     base: Any,
     cx: Any,
@@ -242,13 +264,7 @@ def expected_gram(
     """``E k`` through the table (a cell, or the draws fallback)."""
     options = options or DrawOptions()
     cell, cx, cy = _resolve(base, cx, cy, options)
-    if normalised and not cell.normalises:
-        K = cell.gram(base, cx, cy, diagonal, False)
-        sx = _self_similarity(cell, base, cx)
-        sy = sx if cy is None else _self_similarity(cell, base, cy)
-        K /= np.sqrt(np.outer(sx, sy))
-        return K
-    return cell.gram(base, cx, cy, diagonal, normalised)
+    return _evaluate(cell.gram, cell, base, cx, cy, diagonal, normalised, 1)
 
 
 def expected_variance(
@@ -270,15 +286,8 @@ def expected_variance(
         cell = find_expectation(base, SampleConditionals) or DRAWS_CELL
         if cell.variance is None:
             cell = DRAWS_CELL
-    if normalised and not cell.normalises:
-        assert cell.variance is not None
-        V = cell.variance(base, rx, ry, diagonal, False)
-        sx = _self_similarity(cell, base, rx)
-        sy = sx if ry is None else _self_similarity(cell, base, ry)
-        V /= np.outer(sx, sy)
-        return V
     assert cell.variance is not None
-    return cell.variance(base, rx, ry, diagonal, normalised)
+    return _evaluate(cell.variance, cell, base, rx, ry, diagonal, normalised, 2)
 
 
 # -- the draws cell: any base kernel over pairs of draws ------------------------------
