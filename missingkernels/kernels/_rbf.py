@@ -33,8 +33,10 @@ from ..conditionals import (
 def _loops() -> Any:
     """The compiled loops (:mod:`._compiled`): numba loads on the first Gram,
     not when the package is imported."""
+    from .._numba_notice import notice_if_compiling
     from . import _compiled
 
+    notice_if_compiling(_compiled, "the RBF kernels' loops")
     return _compiled
 
 
