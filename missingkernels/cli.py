@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from . import _registry
 from ._version import __version__
+
+_DATA_ENV = "MISSINGKERNELS_DATA_DIR"  # as missingkernels.datasets.DATA_DIR_ENV
 
 _LISTERS = {
     "kernels": _registry.list_kernels,
@@ -48,9 +51,36 @@ _FULL_METHODS = (
 )
 
 
+def _missing_extra(extra: str) -> list[str]:
+    """The modules of an extra (``_optional.EXTRAS``) that cannot be imported."""
+    import importlib
+
+    from ._optional import EXTRAS
+
+    missing = []
+    for module in EXTRAS[extra]:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(module)
+    return missing
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
+
+    missing = _missing_extra("experiments")
+    if missing:
+        print(
+            f"compare needs the 'experiments' extra ({', '.join(missing)} could "
+            "not be imported).\n"
+            'Install it with: pip install "missingkernels[experiments]" '
+            '(add "plots" for the critical-difference diagram: '
+            '"missingkernels[experiments,plots]")',
+            file=sys.stderr,
+        )
+        return 2
 
     from . import datasets as mkd
     from .experiments import (
@@ -125,7 +155,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             random_state=args.seed,
             progress=not args.no_progress,
         )
-    except ValueError as exc:
+    except (ValueError, ImportError) as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return 2
     elapsed = time.perf_counter() - start
@@ -157,6 +187,76 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_datasets(args: argparse.Namespace) -> int:
+    import os
+
+    from . import datasets as mkd
+
+    rows = mkd.describe_datasets(args.data_dir)
+    if args.task:
+        rows = [r for r in rows if r["task"] == args.task]
+    directory = mkd.get_data_dir(args.data_dir)
+    origin = (
+        "--data-dir"
+        if args.data_dir
+        else f"${mkd.DATA_DIR_ENV}"
+        if os.environ.get(mkd.DATA_DIR_ENV)
+        else f"default; set ${mkd.DATA_DIR_ENV} to change it"
+    )
+    print(f"data directory: {directory} ({origin})\n")
+    header = ("name", "task", "rows x features", "source", "status", "note")
+    table = [
+        (
+            r["name"],
+            r["task"],
+            "" if r["shape"] is None else f"{r['shape'][0]} x {r['shape'][1]}",
+            r["source"],
+            r["status"],
+            r["note"],
+        )
+        for r in rows
+    ]
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *table, strict=True)]
+    for line in (header, *table):
+        cells = zip(line, widths, strict=True)
+        print("  ".join(f"{c:<{w}}" for c, w in cells).rstrip())
+    print()
+    print(
+        textwrap.fill(
+            "status: bundled = shipped with scikit-learn; present = <name>.csv is "
+            "in the data directory; fetchable = downloaded from OpenML on first "
+            "use; absent = put <name>.csv (header row, numeric features, last "
+            "column 'target') in the data directory. Run one with "
+            "'missingkernels compare NAME'.",
+            width=79,
+        )
+    )
+    return 0
+
+
+_COMPARE_EXAMPLES = """\
+examples:
+  # a quick run on a dataset shipped with scikit-learn (about 20 s)
+  missingkernels compare sklearn_breast_cancer --quick
+
+  # the data's own missing values, chosen methods, two processes
+  missingkernels compare pima_indians_diabetes_na --methods mean,knn,genrbf \\
+      --n-jobs 2 --output-dir pima
+
+  # your CSV: simulated MCAR at three rates, rate curves and CD diagram
+  missingkernels compare --csv mydata.csv --target label --mechanism mcar \\
+      --rate 0.1 --rate 0.3 --rate 0.5
+
+  # which datasets have a name; which methods exist
+  missingkernels datasets
+  missingkernels list
+"""
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keep the examples' line breaks; wrap the option help as usual."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``missingkernels`` command."""
     parser = argparse.ArgumentParser(
@@ -175,54 +275,134 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the registry: name, one-line description, plugin.",
     )
     p_list.add_argument(
-        "kind", nargs="?", choices=sorted(_LISTERS), help="only this kind"
+        "kind",
+        nargs="?",
+        choices=sorted(_LISTERS),
+        help="only this kind (default: all three)",
     )
     p_list.set_defaults(func=_cmd_list)
+
+    p_data = sub.add_parser(
+        "datasets",
+        help="list the named datasets, bundled or fetchable",
+        description=(
+            "List the datasets 'compare' knows by name: task, size, where they "
+            "come from and whether they are available here."
+        ),
+    )
+    p_data.add_argument(
+        "--task",
+        choices=["classification", "regression"],
+        help="only datasets of this task (default: both)",
+    )
+    p_data.add_argument(
+        "--data-dir",
+        help=f"directory of the dataset CSV files (default: ${_DATA_ENV}, "
+        "else ~/.cache/missingkernels/data)",
+    )
+    p_data.set_defaults(func=_cmd_datasets)
 
     p_cmp = sub.add_parser(
         "compare",
         help="compare methods by nested cross-validation on a dataset",
-        description=(
+        description=textwrap.fill(
             "Nested cross-validation of imputation baselines and expected-kernel "
-            "SVMs on a named dataset (missingkernels.datasets) or a CSV, with "
-            "simulated or real missingness. Writes results.csv (long format, "
-            "resumable), table.md and figures to --output-dir."
+            "SVMs on a named dataset (see 'missingkernels datasets') or a CSV, "
+            "with simulated or real missingness. Writes results.csv (long "
+            "format, resumable), table.md and figures to --output-dir. Needs "
+            'the experiments extra: pip install "missingkernels[experiments,plots]".',
+            width=79,
         ),
+        epilog=_COMPARE_EXAMPLES,
+        formatter_class=_HelpFormatter,
     )
     p_cmp.add_argument(
-        "dataset", nargs="?", help="a dataset name, e.g. sklearn_breast_cancer"
+        "dataset",
+        nargs="?",
+        help="a dataset name, e.g. sklearn_breast_cancer (see 'missingkernels "
+        "datasets'); give this or --csv",
     )
-    p_cmp.add_argument("--csv", help="a CSV file instead of a named dataset")
-    p_cmp.add_argument("--target", default="target", help="target column of --csv")
     p_cmp.add_argument(
-        "--task", choices=["classification", "regression"], help="task of --csv"
+        "--csv", help="a CSV file instead of a named dataset (default: none)"
     )
-    p_cmp.add_argument("--data-dir", help="directory of the dataset CSV files")
+    p_cmp.add_argument(
+        "--target",
+        default="target",
+        help="target column of --csv (default: %(default)s)",
+    )
+    p_cmp.add_argument(
+        "--task",
+        choices=["classification", "regression"],
+        help="task of --csv (default: regression for a float target with more "
+        "than 10 values, else classification)",
+    )
+    p_cmp.add_argument(
+        "--data-dir",
+        help=f"directory of the dataset CSV files (default: ${_DATA_ENV}, "
+        "else ~/.cache/missingkernels/data)",
+    )
     p_cmp.add_argument(
         "--mechanism",
         default="auto",
         choices=["auto", "mcar", "mar", "mnar", "none"],
         help="simulated missingness; 'none' keeps the data's own NaN; 'auto': "
-        "none if the data has missing values, else mar",
+        "none if the data has missing values, else mar (default: %(default)s)",
     )
     p_cmp.add_argument(
-        "--rate", type=float, action="append", help="missing rate (repeatable), 0.3"
+        "--rate",
+        type=float,
+        action="append",
+        help="missing rate of the simulated mechanism, repeatable (default: 0.3)",
     )
-    p_cmp.add_argument("--methods", help="comma-separated methods (see 'list')")
-    p_cmp.add_argument("--folds", type=int, help="outer folds (5; quick 3)")
-    p_cmp.add_argument("--inner-folds", type=int, help="inner folds (5; quick 3)")
     p_cmp.add_argument(
-        "--repetitions", type=int, help="missingness draws (10; quick 1)"
+        "--methods",
+        help="comma-separated kernels and baselines, see 'missingkernels list' "
+        f"(default: {','.join(_FULL_METHODS)}; with --quick "
+        f"{','.join(_QUICK_METHODS)})",
+    )
+    p_cmp.add_argument(
+        "--folds", type=int, help="outer folds (default: 5; with --quick 3)"
+    )
+    p_cmp.add_argument(
+        "--inner-folds",
+        type=int,
+        help="inner folds of the grid search (default: 5; with --quick 3)",
+    )
+    p_cmp.add_argument(
+        "--repetitions",
+        type=int,
+        help="missingness draws (default: 10; with --quick 1)",
     )
     p_cmp.add_argument(
         "--quick",
         action="store_true",
-        help="3x3 CV, 1 draw, 3x3 grid, methods zero/mean/knn/genrbf",
+        help="a smoke run: 3x3 CV, 1 draw, a 3x3 grid of C and gamma, methods "
+        f"{','.join(_QUICK_METHODS)} (default: off, the genRBF paper's protocol "
+        "and grids)",
     )
-    p_cmp.add_argument("--output-dir", default="missingkernels-compare")
-    p_cmp.add_argument("--n-jobs", type=int, default=1)
-    p_cmp.add_argument("--seed", type=int, default=0)
-    p_cmp.add_argument("--no-progress", action="store_true")
+    p_cmp.add_argument(
+        "--output-dir",
+        default="missingkernels-compare",
+        help="where results.csv, table.md and the figures go; a rerun resumes "
+        "from its results.csv (default: %(default)s)",
+    )
+    p_cmp.add_argument(
+        "--n-jobs",
+        type=int,
+        default=1,
+        help="cells run in parallel by joblib processes (default: %(default)s)",
+    )
+    p_cmp.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the missingness draws, folds and fits (default: %(default)s)",
+    )
+    p_cmp.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (default: a bar on stderr)",
+    )
     p_cmp.set_defaults(func=_cmd_compare)
     return parser
 

@@ -24,6 +24,7 @@ from ._optional import import_optional
 __all__ = [
     "DATA_DIR_ENV",
     "Dataset",
+    "describe_datasets",
     "get_data_dir",
     "list_datasets",
     "load_csv",
@@ -143,6 +144,61 @@ def list_datasets() -> dict[str, str]:
     'classification'
     """
     return {name: entry.task for name, entry in sorted(_CATALOG.items())}
+
+
+def describe_datasets(
+    data_dir: str | os.PathLike | None = None,
+) -> list[dict[str, Any]]:
+    """Describe every named dataset: task, source and whether it is here.
+
+    Parameters
+    ----------
+    data_dir : path or None
+        The data directory to look in (see :func:`get_data_dir`).
+
+    Returns
+    -------
+    datasets : list of dict
+        One dict per dataset, sorted by name, with the keys ``name``,
+        ``task``, ``shape`` (``(rows, features)`` where the catalogue records
+        it, else None), ``source`` (``"scikit-learn"``, ``"OpenML <id>"`` or
+        ``"file"``: only the CSV format, no automatic download), ``status``
+        (``"bundled"``: shipped with scikit-learn; ``"present"``: the CSV is
+        in the data directory; ``"fetchable"``: absent, fetched from OpenML
+        on first use; ``"absent"``: absent, put ``<name>.csv`` in the data
+        directory) and ``note``.
+
+    Examples
+    --------
+    >>> from missingkernels.datasets import describe_datasets
+    >>> rows = {r["name"]: r for r in describe_datasets("/nonexistent")}
+    >>> rows["sklearn_diabetes"]["status"], rows["ionosphere"]["status"]
+    ('bundled', 'fetchable')
+    >>> rows["ionosphere"]["source"], rows["ionosphere"]["shape"]
+    ('OpenML 59', (351, 34))
+    """
+    directory = get_data_dir(data_dir)
+    out = []
+    for name, entry in sorted(_CATALOG.items()):
+        if name.startswith("sklearn_"):
+            source, status = "scikit-learn", "bundled"
+        else:
+            source = "file" if entry.openml is None else f"OpenML {entry.openml}"
+            if (directory / f"{name}.csv").exists():
+                status = "present"
+            else:
+                status = "absent" if entry.openml is None else "fetchable"
+        out.append(
+            {
+                "name": name,
+                "task": entry.task,
+                "shape": entry.shape,
+                "source": source,
+                "status": status,
+                "note": entry.note,
+            }
+        )
+    return out
 
 
 def get_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
