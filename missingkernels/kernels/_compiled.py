@@ -36,17 +36,21 @@ against rounding.
 All functions release the GIL: the caller runs them on several threads over
 disjoint sets of output rows.
 
-A side (rows of one argument of the Gram) is a tuple, see ``X_``, ``Z_``, ...
-below: ``x`` holds the centred rows (whitened ``W x`` for Mahalanobis), ``z``
-the rows multiplied by ``G`` (Mahalanobis only).
+A side (rows of one argument of the Gram) is a :class:`._rbf.SideArrays`
+named tuple (its fields are documented there); the per-pattern Mahalanobis
+factors are a :class:`._rbf.MahalanobisFactors`.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
+
+if TYPE_CHECKING:
+    from ._rbf import MahalanobisFactors, SideArrays
 
 # Rescale the running product of Cholesky pivots before it can overflow.
 _BIG = 1e150
@@ -55,9 +59,6 @@ _BIG = 1e150
 # factorisations) and fuse multiply-adds; no flag assumes finite values, so
 # the positive-definiteness and clipping tests keep their meaning.
 _FAST = {"reassoc", "contract", "arcp", "nsz"}
-
-# Positions in a side tuple.
-X_, Z_, ORDER, START, MASK, COV, J_, KK, F_, GF, A_, OWN, OFF, W_ = range(14)
 
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
@@ -117,14 +118,14 @@ def _forward(
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _scatter(
-    LK: np.ndarray, posU: np.ndarray, side: tuple, p: int, scale: float
+    LK: np.ndarray, posU: np.ndarray, side: SideArrays, p: int, scale: float
 ) -> None:  # pragma: no cover - compiled
     """Add ``scale`` times the compact covariance of pattern ``p`` of ``side``
     to the lower triangle of ``LK``, at the positions ``posU`` of its features
     (sorted in both, so lower maps to lower)."""
-    C = side[COV][p]
-    J = side[J_][p]
-    kc = side[KK][p]
+    C = side.cov[p]
+    J = side.missing[p]
+    kc = side.n_missing[p]
     for a in range(kc):
         ua = posU[J[a]]
         for b in range(a + 1):
@@ -135,8 +136,8 @@ def _scatter(
 def _union_factor(
     p: int,
     q: int,
-    sa: tuple,
-    sb: tuple,
+    sa: SideArrays,
+    sb: SideArrays,
     gamma: float,
     U: np.ndarray,
     posU: np.ndarray,
@@ -148,8 +149,8 @@ def _union_factor(
     ``U[:k]`` lists the union of the missing features, ``U[k:]`` the others;
     ``posU[t]`` is the position of feature ``t`` in ``U[:k]``, or -1.
     """
-    mask_a = sa[MASK]
-    mask_b = sb[MASK]
+    mask_a = sa.mask
+    mask_b = sb.mask
     d = mask_a.shape[1]
     k = 0
     for t in range(d):
@@ -198,7 +199,7 @@ def _union_transform(
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def mahalanobis_factors(
-    side: tuple, gamma: float
+    side: SideArrays, gamma: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:  # pragma: no cover
     """Per-pattern factors of the first block, for the Schur complements.
 
@@ -209,13 +210,13 @@ def mahalanobis_factors(
     pair) and ``own_W[i] = L_p^-1 F_p^T z_i[J_p]`` for each row. ``code`` is
     ``1 + p`` if ``K_p`` is not positive definite, else 0.
     """
-    A = side[A_]
-    kk = side[KK]
-    FT = side[F_]
-    GFT = side[GF]
-    own = side[OWN]
-    order = side[ORDER]
-    start = side[START]
+    A = side.inner
+    kk = side.n_missing
+    FT = side.factor_t
+    GFT = side.gfactor_t
+    own = side.own
+    order = side.order
+    start = side.start
     P = A.shape[0]
     kmax = A.shape[1]
     d = GFT.shape[2]
@@ -266,8 +267,8 @@ def mahalanobis_factors(
 def _schur_factor(
     p: int,
     q: int,
-    sa: tuple,
-    sb: tuple,
+    sa: SideArrays,
+    sb: SideArrays,
     VTa: np.ndarray,
     ldKa: np.ndarray,
     gamma: float,
@@ -283,11 +284,11 @@ def _schur_factor(
     the logdet of the whole ``(k_p + k_q)`` matrix, NaN if it is not
     positive definite.
     """
-    kp = sa[KK][p]
-    kq = sb[KK][q]
-    Jq = sb[J_][q]
-    FTq = sb[F_][q]
-    Aq = sb[A_][q]
+    kp = sa.n_missing[p]
+    kq = sb.n_missing[q]
+    Jq = sb.missing[q]
+    FTq = sb.factor_t[q]
+    Aq = sb.inner[q]
     VTp = VTa[p]
     g2 = 2.0 * gamma
     for s in range(kp):
@@ -367,9 +368,9 @@ _BLOCK = 4
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def rbf_pairs(
     p_list: np.ndarray,
-    sa: tuple,
-    sb: tuple,
-    factors_a: tuple,
+    sa: SideArrays,
+    sb: SideArrays,
+    factors_a: MahalanobisFactors,
     gamma: float,
     mahal: bool,
     symmetric: bool,
@@ -397,24 +398,27 @@ def rbf_pairs(
     Returns 0, or ``1 + p`` if a matrix of pattern ``p`` is not positive
     definite (an invalid covariance).
     """
-    xa = sa[X_]
-    za = sa[Z_]
-    order_a = sa[ORDER]
-    start_a = sa[START]
-    wa = sa[W_]
-    off_a = sa[OFF]
-    xb = sb[X_]
-    zb = sb[Z_]
-    order_b = sb[ORDER]
-    start_b = sb[START]
-    off_b = sb[OFF]
-    wb = sb[W_]
+    xa = sa.x
+    za = sa.z
+    order_a = sa.order
+    start_a = sa.start
+    wa = sa.weight
+    off_a = sa.off
+    xb = sb.x
+    zb = sb.z
+    order_b = sb.order
+    start_b = sb.start
+    off_b = sb.off
+    wb = sb.weight
     d = xa.shape[1]
     nb = xb.shape[0]
     n_pb = start_b.size - 1
-    kmax_a = sa[F_].shape[1]
-    kmax_b = sb[F_].shape[1]
-    ldKa, WTa, VTa, ownWa = factors_a
+    kmax_a = sa.factor_t.shape[1]
+    kmax_b = sb.factor_t.shape[1]
+    ldKa = factors_a.logdet
+    WTa = factors_a.w_t
+    VTa = factors_a.v_t
+    ownWa = factors_a.own_w
     store = False
     for p in p_list:
         if start_a[p + 1] - start_a[p] >= _STORE_FACTORS_MIN_ROWS:
@@ -445,7 +449,7 @@ def rbf_pairs(
     accs = np.empty((_BLOCK, nb))
     for p in p_list:
         q0 = p if symmetric else 0
-        kp = sa[KK][p]
+        kp = sa.n_missing[p]
         few = start_a[p + 1] - start_a[p] < _STORE_FACTORS_MIN_ROWS
         # Few rows: factor (p, q) and use it at once (slot 0). Many rows: factor
         # every (p, q) first (slot q), then finish one output row at a time.
@@ -455,7 +459,7 @@ def rbf_pairs(
                 logdet = _schur_factor(
                     p, q, sa, sb, VTa, ldKa, gamma, Ys[h], LKs[h], invKs[h], gathered
                 )
-                k = kp + sb[KK][q]
+                k = kp + sb.n_missing[q]
             else:
                 k, logdet = _union_factor(
                     p, q, sa, sb, gamma, Us[h], posU[h], LKs[h], invKs[h]
@@ -467,8 +471,8 @@ def rbf_pairs(
             for c in range(start_b[q], start_b[q + 1]):
                 rb = order_b[c]
                 if mahal:
-                    _project(zb[rb], WTa[p], sa[J_][p], kp, row, 0)
-                    own = sb[OWN][rb]
+                    _project(zb[rb], WTa[p], sa.missing[p], kp, row, 0)
+                    own = sb.own[rb]
                     for s in range(k - kp):
                         row[kp + s] = own[s]
                     _schur_transform(kp, k - kp, Ys[h], LKs[h], invKs[h], row)
@@ -491,7 +495,7 @@ def rbf_pairs(
                     if mahal:
                         for s in range(kp):
                             row[s] = ownWa[ra, s]
-                        _project(za[ra], sb[F_][q], sb[J_][q], k - kp, row, kp)
+                        _project(za[ra], sb.factor_t[q], sb.missing[q], k - kp, row, kp)
                         _schur_transform(kp, k - kp, Ys[0], LKs[0], invKs[0], row)
                     else:
                         _union_transform(xa[ra], Us[0], k, LKs[0], invKs[0], row)
@@ -541,8 +545,8 @@ def _finish_block(
     nr: int,
     p: int,
     q: int,
-    sa: tuple,
-    sb: tuple,
+    sa: SideArrays,
+    sb: SideArrays,
     symmetric: bool,
     mahal: bool,
     gamma: float,
@@ -567,13 +571,13 @@ def _finish_block(
     Four rows share each pass over the transposed columns of b (fewer loads
     and loop overheads); a shorter block repeats its last row.
     """
-    start_b = sb[START]
+    start_b = sb.start
     c0 = ii0 if symmetric and q == p else start_b[q]
     c1 = start_b[q + 1]
     if c0 >= c1:
         return
-    order_a = sa[ORDER]
-    xa = sa[X_]
+    order_a = sa.order
+    xa = sa.x
     r0 = order_a[ii0]
     r1 = order_a[ii0 + min(1, nr - 1)]
     r2 = order_a[ii0 + min(2, nr - 1)]
@@ -584,7 +588,7 @@ def _finish_block(
         if mahal:
             for s in range(kp):
                 row[s] = ownWa[ra, s]
-            _project(sa[Z_][ra], sb[F_][q], sb[J_][q], k - kp, row, kp)
+            _project(sa.z[ra], sb.factor_t[q], sb.missing[q], k - kp, row, kp)
             _schur_transform(kp, k - kp, Yt, LK, invK, row)
         else:
             _union_transform(xa[ra], U, k, LK, invK, row)
@@ -634,11 +638,11 @@ def _finish_block(
             a1[c] += sign * (e1 * e1)
             a2[c] += sign * (e2 * e2)
             a3[c] += sign * (e3 * e3)
-    rows_b = sb[ORDER]
-    off_a = sa[OFF]
-    off_b = sb[OFF]
-    wa = sa[W_]
-    wb = sb[W_]
+    rows_b = sb.order
+    off_a = sa.off
+    off_b = sb.off
+    wa = sa.weight
+    wb = sb.weight
     for m in range(nr):
         ra = order_a[ii0 + m]
         a = accs[m]
@@ -686,22 +690,22 @@ def mirror_by_rank(
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def rbf_aligned(
-    sa: tuple, sb: tuple, gamma: float, mahal: bool, out: np.ndarray
+    sa: SideArrays, sb: SideArrays, gamma: float, mahal: bool, out: np.ndarray
 ) -> int:  # pragma: no cover - compiled
     """``log E k(a_i, b_i)`` for aligned rows grouped by the same patterns.
 
     Used for self-similarities of independent copies (genRBF normalisers,
     mixture diagonals). Returns 0, or ``1 + p`` on an invalid covariance.
     """
-    xa = sa[X_]
-    za = sa[Z_]
-    xb = sb[X_]
-    zb = sb[Z_]
-    order = sa[ORDER]
-    start = sa[START]
+    xa = sa.x
+    za = sa.z
+    xb = sb.x
+    zb = sb.z
+    order = sa.order
+    start = sa.start
     d = xa.shape[1]
     n_p = start.size - 1
-    kmax = sa[F_].shape[1]
+    kmax = sa.factor_t.shape[1]
     if mahal:
         ldKa, WTa, VTa, _, code = mahalanobis_factors(sa, gamma)
         if code:
@@ -721,7 +725,7 @@ def rbf_aligned(
     buf = np.empty(max(2 * kmax, d, 1))
     for p in range(n_p):
         if mahal:
-            kp = sa[KK][p]
+            kp = sa.n_missing[p]
             logdet = _schur_factor(
                 p, p, sa, sb, VTa, ldKa, gamma, Y, LK, invK, gathered
             )
@@ -742,8 +746,8 @@ def rbf_aligned(
             if mahal:
                 for t in range(d):
                     diff[t] = za[r, t] - zb[r, t]
-                _project(diff, WTa[p], sa[J_][p], kp, buf, 0)
-                _project(diff, sb[F_][p], sb[J_][p], kp, buf, kp)
+                _project(diff, WTa[p], sa.missing[p], kp, buf, 0)
+                _project(diff, sb.factor_t[p], sb.missing[p], kp, buf, kp)
                 _schur_transform(kp, kp, Y, LK, invK, buf)
                 for s in range(k):
                     total -= 2.0 * gamma * buf[s] * buf[s]

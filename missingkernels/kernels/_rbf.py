@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import linalg
@@ -215,29 +215,58 @@ def _psd_factors(covs: np.ndarray) -> np.ndarray:
     return psd_factor(covs, check=True, what="the expected RBF")
 
 
+class SideArrays(NamedTuple):
+    """The arrays of one side, as the compiled loops take them (numba reads a
+    named tuple's fields by name). ``P`` patterns, ``k`` = the largest number
+    of missing features (at least 1); unused fields hold placeholders."""
+
+    x: np.ndarray  # (n, d) centred rows; whitened ``W x`` for Mahalanobis
+    z: np.ndarray  # (n, d) centred rows times ``G`` (Mahalanobis), else ``x``
+    order: np.ndarray  # (n,) rows sorted by pattern (:class:`Packed`)
+    start: np.ndarray  # (P + 1,) rows of p are ``order[start[p]:start[p + 1]]``
+    mask: np.ndarray  # (P, d) missing features of each pattern
+    cov: np.ndarray  # (P, k, k) compact covariance blocks (Euclidean)
+    missing: np.ndarray  # (P, k) missing features of each pattern, sorted
+    n_missing: np.ndarray  # (P,) number of missing features
+    factor_t: np.ndarray  # (P, k, k) ``F^T``, ``F F^T = C`` (Mahalanobis)
+    gfactor_t: np.ndarray  # (P, k, d) ``(G[:, J] F)^T`` (Mahalanobis)
+    inner: np.ndarray  # (P, k, k) ``F^T G[J, J] F`` (Mahalanobis)
+    own: np.ndarray  # (n, k) ``F^T z[J]`` of each row (Mahalanobis)
+    off: np.ndarray  # (n,) offsets added inside the exponent
+    weight: np.ndarray  # (n,) weights of accumulated Grams
+
+
+class MahalanobisFactors(NamedTuple):
+    """Per-pattern factors of a side (:func:`._compiled.mahalanobis_factors`)."""
+
+    logdet: np.ndarray  # (P,) ``log det K_p``
+    w_t: np.ndarray  # (P, k, k) ``L_p^-1 F_p^T``
+    v_t: np.ndarray  # (P, k, d) ``L_p^-1 (G F_p)^T``
+    own_w: np.ndarray  # (n, k) ``L_p^-1 F_p^T z_i[J_p]``
+
+
 @dataclass(frozen=True)
 class Side:
-    """One argument of a Gram, in the layout of :mod:`._compiled` (a tuple).
+    """One argument of a Gram, in the layout of :mod:`._compiled`.
 
-    Build with :meth:`build`; ``arrays`` is the tuple the compiled loops take.
+    Build with :meth:`build`; ``arrays`` is what the compiled loops take.
     """
 
-    arrays: tuple
+    arrays: SideArrays
     packed: Packed
 
     @property
     def n(self) -> int:
-        return int(self.arrays[_loops().X_].shape[0])
+        return int(self.arrays.x.shape[0])
 
     @property
     def weight(self) -> np.ndarray:
-        return self.arrays[_loops().W_]
+        return self.arrays.weight
 
     def with_offsets(self, off: np.ndarray) -> Side:
         """The same rows with other offsets (added inside the exponent)."""
-        arrays = list(self.arrays)
-        arrays[_loops().OFF] = np.ascontiguousarray(off, dtype=np.float64)
-        return Side(tuple(arrays), self.packed)
+        off = np.ascontiguousarray(off, dtype=np.float64)
+        return Side(self.arrays._replace(off=off), self.packed)
 
     @classmethod
     def build(
@@ -311,11 +340,14 @@ class Side:
                 lp = local[pattern_of_row[rows]]
                 zJ = np.take_along_axis(z[rows], Jk[lp], axis=1)
                 own[rows, :k] = np.einsum("nrs,nr->ns", Fk[lp], zJ)
-        parts = (
-            x, z, packed.order, packed.start, packed.mask, cov, J_idx, kk,
-            F, GF, A, own, off, weight,
+        c = np.ascontiguousarray
+        arrays = SideArrays(
+            x=c(x), z=c(z), order=c(packed.order), start=c(packed.start),
+            mask=c(packed.mask), cov=c(cov), missing=c(J_idx), n_missing=c(kk),
+            factor_t=c(F), gfactor_t=c(GF), inner=c(A), own=c(own), off=c(off),
+            weight=c(weight),
         )  # fmt: skip
-        return cls(tuple(np.ascontiguousarray(a) for a in parts), packed)
+        return cls(arrays, packed)
 
 
 def _psd_factors_check(covariances: Sequence[np.ndarray]) -> None:
@@ -345,7 +377,7 @@ def pairs(
     T = max(1, min(n_threads(), P))
     p_lists = [np.arange(t, P, T, dtype=np.int64) for t in range(T)]
 
-    def task(p_list: np.ndarray, factors: tuple) -> Callable[[], object]:
+    def task(p_list: np.ndarray, factors: MahalanobisFactors) -> Callable[[], object]:
         return lambda: _loops().rbf_pairs(
             p_list, a.arrays, b.arrays, factors, float(gamma), metric.mahalanobis,
             bool(symmetric), bool(accumulate), out,
@@ -367,13 +399,15 @@ def pairs(
             _run([mirror(bl) for bl in blocks])
 
 
-def _factors(a: Side, gamma: float, metric: Metric) -> tuple:
+def _factors(a: Side, gamma: float, metric: Metric) -> MahalanobisFactors:
     """Per-pattern Mahalanobis factors of ``a``, shared by the threads."""
     if not metric.mahalanobis:
-        return (np.zeros(1), np.zeros((1, 1, 1)), np.zeros((1, 1, 1)), np.zeros((1, 1)))
-    *factors, code = _loops().mahalanobis_factors(a.arrays, float(gamma))
+        return MahalanobisFactors(
+            np.zeros(1), np.zeros((1, 1, 1)), np.zeros((1, 1, 1)), np.zeros((1, 1))
+        )
+    logdet, w_t, v_t, own_w, code = _loops().mahalanobis_factors(a.arrays, float(gamma))
     _raise_invalid([code])
-    return tuple(factors)
+    return MahalanobisFactors(logdet, w_t, v_t, own_w)
 
 
 def aligned(a: Side, b: Side, gamma: float, metric: Metric) -> np.ndarray:
