@@ -3,6 +3,9 @@
 - :func:`psd_factor`: a factor ``F`` with ``F F^T = C`` of a PSD matrix.
 - :func:`scale_gamma`: the ``gamma="scale"`` rule over observed entries.
 - :func:`integer_seeds`: integer seeds derived from a ``random_state``.
+- :class:`RowStreams`: random numbers that are a function of a row's key and
+  a seed only (the same whatever other rows share the batch), with
+  :func:`row_keys` to key rows by their observed entries.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
-__all__ = ["integer_seeds", "psd_factor", "scale_gamma"]
+__all__ = ["RowStreams", "integer_seeds", "psd_factor", "row_keys", "scale_gamma"]
 
 # Relative tolerance on negative eigenvalues (rounding in Schur complements);
 # beyond it a covariance is not PSD.
@@ -68,3 +71,96 @@ def scale_gamma(X: np.ndarray) -> float:
 def integer_seeds(random_state: Any, size: int) -> np.ndarray:
     """``size`` integer seeds in ``[0, 2**31 - 1)`` drawn from ``random_state``."""
     return check_random_state(random_state).randint(np.iinfo(np.int32).max, size=size)
+
+
+# SplitMix64 (Steele, Lea, Flood 2014): an invertible mixing of 64-bit words.
+# numpy's uint64 array arithmetic wraps modulo 2**64, as the mixer needs.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def _mix64(z: np.ndarray) -> np.ndarray:
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+def row_keys(values: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """A 64-bit key per row from its observed entries and its missing mask.
+
+    Two rows get the same key when they have the same missing entries and the
+    same observed values (missing entries and the sign of zero are ignored).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples, n_features)
+    missing : ndarray of shape (n_samples, n_features), dtype bool
+
+    Returns
+    -------
+    keys : ndarray of shape (n_samples,), dtype uint64
+    """
+    missing = np.asarray(missing, dtype=bool)
+    # + 0.0 turns -0.0 into 0.0: equal values give equal bits.
+    observed = np.where(missing, 0.0, np.asarray(values, dtype=np.float64)) + 0.0
+    bits = np.ascontiguousarray(observed).view(np.uint64)
+    d = observed.shape[1]
+    # Array (not scalar) products: numpy warns on scalar wrap-around only.
+    offsets = _GOLDEN * np.arange(1, d + 1, dtype=np.uint64)
+    h = np.full(observed.shape[0], np.uint64(d), dtype=np.uint64)
+    for j in range(d):
+        word = bits[:, j] ^ (missing[:, j].astype(np.uint64) * _GOLDEN)
+        h = _mix64(h + offsets[j] + _mix64(word))
+    return h
+
+
+class RowStreams:
+    """Random numbers indexed by (row key, seed, draw, purpose, column).
+
+    Each number is a function of those indices only, so a row gets the same
+    draws whether it is drawn alone or within any batch of rows: batch
+    independence by construction. Uniforms are 53-bit, strictly inside
+    (0, 1); normals are their inverse normal CDF.
+
+    Parameters
+    ----------
+    keys : ndarray of shape (n_rows,), dtype uint64
+        From :func:`row_keys`.
+    seed : int
+    """
+
+    def __init__(self, keys: np.ndarray, seed: int) -> None:
+        self.keys = _mix64(
+            np.asarray(keys, dtype=np.uint64) ^ _mix64(np.array([seed], np.uint64))
+        )
+
+    def take(self, rows: np.ndarray) -> RowStreams:
+        """The streams of a subset of rows."""
+        out = RowStreams.__new__(RowStreams)
+        out.keys = self.keys[rows]
+        return out
+
+    def uniform(self, draw: int, size: int, purpose: int = 0) -> np.ndarray:
+        """``(n_rows, size)`` uniforms on (0, 1) for one draw and purpose."""
+        counter = (np.uint64(draw) << np.uint64(34)) + (
+            np.uint64(purpose) << np.uint64(26)
+        )
+        cols = counter + np.arange(1, size + 1, dtype=np.uint64)
+        z = _mix64(self.keys[:, None] + _GOLDEN * cols[None, :])
+        return ((z >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+
+    def normal(self, draw: int, size: int, purpose: int = 0) -> np.ndarray:
+        """``(n_rows, size)`` standard normals for one draw and purpose."""
+        from scipy.special import ndtri
+
+        return np.asarray(ndtri(self.uniform(draw, size, purpose)))
+
+
+def seed_of(random_state: Any) -> int:
+    """An integer seed: ``random_state`` itself if an int, else one drawn from it."""
+    if isinstance(random_state, int | np.integer) and not isinstance(
+        random_state, bool
+    ):
+        return int(random_state) & 0xFFFFFFFFFFFFFFFF
+    return int(integer_seeds(random_state, 1)[0])

@@ -111,9 +111,13 @@ def test_new_rows_use_the_training_model_only(rng, name):
     slope = np.polyfit(z[:100], imputed, 1)[0]
     assert 2.5 < slope < 3.5  # about 0 if half the rows had taught x1 = -3 x0
     # Predictive mean matching draws observed training values, which clips
-    # the tails; in the bulk the imputations sit on 3 x0.
+    # the tails; in the bulk the imputations sit on 3 x0: no bias beyond 4
+    # standard errors, and a spread of the order of the donor pool's. (A
+    # bound on the largest of ~70 errors fails by chance for some seeds.)
     bulk = np.abs(z[:100]) < 1.5
-    np.testing.assert_allclose(imputed[bulk], 3 * z[:100][bulk], atol=0.5)
+    err = imputed[bulk] - 3 * z[:100][bulk]
+    assert abs(err.mean()) < 4 * err.std() / np.sqrt(err.size)
+    assert np.sqrt(np.mean(err**2)) < 0.4
 
 
 @pytest.mark.skipif(_NO_STATSMODELS, reason="MICE needs statsmodels")

@@ -59,7 +59,7 @@ def test_gaussian_draws_follow_the_conditional_distribution():
     n = 4000
     X = np.tile([[2.0, np.nan, np.nan]], (n, 1))
     cond = GaussianConditionals.from_moments(X, mean, S)
-    draws = cond.sample(1, np.random.RandomState(0)).samples[0]
+    draws = cond.sample(1, np.random.RandomState(0), by_row=False).samples[0]
     # Closed form, written out: mu_J = m_J + S_JO S_OO^-1 (x_O - m_O).
     mu = mean[1:] + S[1:, :1] @ np.linalg.solve(S[:1, :1], [2.0 - mean[0]])
     C = S[1:, 1:] - S[1:, :1] @ np.linalg.solve(S[:1, :1], S[:1, 1:])

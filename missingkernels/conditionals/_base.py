@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn.utils import check_random_state
+
+from .._numerics import RowStreams, row_keys, seed_of
 
 __all__ = ["BaseConditionals"]
 
@@ -63,15 +66,29 @@ class BaseConditionals:
         """
         raise NotImplementedError
 
-    def sample(self, n_draws: int, random_state: Any = None) -> Any:
+    def sample(
+        self, n_draws: int, random_state: Any = None, *, by_row: bool = True
+    ) -> Any:
         """Draw completions of every row.
+
+        With ``by_row=True`` (the default, and the contract for every
+        representation) the draws of a row are a function of that row's
+        distribution, ``n_draws`` and ``random_state`` only: a row drawn alone
+        gets the same completions as within any batch, so the rows of a
+        training set keep their draws when they come back as support vectors
+        or test rows.
 
         Parameters
         ----------
         n_draws : int
             Number of completions per row.
         random_state : int, RandomState instance or None
-            Seeds the draws.
+            Seeds the draws (an int seeds them reproducibly; otherwise one
+            seed is drawn from it).
+        by_row : bool, default=True
+            False draws from one generator over the whole batch, as
+            scikit-learn's imputers do (a row's draws then depend on the
+            other rows); kept to reproduce imputation baselines.
 
         Returns
         -------
@@ -101,6 +118,47 @@ class BaseConditionals:
         for s in range(0, n, block):
             total += self.second_moments(slice(s, s + block)).sum(axis=0)
         return total / n - np.outer(mean, mean)
+
+
+class Variates:
+    """The random numbers behind :meth:`BaseConditionals.sample`.
+
+    Row-keyed (``by_row=True``): each number is a function of the row's key,
+    the seed, the draw, a purpose and a column, through
+    :class:`~missingkernels._numerics.RowStreams`. Batch: one generator,
+    consumed in call order.
+    """
+
+    def __init__(
+        self, random_state: Any, by_row: bool, values: np.ndarray, missing: np.ndarray
+    ) -> None:
+        self.streams: RowStreams | None = None
+        self.rng: Any = None
+        if by_row:
+            self.streams = RowStreams(row_keys(values, missing), seed_of(random_state))
+        else:
+            self.rng = check_random_state(random_state)
+
+    def normal(self, rows: np.ndarray, draw: int, size: int) -> np.ndarray:
+        """``(len(rows), size)`` standard normals."""
+        if self.streams is None:
+            return np.asarray(self.rng.standard_normal((len(rows), size)))
+        return self.streams.take(rows).normal(draw, size)
+
+    def uniform(
+        self, rows: np.ndarray, draw: int, size: int, purpose: int = 1
+    ) -> np.ndarray:
+        """``(len(rows), size)`` uniforms on (0, 1)."""
+        if self.streams is None:
+            return np.asarray(self.rng.random_sample((len(rows), size)))
+        return self.streams.take(rows).uniform(draw, size, purpose)
+
+    def integers(self, rows: np.ndarray, draw: int, high: int) -> np.ndarray:
+        """``len(rows)`` integers, uniform on ``0 .. high - 1``."""
+        if self.streams is None:
+            return np.asarray(self.rng.randint(high, size=len(rows)))
+        u = self.streams.take(rows).uniform(draw, 1, purpose=1)[:, 0]
+        return np.minimum((u * high).astype(np.intp), high - 1)
 
 
 def check_n_draws(n_draws: Any) -> int:

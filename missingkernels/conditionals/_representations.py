@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from .._numerics import psd_factor
-from ._base import BaseConditionals, check_n_draws
+from ._base import BaseConditionals, Variates, check_n_draws
 from ._gaussian import condition_gaussian
 from ._patterns import group_patterns, pattern_groups
 
@@ -54,7 +53,8 @@ def _fill_gaussian(
     pattern_index: np.ndarray,
     covariances: Any,
     component: np.ndarray,
-    rng: np.random.RandomState,
+    variates: Variates,
+    draw: int,
 ) -> None:
     """Draw the missing block of each row from ``N(means[k], C_pk)`` in place.
 
@@ -69,7 +69,7 @@ def _fill_gaussian(
         for k in np.unique(component[rows]):
             sel = rows[component[rows] == k]
             root = psd_factor(covariances[p][k])
-            z = rng.standard_normal((sel.size, cols.size))
+            z = variates.normal(sel, draw, cols.size)
             out[np.ix_(sel, cols)] = means[k][np.ix_(sel, cols)] + z @ root.T
 
 
@@ -158,17 +158,22 @@ class GaussianConditionals(BaseConditionals):
         covs = self.embedded_covariances()
         return (centred.T @ centred + np.tensordot(counts.astype(float), covs, 1)) / n
 
-    def sample(self, n_draws: int, random_state: Any = None) -> SampleConditionals:
-        """Draw completions: per pattern, ``mu_J + F z`` with ``F F^T = C_J``."""
+    def sample(
+        self, n_draws: int, random_state: Any = None, *, by_row: bool = True
+    ) -> SampleConditionals:
+        """Draw completions: per pattern, ``mu_J + F z`` with ``F F^T = C_J``.
+
+        See :meth:`BaseConditionals.sample`.
+        """
         n_draws = check_n_draws(n_draws)
-        rng = check_random_state(random_state)
+        variates = Variates(random_state, by_row, self.means, self.missing)
         out = np.repeat(self.means[None], n_draws, axis=0)
         covs = [c[None] for c in self.covariances]
         comp = np.zeros(self.n_samples, dtype=int)
         for m in range(n_draws):
             _fill_gaussian(
                 out[m], self.means[None], self.patterns, self.pattern_index,
-                covs, comp, rng,
+                covs, comp, variates, m,
             )  # fmt: skip
         return SampleConditionals(samples=out, missing=self.missing)
 
@@ -359,21 +364,29 @@ class MixtureConditionals(BaseConditionals):
             second += np.tensordot(per_pattern, covs[k], axes=1)
         return second / n
 
-    def sample(self, n_draws: int, random_state: Any = None) -> SampleConditionals:
-        """Draw a component by the row's weights, then its Gaussian."""
+    def sample(
+        self, n_draws: int, random_state: Any = None, *, by_row: bool = True
+    ) -> SampleConditionals:
+        """Draw a component by the row's weights, then its Gaussian.
+
+        See :meth:`BaseConditionals.sample`.
+        """
         n_draws = check_n_draws(n_draws)
-        rng = check_random_state(random_state)
+        # Observed entries of a component's means are the row's, exactly.
+        variates = Variates(random_state, by_row, self.means[0], self.missing)
         n = self.n_samples
+        every = np.arange(n)
         out = np.repeat(self.first_moments()[None], n_draws, axis=0)
         cum = np.cumsum(self.weights, axis=1)
         covs = list(self.covariances)
         for m in range(n_draws):
-            u = np.asarray(rng.random_sample(n))[:, None] * cum[:, -1:]
+            u = variates.uniform(every, m, 1) * cum[:, -1:]
             comp = np.minimum((u > cum).sum(axis=1), self.n_components - 1)
             out[m] = self.means[comp, np.arange(n)]
             _fill_gaussian(
-                out[m], self.means, self.patterns, self.pattern_index, covs, comp, rng
-            )
+                out[m], self.means, self.patterns, self.pattern_index, covs, comp,
+                variates, m,
+            )  # fmt: skip
         return SampleConditionals(samples=out, missing=self.missing)
 
     def component(self, k: int) -> GaussianConditionals:
@@ -466,14 +479,20 @@ class SampleConditionals(BaseConditionals):
         flat = self.samples.reshape(-1, d) - mean
         return flat.T @ flat / len(flat)
 
-    def sample(self, n_draws: int, random_state: Any = None) -> SampleConditionals:
-        """Resample: each row's completions drawn with replacement from its draws."""
+    def sample(
+        self, n_draws: int, random_state: Any = None, *, by_row: bool = True
+    ) -> SampleConditionals:
+        """Resample: each row's completions drawn with replacement from its draws.
+
+        See :meth:`BaseConditionals.sample`.
+        """
         n_draws = check_n_draws(n_draws)
-        rng = check_random_state(random_state)
+        variates = Variates(random_state, by_row, self.samples[0], self.missing)
         n = self.n_samples
+        every = np.arange(n)
         out = np.empty((n_draws, n, self.n_features))
         for m in range(n_draws):
-            pick = rng.randint(self.n_draws, size=n)
+            pick = variates.integers(every, m, self.n_draws)
             out[m] = self.samples[pick, np.arange(n)]
         return SampleConditionals(samples=out, missing=self.missing)
 
@@ -569,16 +588,25 @@ class CategoricalConditionals(BaseConditionals):
             out[idx, v, v] = second
         return out
 
-    def sample(self, n_draws: int, random_state: Any = None) -> SampleConditionals:
-        """Each missing entry drawn from its feature's PMF, independently."""
+    def sample(
+        self, n_draws: int, random_state: Any = None, *, by_row: bool = True
+    ) -> SampleConditionals:
+        """Each missing entry drawn from its feature's PMF, independently.
+
+        See :meth:`BaseConditionals.sample`.
+        """
         n_draws = check_n_draws(n_draws)
-        rng = check_random_state(random_state)
+        variates = Variates(random_state, by_row, self.values, self.missing)
         out = np.repeat(self.values[None].astype(np.float64), n_draws, axis=0)
-        for v in range(self.n_features):
-            rows = np.flatnonzero(self.missing[:, v])
-            if rows.size == 0:
-                continue
-            cats = np.asarray(self.categories[v], dtype=np.float64)
-            p = np.asarray(self.probabilities[v], dtype=np.float64)
-            out[:, rows, v] = rng.choice(cats, size=(n_draws, rows.size), p=p / p.sum())
+        rows = np.flatnonzero(self.missing.any(axis=1))
+        for m in range(n_draws):
+            u = variates.uniform(rows, m, self.n_features)
+            for v in range(self.n_features):
+                miss = self.missing[rows, v]
+                if not miss.any():
+                    continue
+                cats = np.asarray(self.categories[v], dtype=np.float64)
+                cdf = np.cumsum(np.asarray(self.probabilities[v], dtype=np.float64))
+                pick = np.searchsorted(cdf, u[miss, v] * cdf[-1], side="right")
+                out[m, rows[miss], v] = cats[np.minimum(pick, len(cats) - 1)]
         return SampleConditionals(samples=out, missing=self.missing)

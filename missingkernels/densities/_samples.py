@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import inspect
 from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .._numerics import integer_seeds
+from .._numerics import RowStreams, integer_seeds, row_keys
 from .._optional import import_optional
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import SampleConditionals
@@ -99,10 +98,38 @@ class IterativeImputerDensity(BaseDensity):
         ]
 
     def _conditionals(self, X: np.ndarray) -> SampleConditionals:
-        # transform() advances the imputer's generator: work on a copy so the
-        # same rows always get the same draws.
-        draws = [copy.deepcopy(imp).transform(X) for imp in self.imputers_]
+        missing = np.isnan(X)
+        keys = row_keys(X, missing)
+        draws = [
+            _posterior_draw(imp, X, missing, RowStreams(keys, int(imp.random_state)))
+            for imp in self.imputers_
+        ]
         return _sample_conditionals(X, draws)
+
+
+def _posterior_draw(
+    imputer: Any, X: np.ndarray, missing: np.ndarray, streams: RowStreams
+) -> np.ndarray:
+    """One completion by the fitted chained equations, the noise keyed by row.
+
+    The steps of ``IterativeImputer.transform`` with ``sample_posterior=True``
+    and unbounded values (``N(mu, sigma^2)`` per imputed entry), through its
+    public fitted attributes, except that the normal of step ``s`` for row
+    ``i`` comes from the row's own stream: a row's draw does not depend on
+    the other rows transformed with it (the imputer's own generator would).
+    """
+    filled = np.asarray(imputer.initial_imputer_.transform(X), dtype=np.float64)
+    # (IterativeImputer also stops when every entry of the batch is missing:
+    # a batch-level rule this row-wise version leaves out.)
+    for step, triplet in enumerate(imputer.imputation_sequence_):
+        rows = np.flatnonzero(missing[:, triplet.feat_idx])
+        if rows.size == 0:
+            continue
+        neighbours = filled[np.ix_(rows, triplet.neighbor_feat_idx)]
+        mu, sigma = triplet.estimator.predict(neighbours, return_std=True)
+        z = streams.take(rows).normal(step, 1)[:, 0]
+        filled[rows, triplet.feat_idx] = np.where(sigma > 0, mu + sigma * z, mu)
+    return filled
 
 
 class MICEDensity(BaseDensity):
@@ -277,18 +304,22 @@ class MICEDensity(BaseDensity):
     def _conditionals(self, X: np.ndarray) -> SampleConditionals:
         missing = np.isnan(X)
         draws = []
+        keys = row_keys(X, missing)
+        d = X.shape[1]
         for models, seed in zip(self.models_, self.draw_seeds_, strict=True):
-            rng = np.random.RandomState(int(seed))
+            # The donor picks of a row come from its own stream (batch-free).
+            streams = RowStreams(keys, int(seed))
             work = np.where(missing, self.initial_values_, X)
-            for _ in range(self.max_iter):
+            for it in range(self.max_iter):
                 for j in self.order_:
                     rows = np.flatnonzero(missing[:, j])
                     if rows.size == 0:
                         continue
                     params, donor_pred, donor_values = models[j]
                     pred = _design(work[rows], j) @ params
+                    u = streams.take(rows).uniform(it * d + j, 1)[:, 0]
                     work[rows, j] = _match(
-                        pred, donor_pred, donor_values, self.k_pmm, rng
+                        pred, donor_pred, donor_values, self.k_pmm, u
                     )
             draws.append(work)
         return _sample_conditionals(X, draws)
@@ -304,9 +335,10 @@ def _match(
     donor_pred: np.ndarray,
     donor_values: np.ndarray,
     k_pmm: int,
-    rng: np.random.RandomState,
+    u: np.ndarray,
 ) -> np.ndarray:
-    """Predictive mean matching: a random one of the k closest donors."""
+    """Predictive mean matching: one of the k closest donors, picked by ``u``
+    (uniforms on (0, 1), one per row)."""
     k = min(k_pmm, len(donor_pred))
     pos = np.searchsorted(donor_pred, pred)
     window = pos[:, None] + np.arange(-k, k)[None, :]
@@ -315,5 +347,6 @@ def _match(
     dist = np.abs(donor_pred[window] - pred[:, None])
     dist[outside] = np.inf
     nearest = np.argsort(dist, axis=1, kind="stable")[:, :k]
-    pick = nearest[np.arange(len(pred)), rng.randint(0, k, size=len(pred))]
+    choice = np.minimum((u * k).astype(np.intp), k - 1)
+    pick = nearest[np.arange(len(pred)), choice]
     return donor_values[window[np.arange(len(pred)), pick]]

@@ -34,6 +34,9 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         self.support_ = self.svm_.support_
         self.support_vectors_ = X[self.support_]
         self.X_fit_ = X
+        # k(x_i, x_i) as trained (the kernel's diagonal convention), for
+        # scoring the training rows themselves exactly as the SVM saw them.
+        self._support_diagonal = K[self.support_, self.support_].copy()
         self.dual_coef_ = self.svm_.dual_coef_
         self.intercept_ = self.svm_.intercept_
         self.n_iter_ = self.svm_.n_iter_
@@ -52,12 +55,19 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         """
         X = validate_missing_data(self, X, reset=False)
         apply = getattr(self.svm_, method)
-        parts = [
-            apply(
-                cross_gram_on_support(self.kernel_, X[rows], self.X_fit_, self.support_)
-            )
-            for rows in row_chunks(X.shape[0], self.X_fit_.shape[0])
-        ]
+        # Scoring the training rows (the same array): each support vector
+        # meets itself as in training, not as an independent copy of its row.
+        training = X.shape == self.X_fit_.shape and np.array_equal(
+            X, self.X_fit_, equal_nan=True
+        )
+        parts = []
+        for rows in row_chunks(X.shape[0], self.X_fit_.shape[0]):
+            K = cross_gram_on_support(self.kernel_, X[rows], self.X_fit_, self.support_)
+            if training:
+                own = (self.support_ >= rows.start) & (self.support_ < rows.stop)
+                sv = self.support_[own]
+                K[sv - rows.start, sv] = self._support_diagonal[own]
+            parts.append(apply(K))
         return np.concatenate(parts)
 
 

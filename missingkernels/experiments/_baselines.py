@@ -168,7 +168,9 @@ class DensityDrawImputer(TransformerMixin, BaseEstimator):
         cond = self.density_.conditionals(X)
         if self.fill == "mean":
             return np.asarray(cond.first_moments(), dtype=np.float64)
-        draw = cond.sample(1, check_random_state(self.random_state))
+        # One generator over the batch, as scikit-learn's imputers draw (and
+        # the committed baseline results were drawn).
+        draw = cond.sample(1, check_random_state(self.random_state), by_row=False)
         return np.asarray(draw.samples[0], dtype=np.float64)
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
