@@ -31,6 +31,7 @@ __all__ = [
     "load_dataset",
 ]
 
+#: The environment variable naming the data directory (see :func:`get_data_dir`).
 DATA_DIR_ENV = "MISSINGKERNELS_DATA_DIR"
 
 

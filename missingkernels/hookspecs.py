@@ -33,9 +33,23 @@ from typing import Any
 
 import pluggy
 
+__all__ = [
+    "PROJECT_NAME",
+    "hookimpl",
+    "hookspec",
+    "missingkernels_register_baselines",
+    "missingkernels_register_densities",
+    "missingkernels_register_expectations",
+    "missingkernels_register_kernels",
+    "missingkernels_register_representations",
+]
+
+#: The pluggy project name, also the entry-point group of plugins.
 PROJECT_NAME = "missingkernels"
 
+#: Marks the hook specifications below (used by the package itself).
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+#: Marks a plugin's hook implementations: decorate each hook function with it.
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 Factory = Callable[..., Any]

@@ -42,10 +42,12 @@ class BaseConditionals:
 
     @property
     def n_samples(self) -> int:  # pragma: no cover - overridden
+        """The number of rows."""
         return int(self.missing.shape[0])
 
     @property
     def n_features(self) -> int:  # pragma: no cover - overridden
+        """The number of features."""
         return int(self.missing.shape[1])
 
     def first_moments(self) -> np.ndarray:

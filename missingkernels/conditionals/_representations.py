@@ -325,6 +325,7 @@ class MixtureConditionals(BaseConditionals):
 
     @property
     def n_components(self) -> int:
+        """The number of mixture components."""
         return int(self.means.shape[0])
 
     def first_moments(self) -> np.ndarray:
@@ -444,6 +445,7 @@ class SampleConditionals(BaseConditionals):
 
     @property
     def n_draws(self) -> int:
+        """The number of draws per row."""
         return int(self.samples.shape[0])
 
     def feature_values(self, v: int) -> np.ndarray:

@@ -15,9 +15,9 @@ from sklearn.pipeline import Pipeline
 
 from .._registry import _RENAMED
 
-#: C and gamma grids of the genRBF paper (sec. 5.1): 2^k, k = -5, -3, ..., 9
-#: and k = -5, -3, ..., 11.
+#: The C grid of the genRBF paper (sec. 5.1): 2^k, k = -5, -3, ..., 9.
 PAPER_C_GRID = tuple(2.0**k for k in range(-5, 10, 2))
+#: The gamma grid of the genRBF paper (sec. 5.1): 2^k, k = -5, -3, ..., 11.
 PAPER_GAMMA_GRID = tuple(2.0**k for k in range(-5, 12, 2))
 
 

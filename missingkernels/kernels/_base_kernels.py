@@ -94,6 +94,7 @@ class BaseKernel(BaseEstimator):
 
     @classmethod
     def kernel_name(cls) -> str:
+        """The short name used in messages: ``name``, else the class name."""
         return cls.name or cls.__name__
 
 
