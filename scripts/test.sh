@@ -11,12 +11,12 @@ PLUGIN_ARGS=""
 for p in plugins/*/pyproject.toml; do
     if [ -e "$p" ]; then PLUGIN_ARGS="$PLUGIN_ARGS -e $(dirname "$p")"; fi
 done
-mk_ensure_venv .venv "-e .[dev,experiments,plots,socp,r,dask] $PLUGIN_ARGS"
+mk_ensure_venv .venv "-e .[dev,docs,experiments,plots,socp,r,dask] $PLUGIN_ARGS"
 mk_log "setup done in $((SECONDS - start)) s"
 
 mk_log "ruff + mypy"
-.venv/bin/ruff check missingkernels tests benchmarks plugins
-.venv/bin/ruff format --check missingkernels tests benchmarks plugins
+.venv/bin/ruff check missingkernels tests benchmarks plugins examples docs/conf.py
+.venv/bin/ruff format --check missingkernels tests benchmarks plugins examples docs/conf.py
 .venv/bin/mypy missingkernels
 
 mk_log "pytest (Python suite, $(.venv/bin/python -c 'import numpy; print("numpy", numpy.__version__)'))"
