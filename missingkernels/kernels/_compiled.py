@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit
 
 if TYPE_CHECKING:
-    from ._rbf import MahalanobisFactors, SideArrays
+    from ._rbf import MahalanobisFactors, RowFactors, SideArrays
 
 # Rescale the running product of Cholesky pivots before it can overflow.
 _BIG = 1e150
@@ -758,4 +758,344 @@ def rbf_aligned(
                 for s in range(k):
                     total += buf[s] * buf[s]
             out[r] = -0.5 * logdet - gamma * total
+    return 0
+
+
+# -- row pairs: the Woodbury reduction to min(|J_i|, |J_j|) ---------------------
+#
+# With nearly one row per pattern (MCAR in high dimensions) no factor is shared
+# between row pairs, so each pair factors only a matrix of the size of the
+# smaller missing set: the row with more missing features ("big", pattern p)
+# brings per-pattern factors of P_p = I + 2 gamma C_p, the other ("small",
+# pattern q, m = |J_q|) is added by Woodbury (docs/theory.rst, "Fast exact
+# computation by pattern pairs"):
+#
+#   logdet(P_p + V V^T) = logdet P_p + logdet N,   N = I + V^T P_p^-1 V,
+#   d^T (P_p + V V^T)^-1 d = d^T P_p^-1 d - ||R_N^-1 V^T P_p^-1 d||^2.
+#
+# The second line is a difference of two non-negative terms; the result is
+# clipped at 0 against rounding, as the Mahalanobis bracket above.
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _woodbury_euclidean(
+    bi: np.ndarray,
+    sj: np.ndarray,
+    count: int,
+    xb: np.ndarray,
+    pat_b: np.ndarray,
+    kk_b: np.ndarray,
+    J_b: np.ndarray,
+    observed_b: np.ndarray,
+    position_b: np.ndarray,
+    tri_b: np.ndarray,
+    dmat_b: np.ndarray,
+    logdet_b: np.ndarray,
+    xs: np.ndarray,
+    pat_s: np.ndarray,
+    kk_s: np.ndarray,
+    J_s: np.ndarray,
+    vt_s: np.ndarray,
+    kq_s: np.ndarray,
+    vals: np.ndarray,
+) -> int:  # pragma: no cover - compiled
+    """``log det`` and ``quad`` of the row pairs ``(bi[c], sj[c])``,
+    ``c < count``: ``vals[c] = -1/2 logdet - gamma quad`` needs gamma, so this
+    writes ``vals[c, 0] = logdet`` and ``vals[c, 1] = quad``.
+
+    Row ``bi[c]`` of the big side (pattern ``p``) has at least as many missing
+    features as row ``sj[c]`` of the small side (pattern ``q``, ``m`` missing).
+    ``tri_b[p] = L_p^-1`` (lower), ``dmat_b[p] = I - P_p^-1``,
+    ``vt_s[q] = V_q^T = sqrt(2 gamma) F_q^T``, ``kq_s[q] = I + V_q^T V_q``.
+    Plain arrays, indexed in full: fields or views taken per pair would cost
+    reference counting in the inner loop. Returns 0, or ``1 + q`` if ``N`` is
+    not positive definite.
+    """
+    kmax = max(J_b.shape[1], J_s.shape[1])
+    u = np.empty(2 * kmax + 1)
+    g = np.empty(kmax + 1)
+    T = np.empty((kmax, kmax))
+    hq = np.empty(kmax, dtype=np.int64)
+    hp = np.empty(kmax, dtype=np.int64)
+    N = np.empty((kmax, kmax))
+    inv = np.empty(kmax)
+    d = xb.shape[1]
+    for c in range(count):
+        i = bi[c]
+        j = sj[c]
+        p = pat_b[i]
+        q = pat_s[j]
+        kp = kk_b[p]
+        m = kk_s[q]
+        # Coordinates observed in row i: plain squared differences.
+        obs = 0.0
+        for t in range(d):
+            e = xb[i, t] - xs[j, t]
+            obs += observed_b[p, t] * (e * e)
+        # u = L_p^-1 delta[J_p].
+        for r in range(kp):
+            f = J_b[p, r]
+            g[r] = xb[i, f] - xs[j, f]
+        sp = 0.0
+        for s in range(kp):
+            acc = 0.0
+            for r in range(s + 1):
+                acc += tri_b[p, s, r] * g[r]
+            u[s] = acc
+            sp += acc * acc
+        # g = (P_p^-1 delta)[J_q]: delta off J_p, L_p^-T u on the intersection.
+        h = 0
+        for a in range(m):
+            f = J_s[q, a]
+            ps = position_b[p, f]
+            if ps < 0:
+                g[a] = xb[i, f] - xs[j, f]
+            else:
+                acc = 0.0
+                for s in range(ps, kp):
+                    acc += tri_b[p, s, ps] * u[s]
+                g[a] = acc
+                hq[h] = a
+                hp[h] = ps
+                h += 1
+        # N = K_q - V_cap^T D_p[cap, cap] V_cap (cap = J_p & J_q, h features).
+        for e1 in range(h):
+            for b in range(m):
+                acc = 0.0
+                for e in range(h):
+                    acc += dmat_b[p, hp[e1], hp[e]] * vt_s[q, b, hq[e]]
+                T[e1, b] = acc
+        for b in range(m):
+            for b2 in range(b + 1):
+                acc = kq_s[q, b, b2]
+                for e in range(h):
+                    acc -= vt_s[q, b, hq[e]] * T[e, b2]
+                N[b, b2] = acc
+        if not _cholesky(N, inv, m):
+            return 1 + q
+        # w = V_q^T g, then ||R_N^-1 w||^2 (w stored in u[kp:]).
+        sw = 0.0
+        for b in range(m):
+            acc = 0.0
+            for a in range(m):
+                acc += vt_s[q, b, a] * g[a]
+            for t in range(b):
+                acc -= N[b, t] * u[kp + t]
+            acc *= inv[b]
+            u[kp + b] = acc
+            sw += acc * acc
+        quad = obs + sp - sw
+        vals[c, 0] = logdet_b[p] + (_logdet(N, m) if m else 0.0)
+        vals[c, 1] = quad if quad > 0.0 else 0.0
+    return 0
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _woodbury_mahalanobis(
+    bi: np.ndarray,
+    sj: np.ndarray,
+    count: int,
+    gamma: float,
+    xb: np.ndarray,
+    zb: np.ndarray,
+    pat_b: np.ndarray,
+    kk_b: np.ndarray,
+    J_b: np.ndarray,
+    tri_b: np.ndarray,
+    proj_b: np.ndarray,
+    logdet_b: np.ndarray,
+    xs: np.ndarray,
+    zs: np.ndarray,
+    pat_s: np.ndarray,
+    kk_s: np.ndarray,
+    J_s: np.ndarray,
+    ft_s: np.ndarray,
+    kq_s: np.ndarray,
+    vals: np.ndarray,
+) -> int:  # pragma: no cover - compiled
+    """As :func:`_woodbury_euclidean`, Mahalanobis (``vals[c, 1]`` is the
+    clipped bracket).
+
+    The first block is ``K_p = L_p L_p^T`` (per pattern); ``N = K_q - Y^T Y``
+    with ``Y = 2 gamma L_p^-1 F_p^T G[J_p, J_q] F_q`` (``k_p x m``), from
+    ``proj_b[p] = L_p^-1 (G F_p)^T``, ``tri_b[p] = L_p^-1 F_p^T`` and
+    ``ft_s[q] = F_q^T``.
+    """
+    kmax = max(J_b.shape[1], J_s.shape[1])
+    u = np.empty(2 * kmax + 1)
+    g = np.empty(kmax + 1)
+    Y = np.empty((kmax, kmax))
+    N = np.empty((kmax, kmax))
+    inv = np.empty(kmax)
+    d = xb.shape[1]
+    g2 = 2.0 * gamma
+    for c in range(count):
+        i = bi[c]
+        j = sj[c]
+        p = pat_b[i]
+        q = pat_s[j]
+        kp = kk_b[p]
+        m = kk_s[q]
+        wd = 0.0
+        for t in range(d):
+            e = xb[i, t] - xs[j, t]
+            wd += e * e
+        # y1 = L_p^-1 F_p^T (G delta)[J_p] (in u[:kp]).
+        for r in range(kp):
+            f = J_b[p, r]
+            g[r] = zb[i, f] - zs[j, f]
+        s1 = 0.0
+        for s in range(kp):
+            acc = 0.0
+            for r in range(kp):
+                acc += tri_b[p, s, r] * g[r]
+            u[s] = acc
+            s1 += acc * acc
+        # Y stored transposed (Y[b, :] is column b): the products below run
+        # along contiguous rows.
+        for s in range(kp):
+            for a in range(m):
+                g[a] = proj_b[p, s, J_s[q, a]]
+            for b in range(m):
+                acc = 0.0
+                for a in range(m):
+                    acc += ft_s[q, b, a] * g[a]
+                Y[b, s] = g2 * acc
+        for b in range(m):
+            for b2 in range(b + 1):
+                acc = 0.0
+                for s in range(kp):
+                    acc += Y[b, s] * Y[b2, s]
+                N[b, b2] = kq_s[q, b, b2] - acc
+        if not _cholesky(N, inv, m):
+            return 1 + q
+        # y2 = R_N^-1 (F_q^T (G delta)[J_q] - Y^T y1).
+        for a in range(m):
+            f = J_s[q, a]
+            g[a] = zb[i, f] - zs[j, f]
+        s2 = 0.0
+        for b in range(m):
+            acc = 0.0
+            for a in range(m):
+                acc += ft_s[q, b, a] * g[a]
+            for s in range(kp):
+                acc -= Y[b, s] * u[s]
+            for t in range(b):
+                acc -= N[b, t] * u[kp + t]
+            acc *= inv[b]
+            u[kp + b] = acc
+            s2 += acc * acc
+        bracket = wd - g2 * (s1 + s2)
+        vals[c, 0] = logdet_b[p] + (_logdet(N, m) if m else 0.0)
+        vals[c, 1] = bracket if bracket > 0.0 else 0.0
+    return 0
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _oriented(
+    bi: np.ndarray,
+    sj: np.ndarray,
+    count: int,
+    big: SideArrays,
+    fb: RowFactors,
+    small: SideArrays,
+    fs: RowFactors,
+    gamma: float,
+    mahal: bool,
+    vals: np.ndarray,
+) -> int:  # pragma: no cover - compiled
+    """The row pairs ``(bi[c], sj[c])`` with big and small sides as given."""
+    if mahal:
+        return _woodbury_mahalanobis(
+            bi, sj, count, gamma, big.x, big.z, fb.pattern, big.n_missing,
+            big.missing, fb.tri, fb.proj, fb.logdet, small.x, small.z,
+            fs.pattern, small.n_missing, small.missing, fs.small_t, fs.small_k,
+            vals,
+        )  # fmt: skip
+    return _woodbury_euclidean(
+        bi, sj, count, big.x, fb.pattern, big.n_missing, big.missing,
+        fb.observed, fb.position, fb.tri, fb.dmat, fb.logdet, small.x,
+        fs.pattern, small.n_missing, small.missing, fs.small_t, fs.small_k,
+        vals,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def rbf_rows(
+    rows: np.ndarray,
+    sa: SideArrays,
+    sb: SideArrays,
+    fa: RowFactors,
+    fb: RowFactors,
+    gamma: float,
+    mahal: bool,
+    symmetric: bool,
+    accumulate: bool,
+    diagonal: bool,
+    out: np.ndarray,
+) -> int:  # pragma: no cover - compiled
+    """Expected RBF between the rows ``rows`` of a and all rows of b, one row
+    pair at a time (the Woodbury reduction); outputs as :func:`rbf_pairs`.
+
+    With ``symmetric`` (a is b) row ``i`` pairs with ``j <= i`` and writes
+    both ``out[i, j]`` and ``out[j, i]`` (threads own disjoint rows ``i``).
+    With ``diagonal`` (aligned rows, same patterns) row ``i`` pairs with row
+    ``i`` of b only, written to ``out[i, 0]``: the same code as the pairs, so
+    a duplicated row's genRBF normalisation cancels exactly. The row with more
+    missing features (a on ties) brings the factored block. Returns 0, or
+    ``1 + p`` for a pattern whose matrix is not positive definite.
+    """
+    nb = sb.x.shape[0]
+    kk_a = sa.n_missing
+    kk_b = sb.n_missing
+    pat_a = fa.pattern
+    pat_b = fb.pattern
+    off_a = sa.off
+    off_b = sb.off
+    w_a = sa.weight
+    w_b = sb.weight
+    # Pairs of one row, split by orientation: (row of a, row of b) with a
+    # big, and (row of b, row of a) with b big.
+    big_a = np.empty(nb, dtype=np.int64)
+    small_b = np.empty(nb, dtype=np.int64)
+    big_b = np.empty(nb, dtype=np.int64)
+    small_a = np.empty(nb, dtype=np.int64)
+    vals_a = np.empty((nb, 2))
+    vals_b = np.empty((nb, 2))
+    for i in rows:
+        ka = kk_a[pat_a[i]]
+        j0 = i if diagonal else 0
+        j1 = i + 1 if symmetric or diagonal else nb
+        na = 0
+        nb_ = 0
+        for j in range(j0, j1):
+            if ka >= kk_b[pat_b[j]]:
+                big_a[na] = i
+                small_b[na] = j
+                na += 1
+            else:
+                big_b[nb_] = j
+                small_a[nb_] = i
+                nb_ += 1
+        code = _oriented(big_a, small_b, na, sa, fa, sb, fb, gamma, mahal, vals_a)
+        if code:
+            return code
+        code = _oriented(big_b, small_a, nb_, sb, fb, sa, fa, gamma, mahal, vals_b)
+        if code:
+            return code
+        for side in range(2):
+            cnt = na if side == 0 else nb_
+            vals = vals_a if side == 0 else vals_b
+            cols = small_b if side == 0 else big_b
+            for c in range(cnt):
+                j = cols[c]
+                val = off_a[i] + off_b[j] - 0.5 * vals[c, 0] - gamma * vals[c, 1]
+                if diagonal:
+                    out[i, 0] = val
+                elif accumulate:
+                    out[i, j] += w_a[i] * w_b[j] * math.exp(val)
+                else:
+                    out[i, j] = val
+                    if symmetric:
+                        out[j, i] = val
     return 0

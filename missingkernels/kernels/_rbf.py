@@ -245,6 +245,29 @@ class MahalanobisFactors(NamedTuple):
     own_w: np.ndarray  # (n, k) ``L_p^-1 F_p^T z_i[J_p]``
 
 
+class RowFactors(NamedTuple):
+    """Per-pattern factors of a side for the row-pair loop
+    (:func:`._compiled.rbf_rows`), at one ``gamma``; see :func:`row_factors`.
+
+    Euclidean: ``tri = L_p^-1`` (``L_p L_p^T = P_p = I + 2 gamma C_p``),
+    ``dmat = I - P_p^-1``, ``small_t = V_p^T = sqrt(2 gamma) F_p^T``,
+    ``small_k = I + V_p^T V_p``, ``logdet = log det P_p``. Mahalanobis:
+    ``tri``, ``proj`` and ``logdet`` as :class:`MahalanobisFactors`
+    (``w_t``, ``v_t``, ``logdet``), ``small_t = F_p^T``,
+    ``small_k = I + 2 gamma F_p^T G[J_p, J_p] F_p``.
+    """
+
+    pattern: np.ndarray  # (n,) pattern of each row
+    position: np.ndarray  # (P, d) position of each feature in J_p, or -1
+    observed: np.ndarray  # (P, d) 1.0 where the feature is observed, else 0.0
+    logdet: np.ndarray  # (P,)
+    tri: np.ndarray  # (P, k, k)
+    proj: np.ndarray  # (P, k, d) (Mahalanobis)
+    dmat: np.ndarray  # (P, k, k) (Euclidean)
+    small_t: np.ndarray  # (P, k, k)
+    small_k: np.ndarray  # (P, k, k)
+
+
 @dataclass(frozen=True)
 class Side:
     """One argument of a Gram, in the layout of :mod:`._compiled`.
@@ -360,6 +383,18 @@ def _psd_factors_check(covariances: Sequence[np.ndarray]) -> None:
         _psd_factors(np.stack(stack))
 
 
+# The pattern-pair loop shares each factor between all the row pairs of two
+# patterns; the row-pair loop factors a smaller matrix per row pair. The
+# latter wins unless patterns hold several rows on average.
+_ROWS_PER_PATTERN_PAIR = 8
+
+
+def _use_row_pairs(a: Side, b: Side) -> bool:
+    n_pairs = a.n * b.n
+    n_pattern_pairs = a.packed.n_patterns * b.packed.n_patterns
+    return n_pairs < _ROWS_PER_PATTERN_PAIR * n_pattern_pairs
+
+
 def pairs(
     a: Side,
     b: Side,
@@ -370,8 +405,12 @@ def pairs(
     accumulate: bool,
     out: np.ndarray,
 ) -> None:
-    """Fill (or accumulate into) ``out`` with the compiled pattern-pair loop."""
+    """Fill (or accumulate into) ``out`` with the compiled pattern-pair loop,
+    or the row-pair loop when patterns hold about one row each."""
     if a.n == 0 or b.n == 0:
+        return
+    if _use_row_pairs(a, b):
+        _row_pairs(a, b, gamma, metric, symmetric and not accumulate, accumulate, out)
         return
     P = a.packed.n_patterns
     T = max(1, min(n_threads(), P))
@@ -399,6 +438,83 @@ def pairs(
             _run([mirror(bl) for bl in blocks])
 
 
+def _row_pairs(
+    a: Side,
+    b: Side,
+    gamma: float,
+    metric: Metric,
+    symmetric: bool,
+    accumulate: bool,
+    out: np.ndarray,
+    diagonal: bool = False,
+) -> None:
+    """The row-pair loop (:func:`._compiled.rbf_rows`) on threads."""
+    T = max(1, min(n_threads(), a.n))
+    # Round robin: with ``symmetric`` row i pairs with i + 1 rows.
+    row_lists = [np.arange(t, a.n, T, dtype=np.int64) for t in range(T)]
+    with _LOCK:
+        fa = row_factors(a, gamma, metric)
+        fb = fa if symmetric else row_factors(b, gamma, metric)
+
+        def task(rows: np.ndarray) -> Callable[[], object]:
+            return lambda: _loops().rbf_rows(
+                rows, a.arrays, b.arrays, fa, fb, float(gamma), metric.mahalanobis,
+                bool(symmetric), bool(accumulate), bool(diagonal), out,
+            )  # fmt: skip
+
+        _raise_invalid(_run([task(rows) for rows in row_lists]))
+
+
+def row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
+    """The per-pattern factors of :class:`RowFactors` for one side."""
+    arrays, packed = side.arrays, side.packed
+    P = packed.n_patterns
+    mask = packed.mask
+    pattern = np.empty(side.n, np.int64)
+    pattern[packed.order] = np.repeat(np.arange(P), np.diff(packed.start))
+    position = np.where(mask, np.cumsum(mask, axis=1) - 1, -1).astype(np.int64)
+    observed = np.ascontiguousarray(~mask, dtype=np.float64)
+    kk = arrays.n_missing
+    size = arrays.missing.shape[1]
+    g2 = 2.0 * float(gamma)
+    if metric.mahalanobis:
+        factors = _factors(side, gamma, metric)
+        eye = np.eye(size)
+        small_k = eye + g2 * arrays.inner
+        return RowFactors(
+            pattern, position, observed, factors.logdet, factors.w_t, factors.v_t,
+            np.zeros((1, 1, 1)), arrays.factor_t, np.ascontiguousarray(small_k),
+        )  # fmt: skip
+    logdet = np.zeros(P)
+    tri = np.zeros((P, size, size))
+    dmat = np.zeros((P, size, size))
+    small_t = np.zeros((P, size, size))
+    small_k = np.zeros((P, size, size))
+    for k in np.unique(kk):
+        if k == 0:
+            continue
+        pats = np.flatnonzero(kk == k)
+        eye = np.eye(k)
+        C = arrays.cov[pats, :k, :k]
+        V = np.sqrt(g2) * _psd_factors(C)
+        K = eye + np.swapaxes(V, 1, 2) @ V
+        try:
+            L = np.linalg.cholesky(eye + g2 * C)
+        except np.linalg.LinAlgError:
+            _raise_invalid([1 + int(pats[0])])
+        logdet[pats] = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
+        tri[pats, :k, :k] = np.tril(np.linalg.inv(L))
+        # I - P^-1 = V K^-1 V^T (Woodbury): accurate when gamma C is small.
+        D = V @ np.linalg.solve(K, np.swapaxes(V, 1, 2))
+        dmat[pats, :k, :k] = 0.5 * (D + np.swapaxes(D, 1, 2))
+        small_t[pats, :k, :k] = np.swapaxes(V, 1, 2)
+        small_k[pats, :k, :k] = K
+    return RowFactors(
+        pattern, position, observed, logdet, tri, np.zeros((1, 1, 1)), dmat,
+        small_t, small_k,
+    )  # fmt: skip
+
+
 def _factors(a: Side, gamma: float, metric: Metric) -> MahalanobisFactors:
     """Per-pattern Mahalanobis factors of ``a``, shared by the threads."""
     if not metric.mahalanobis:
@@ -415,6 +531,11 @@ def aligned(a: Side, b: Side, gamma: float, metric: Metric) -> np.ndarray:
     out = np.empty(a.n)
     if a.n == 0:
         return out
+    if _use_row_pairs(a, b):
+        # As the row-pair loop computes the Gram (same rounding).
+        column = np.empty((a.n, 1))
+        _row_pairs(a, b, gamma, metric, False, False, column, diagonal=True)
+        return column[:, 0].copy()
     code = _loops().rbf_aligned(
         a.arrays, b.arrays, float(gamma), metric.mahalanobis, out
     )
