@@ -22,9 +22,10 @@ class BaseConditionals:
     distribution of the row given its observed entries (observed entries are
     constants, missing ones random). It owns its maths: subclasses implement
     :meth:`first_moments`, :meth:`second_moments` and :meth:`sample`;
-    :meth:`covariance` follows from them. Kernels take expectations over
-    representations through the expectation table
-    (:func:`missingkernels.kernels.register_expectation`); a representation
+    :meth:`implied_covariance` follows from them. Kernels take expectations
+    over representations through the expectation table (cells,
+    :class:`missingkernels.kernels.Expectation`, registered by the hook
+    ``missingkernels_register_expectations``); a representation
     that can :meth:`sample` works with every base kernel through the average
     over pairs of draws.
 
