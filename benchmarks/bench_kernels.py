@@ -1,22 +1,27 @@
 """Speed of the genRBF Gram against scikit-learn's rbf_kernel on filled data.
 
-For n in {1000, 2000, 4000}, d in {8, 14, 34}, 30% MCAR and structured
-missingness (16 distinct patterns), both metrics, prints the wall time of
-``genrbf`` ``k(X)`` on its training rows (density fitted beforehand; the
-kernel reuses the conditionals it computed at fit, as an SVM's fit does), of
-``rbf_kernel`` on the same rows with the missing entries filled, and their
-ratio; then the cross Gram ``k(X_test, X_train)`` per entry and the peak
-memory of ``k(X)`` at the largest n relative to the size of its output.
+For n in {1000, 2000, 4000}, d in {8, 14, 34, 64}, 10/30/50% MCAR and
+structured missingness (16 distinct patterns, 30% missing), both metrics,
+with all threads and with one, prints the wall time of ``genrbf`` ``k(X)`` on
+its training rows (density fitted beforehand; the kernel reuses the
+conditionals it computed at fit, as an SVM's fit does), of ``rbf_kernel`` on
+the same rows with the missing entries filled (timed in the same run, same
+thread setting), their ratio, and the cross Gram ``k(X_test, X_train)``
+(500 test rows) in ns per entry and per row pair against the training
+Gram's (which computes each unordered pair once). Then the peak memory of
+``k(X)`` at the largest n relative to the size of its output.
 
 Usage::
 
-    python benchmarks/bench_kernels.py            # the full table
-    python benchmarks/bench_kernels.py --quick    # n=2000, d=14 only
+    python benchmarks/bench_kernels.py            # the full table (long)
+    python benchmarks/bench_kernels.py --quick    # n=2000, d=14, 30% MCAR
+                                                  # and structured, all threads
+    python benchmarks/bench_kernels.py --n 2000 --d 14 34 --missing mcar30
 
 The first call compiles the numba loops (about 20 s, cached on disk); the
 script warms them up before timing. ``MISSINGKERNELS_NUM_THREADS`` caps the
-threads of the kernels; ``OMP_NUM_THREADS`` those of the BLAS behind
-``rbf_kernel``.
+threads of the kernels and threadpoolctl those of the BLAS behind
+``rbf_kernel``; ``--threads`` chooses the settings measured.
 """
 
 from __future__ import annotations
@@ -31,8 +36,19 @@ from functools import partial
 
 import numpy as np
 from sklearn.metrics.pairwise import rbf_kernel
+from threadpoolctl import threadpool_limits
 
 from missingkernels import get_kernel
+
+MISSING = {
+    "mcar10": ("mcar", 0.1),
+    "mcar30": ("mcar", 0.3),
+    "mcar50": ("mcar", 0.5),
+    "structured": ("structured", 0.3),
+}
+LABELS = {"mcar10": "10% MCAR", "mcar30": "30% MCAR", "mcar50": "50% MCAR",
+          "structured": "16 pat."}  # fmt: skip
+N_TEST = 500
 
 
 def make_data(rng, n, d, kind, rate=0.3, n_patterns=16):
@@ -90,9 +106,50 @@ def peak_in_subprocess(n, d, kind, metric, seed):
     return peak, nbytes
 
 
+def time_row(rng, n, d, missing, threads):
+    """Timings of one (n, d, missingness) for both metrics."""
+    kind, rate = MISSING[missing]
+    X, X_missing = make_data(rng, n + N_TEST, d, kind, rate)
+    # The last rows (same distribution) are the test rows.
+    X, X_missing, X_test = X[:n], X_missing[:n], X_missing[n:]
+    filled = np.where(np.isnan(X_missing), np.nanmean(X_missing, 0), X)
+    n_patterns = len(np.unique(np.isnan(X_missing), axis=0))
+    blas = None if threads == "all" else 1
+    if threads == "all":
+        os.environ.pop("MISSINGKERNELS_NUM_THREADS", None)
+    else:
+        os.environ["MISSINGKERNELS_NUM_THREADS"] = "1"
+    with threadpool_limits(limits=blas):
+        t_rbf = best_time(partial(rbf_kernel, filled, gamma=1.0 / d), 5)
+    out = []
+    for metric in ("euclidean", "mahalanobis"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # EM convergence notes
+            k = get_kernel("genrbf", gamma=1.0 / d, metric=metric).fit(X_missing)
+        repeat = 1 if n * n * d > 2e8 and kind == "mcar" else 2
+        with threadpool_limits(limits=blas):
+            t_k = best_time(partial(k, X_missing), repeat)
+            t_cross = best_time(partial(k, X_test, X_missing), repeat)
+        out.append((metric, n_patterns, t_k, t_rbf, t_cross))
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="n=2000, d=14 only")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="n=2000, d=14, 30%% MCAR and structured, all threads",
+    )
+    parser.add_argument("--n", type=int, nargs="+", default=[1000, 2000, 4000])
+    parser.add_argument("--d", type=int, nargs="+", default=[8, 14, 34, 64])
+    parser.add_argument(
+        "--missing", nargs="+", choices=list(MISSING), default=list(MISSING)
+    )
+    parser.add_argument(
+        "--threads", nargs="+", choices=["all", "1"], default=["all", "1"]
+    )
+    parser.add_argument("--no-peak", action="store_true", help="skip peak memory")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--peak", nargs=4, metavar=("N", "D", "KIND", "METRIC"),
                         help=argparse.SUPPRESS)  # fmt: skip
@@ -101,65 +158,53 @@ def main():
         n, d, kind, metric = args.peak
         measure_peak(int(n), int(d), kind, metric, args.seed)
         return
-    ns = [2000] if args.quick else [1000, 2000, 4000]
-    ds = [14] if args.quick else [8, 14, 34]
+    if args.quick:
+        args.n, args.d, args.threads = [2000], [14], ["all"]
+        args.missing = ["mcar30", "structured"]
     rng = np.random.default_rng(args.seed)
 
-    env = os.environ.get
-    print(
-        f"threads: kernels {env('MISSINGKERNELS_NUM_THREADS', 'all')}"
-        f", BLAS (OMP_NUM_THREADS) {env('OMP_NUM_THREADS', 'all')}"
-    )
     warm_X = make_data(rng, 50, 4, "mcar")[1]
     for metric in ("euclidean", "mahalanobis"):
         get_kernel("genrbf", metric=metric).fit(warm_X)(warm_X)
 
     header = (
-        f"{'n':>5} {'d':>3} {'missing':>10} {'patterns':>8} {'metric':>11} "
-        f"{'genrbf s':>9} {'rbf s':>7} {'ratio':>6}"
+        f"{'threads':>7} {'n':>5} {'d':>3} {'missing':>9} {'patterns':>8} "
+        f"{'metric':>11} {'genrbf s':>9} {'rbf s':>7} {'ratio':>6} "
+        f"{'k(X) ns':>8} {'cross ns':>8} {'/entry':>6} {'/pair':>6}"
     )
     print(header)
     print("-" * len(header))
-    rows = []
-    for n in ns:
-        for d in ds:
-            for kind in ("mcar", "structured"):
-                X, X_missing = make_data(rng, n + 500, d, kind)
-                # The last 500 rows (same distribution) are the test rows.
-                X, X_missing, X_test = X[:n], X_missing[:n], X_missing[n:]
-                filled = np.where(np.isnan(X_missing), np.nanmean(X_missing, 0), X)
-                t_rbf = best_time(partial(rbf_kernel, filled, gamma=1.0 / d), 3)
-                n_patterns = len(np.unique(np.isnan(X_missing), axis=0))
-                for metric in ("euclidean", "mahalanobis"):
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")  # EM convergence notes
-                        k = get_kernel("genrbf", gamma=1.0 / d, metric=metric)
-                        k.fit(X_missing)
-                    repeat = 1 if n * n * d > 2e8 and kind == "mcar" else 2
-                    t_k = best_time(partial(k, X_missing), repeat)
-                    label = "30% MCAR" if kind == "mcar" else "16 pat."
-                    print(
-                        f"{n:>5} {d:>3} {label:>10} {n_patterns:>8} {metric:>11} "
-                        f"{t_k:>9.3f} {t_rbf:>7.3f} {t_k / t_rbf:>6.1f}",
-                        flush=True,
-                    )
-                    rows.append((n, d, kind, metric, k, X_missing, X_test, t_k))
+    for threads in args.threads:
+        for n in args.n:
+            for d in args.d:
+                for missing in args.missing:
+                    for metric, n_pat, t_k, t_rbf, t_cross in time_row(
+                        rng, n, d, missing, threads
+                    ):
+                        per_entry = t_k / n**2 * 1e9
+                        cross = t_cross / (N_TEST * n) * 1e9
+                        # k(X) computes each unordered pair once.
+                        per_pair = t_k / (n * (n + 1) / 2) * 1e9
+                        print(
+                            f"{threads:>7} {n:>5} {d:>3} {LABELS[missing]:>9} "
+                            f"{n_pat:>8} {metric:>11} {t_k:>9.3f} {t_rbf:>7.4f} "
+                            f"{t_k / t_rbf:>6.1f} {per_entry:>8.1f} {cross:>8.1f} "
+                            f"{cross / per_entry:>6.2f} {cross / per_pair:>6.2f}",
+                            flush=True,
+                        )
+    print(
+        "\nratio = genrbf k(X) / rbf_kernel; k(X) ns and cross ns: ns per entry of "
+        "k(X) and k(X_test, X); /entry and /pair: the cross Gram's time per entry "
+        "over k(X)'s per entry and per unordered pair"
+    )
 
-    print("\ncross Gram k(X_test, X_train) vs training Gram k(X), ns per entry")
-    for n, d, kind, metric, k, X_missing, X_test, t_k in rows:
-        if n != max(ns) or d != 14:
-            continue
-        t_cross = best_time(partial(k, X_test, X_missing), 2)
-        print(
-            f"n={n} d={d} {kind:>10} {metric:>11}: k(X) {t_k / n**2 * 1e9:7.1f} ns, "
-            f"k(X_test, X) {t_cross / (500 * n) * 1e9:7.1f} ns"
-        )
-
+    if args.no_peak:
+        return
     print("\npeak memory of k(X) above the baseline (fresh process), vs its output")
     if not os.path.exists("/proc/self/clear_refs"):
         print("(needs Linux /proc; skipped)")
         return
-    n, d = max(ns), max(ds)
+    n, d = max(args.n), max(args.d)
     for kind in ("mcar", "structured"):
         for metric in ("euclidean", "mahalanobis"):
             peak, nbytes = peak_in_subprocess(n, d, kind, metric, args.seed)
