@@ -43,7 +43,7 @@ from missingkernels.kernels import (
     make_expected_kernel,
     supported,
 )
-from missingkernels.kernels._base import _representation_class
+from missingkernels.kernels._base import _density_domain, _representation_class
 from missingkernels.utils.estimator_checks import check_density, check_kernel
 
 # Densities of the core (the R plugin's are checked in tests/plugins/).
@@ -59,8 +59,9 @@ def _pairs():
     for kernel in sorted(list_kernels()):
         for density in CORE_DENSITIES:
             base = get_kernel(kernel)._make_base_kernel()
-            cls = _representation_class(list_densities()[density].factory)
-            if supported(base, cls) is not None:
+            factory = list_densities()[density].factory
+            cls = _representation_class(factory)
+            if supported(base, cls, _density_domain(factory)) is not None:
                 yield kernel, density
 
 
@@ -71,12 +72,6 @@ def _density(name):
 @pytest.mark.parametrize("kernel,density", list(_pairs()))
 def test_every_registered_kernel_and_compatible_density(kernel, density):
     k = get_kernel(kernel, density=_density(density))
-    if kernel == "belanche_k2" and density == "iterative":
-        # IterativeImputer draws are continuous: the presence kernel refuses
-        # them with a clear error instead of computing something.
-        with pytest.raises(ValueError, match="binary features"):
-            check_kernel(k)
-        return
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*did not converge.*")
         check_kernel(k)
@@ -87,6 +82,17 @@ def test_the_registry_wide_pairs_cover_every_kernel():
     assert kernels == set(list_kernels())
     assert ("genrbf", "categorical") not in set(_pairs())
     assert ("belanche_k1", "gaussian_em") not in set(_pairs())
+
+
+@pytest.mark.parametrize("kernel", ["belanche_k1", "belanche_k2"])
+@pytest.mark.parametrize("density", ["iterative", "mice"])
+def test_matching_kernels_refuse_regression_draws(kernel, density):
+    """Regression imputations are not category codes: refused at fit, with the
+    densities that would work, instead of matching non-codes."""
+    X = np.array([[0.0, 1.0], [1.0, np.nan], [1.0, 0.0], [0.0, 0.0], [np.nan, 1.0]])
+    with pytest.raises(ValueError, match="of numeric values") as info:
+        get_kernel(kernel, density=_density(density)).fit(X)
+    assert "Compatible densities: 'categorical'" in str(info.value)
 
 
 @pytest.mark.parametrize("density", CORE_DENSITIES)

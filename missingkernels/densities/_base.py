@@ -21,9 +21,15 @@ class BaseDensity(BaseEstimator):
     ``_fit(X)`` on validated float64 rows with NaN, and ``_conditionals(X)``
     returning the matching representation of
     :mod:`missingkernels.conditionals`, computed from fitted parameters only.
+
+    A density whose representation does not fix what its values are (draws)
+    says it with the class attribute ``domain``: ``"numeric"`` for draws from
+    regressions (they are not category codes, so matching kernels refuse
+    them), ``"nominal"`` for draws of category codes, None if either.
     """
 
     representation: ClassVar[str] = ""
+    domain: ClassVar[str | None] = None
     _parameter_constraints: ClassVar[dict] = {}
 
     def fit(self, X: Any, y: Any = None) -> BaseDensity:

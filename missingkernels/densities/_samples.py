@@ -74,6 +74,8 @@ class IterativeImputerDensity(BaseDensity):
     """
 
     representation: ClassVar[str] = "samples"
+    # Imputed by regressions that treat every column as a number.
+    domain: ClassVar[str | None] = "numeric"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "n_draws": [Interval(Integral, 1, None, closed="left")],
@@ -201,6 +203,8 @@ class MICEDensity(BaseDensity):
     """
 
     representation: ClassVar[str] = "samples"
+    # Imputed by regressions that treat every column as a number.
+    domain: ClassVar[str | None] = "numeric"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "n_draws": [Interval(Integral, 1, None, closed="left")],

@@ -25,6 +25,12 @@ def _representation_class(density: Any) -> type | None:
     return None if entry is None else cast(type, entry.factory)
 
 
+def _density_domain(density: Any) -> str | None:
+    """What a density's draws are (``"numeric"``, ``"nominal"``), if it says."""
+    domain = getattr(density, "domain", None)
+    return domain if isinstance(domain, str) else None
+
+
 def _fingerprint(X: np.ndarray) -> tuple:
     """Shape and a digest of the bytes of validated rows (NaN included)."""
     data = np.ascontiguousarray(X)
@@ -108,23 +114,28 @@ class BaseExpectedKernel(BaseEstimator):
             return repr(self.density)
         return type(self.density).__name__
 
-    def _check_supported(self, base: BaseKernel, conditionals: type | None) -> None:
-        if conditionals is None or supported(base, conditionals) is not None:
+    def _check_supported(
+        self, base: BaseKernel, conditionals: type | None, density: Any
+    ) -> None:
+        domain = _density_domain(density)
+        if conditionals is None or supported(base, conditionals, domain) is not None:
             return
         names = []
         for name, entry in list_densities().items():
             cls = _representation_class(entry.factory)
-            if cls is not None and supported(base, cls) is not None:
+            if cls is not None and supported(base, cls, _density_domain(entry.factory)):
                 names.append(name)
         tags = {e.factory: n for n, e in list_representations().items()}
         shown = tags.get(conditionals, conditionals.__name__)
+        values = getattr(conditionals, "domain", None) or domain
+        what = f" of {values} values" if values else ""
         raise ValueError(
             f"{type(self).__name__} ({type(base).kernel_name()} base kernel) "
             f"cannot use the density {self._density_label()}, whose conditionals "
-            f"are {shown!r}: the expectation table has no closed form for this "
-            "pair, and averaging over draws applies only to representations of "
-            f"the kernel's domain ({', '.join(base.domains)}). Compatible "
-            f"densities: {', '.join(repr(n) for n in names) or '(none registered)'}."
+            f"are {shown!r}{what}: the kernel takes "
+            f"{' or '.join(base.domains)} values, and the expectation table has "
+            "no closed form for this pair. Compatible densities: "
+            f"{', '.join(repr(n) for n in names) or '(none registered)'}."
         )
 
     def _draw_options(self) -> DrawOptions:
@@ -155,7 +166,7 @@ class BaseExpectedKernel(BaseEstimator):
         X = validate_missing_data(self, X, reset=True, min_samples=2)
         base = self._make_base_kernel()
         density = new_density(self.density)
-        self._check_supported(base, _representation_class(density))
+        self._check_supported(base, _representation_class(density), density)
         density.fit(X)
         self.density_ = density
         train = self._check_conditionals(base, density.conditionals(X))
@@ -177,7 +188,7 @@ class BaseExpectedKernel(BaseEstimator):
                 "GaussianConditionals, MixtureConditionals, SampleConditionals or "
                 f"CategoricalConditionals); got {type(conditionals).__name__}."
             )
-        self._check_supported(base, type(conditionals))
+        self._check_supported(base, type(conditionals), self.density_)
         return conditionals
 
     # -- evaluation --------------------------------------------------------------

@@ -139,46 +139,54 @@ def _can_sample(conditionals: type) -> bool:
     return getattr(conditionals, "sample", None) is not BaseConditionals.sample
 
 
-def _domain_ok(base: Any, conditionals: type) -> bool:
-    domain = getattr(conditionals, "domain", None)
-    return domain is None or domain in getattr(base, "domains", ("numeric",))
+def _domain_ok(base: Any, conditionals: type, domain: str | None = None) -> bool:
+    own = getattr(conditionals, "domain", None)
+    effective = own if own is not None else domain
+    return effective is None or effective in getattr(base, "domains", ("numeric",))
 
 
-def find_expectation(base: Any, conditionals: type) -> Expectation | None:
+def find_expectation(
+    base: Any, conditionals: type, domain: str | None = None
+) -> Expectation | None:
     """The cell for a base kernel instance and a conditionals class, if any.
 
     The most specific base kernel class wins, then the most specific
-    conditionals class (both along their method resolution orders). A cell
-    registered for :class:`~missingkernels.conditionals.BaseConditionals`
-    (any representation) applies only to representations of a domain the
-    base kernel declares.
+    conditionals class (both along their method resolution orders). No cell
+    applies when the values the conditionals describe are of a domain the
+    base kernel does not declare: the representation's ``domain``, else
+    ``domain`` (what the density's draws are, e.g. ``"numeric"`` for
+    regression imputations), else unknown (allowed).
 
     Parameters
     ----------
     base : BaseKernel
     conditionals : type
+    domain : {"numeric", "nominal"} or None, default=None
+        The domain of a representation that does not fix one (draws).
 
     Returns
     -------
     cell : Expectation or None
     """
+    if not _domain_ok(base, conditionals, domain):
+        return None
     cells = _cells()
     for b in type(base).__mro__:
         for c in conditionals.__mro__:
-            if c is BaseConditionals and not _domain_ok(base, conditionals):
-                # A cell for any representation needs one of the kernel's domain.
-                continue
             cell = cells.get((b, c))
             if cell is not None and (cell.applies is None or cell.applies(base)):
                 return cell
     return None
 
 
-def supported(base: Any, conditionals: type) -> str | None:
-    """How ``E k`` is computed: ``"closed form"``, ``"draws"`` or None."""
-    if find_expectation(base, conditionals) is not None:
+def supported(base: Any, conditionals: type, domain: str | None = None) -> str | None:
+    """How ``E k`` is computed: ``"closed form"``, ``"draws"`` or None.
+
+    ``domain`` is as in :func:`find_expectation`.
+    """
+    if find_expectation(base, conditionals, domain) is not None:
         return "closed form"
-    if _can_sample(conditionals) and _domain_ok(base, conditionals):
+    if _can_sample(conditionals) and _domain_ok(base, conditionals, domain):
         return "draws"
     return None
 

@@ -56,6 +56,21 @@ class _Representation:
         return "samples"
 
 
+# mice's methods for factors: their draws are category codes.
+_NOMINAL_METHODS = frozenset({"logreg", "logreg.boot", "polyreg", "polr", "lda"})
+
+
+class _Domain:
+    """The ``domain``: "nominal" when every column uses a method for factors."""
+
+    def __get__(self, obj: Any, objtype: Any = None) -> str:
+        method = "norm" if obj is None else obj.method
+        methods = [method] if isinstance(method, str) else list(method)
+        if methods and all(m in _NOMINAL_METHODS for m in methods):
+            return "nominal"
+        return "numeric"
+
+
 class RMiceDensity(BaseDensity):
     """Multiple-imputation draws of R's mice as the conditionals of rows.
 
@@ -179,6 +194,7 @@ class RMiceDensity(BaseDensity):
 
     # The tag depends on ``moment_match``; on the class it is the default's.
     representation = _Representation()  # type: ignore[assignment]
+    domain = _Domain()  # type: ignore[assignment]
 
     def _method(self, d: int) -> str | list[str]:
         name = type(self).__name__
