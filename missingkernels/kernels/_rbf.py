@@ -450,8 +450,11 @@ def _row_pairs(
 ) -> None:
     """The row-pair loop (:func:`._compiled.rbf_rows`) on threads."""
     T = max(1, min(n_threads(), a.n))
-    # Round robin: with ``symmetric`` row i pairs with i + 1 rows.
-    row_lists = [np.arange(t, a.n, T, dtype=np.int64) for t in range(T)]
+    # Round robin by blocks of 8 rows (with ``symmetric`` row i pairs with
+    # i + 1 rows): the mirrored writes out[j, i:i + 8] share a cache line, so
+    # one thread owns each line.
+    block = np.arange(a.n, dtype=np.int64) // 8
+    row_lists = [np.flatnonzero(block % T == t).astype(np.int64) for t in range(T)]
     with _LOCK:
         fa = row_factors(a, gamma, metric)
         fb = fa if symmetric else row_factors(b, gamma, metric)
