@@ -54,8 +54,10 @@ def steps(quick: bool) -> None:
     clf = make_pipeline(StandardScaler(), MissingKernelSVC(kernel="genrbf", C=1.0))
     clf.fit(X_tr, y_tr)
     print(
-        "```python\nclf = make_pipeline(StandardScaler(), "
-        "MissingKernelSVC(kernel='genrbf', C=1.0)).fit(X_tr, y_tr)\n```"
+        "```python\n"
+        "clf = make_pipeline(StandardScaler(), "
+        'MissingKernelSVC(kernel="genrbf", C=1.0))\n'
+        "clf.fit(X_tr, y_tr)\n```"
     )
     print(
         f"test accuracy: {clf.score(X_te, y_te):.3f}; the scaling and the density "
