@@ -59,7 +59,7 @@ suppress_warnings = ["myst.header"]  # the vignettes' reports start at level 2
 
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_default_options = {"members": True}
 autodoc_typehints = "none"  # the numpydoc "Parameters" sections say it
 autoclass_content = "class"
 numpydoc_show_class_members = False
@@ -299,8 +299,14 @@ def escape_trailing_underscores(app, what, name, obj, options, lines) -> None:  
 
 
 def skip_member(app, what, name, obj, skip, options):  # type: ignore[no-untyped-def]
-    """Leave out scikit-learn's generated metadata-routing setters."""
-    if re.fullmatch(r"set_\w+_request", name):
+    """Leave out what scikit-learn defines (its own docs say it), including
+    its generated metadata-routing setters."""
+    if re.fullmatch(r"set_\w+_request|get_metadata_routing", name):
+        return True
+    module = getattr(obj, "__module__", None) or getattr(
+        getattr(obj, "fget", None), "__module__", None
+    )
+    if isinstance(module, str) and module.split(".")[0] == "sklearn":
         return True
     return None
 
