@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
-__all__ = ["RowStreams", "integer_seeds", "psd_factor", "row_keys", "scale_gamma"]
+__all__ = [
+    "RowStreams",
+    "constant_features",
+    "integer_seeds",
+    "psd_factor",
+    "row_keys",
+    "scale_gamma",
+]
 
 # Relative tolerance on negative eigenvalues (rounding in Schur complements);
 # beyond it a covariance is not PSD.
@@ -164,3 +171,16 @@ def seed_of(random_state: Any) -> int:
     ):
         return int(random_state) & 0xFFFFFFFFFFFFFFFF
     return int(integer_seeds(random_state, 1)[0])
+
+
+def constant_features(X: np.ndarray) -> np.ndarray:
+    """Mask of the features whose observed entries all take one value.
+
+    Exact (largest minus smallest observed value is zero), unlike a zero
+    standard deviation, which rounding misses for tiny or huge constants.
+    Features with no observed entry count as constant.
+    """
+    missing = np.isnan(X)
+    hi = np.where(missing, -np.inf, X).max(axis=0, initial=-np.inf)
+    lo = np.where(missing, np.inf, X).min(axis=0, initial=np.inf)
+    return ~(hi > lo)

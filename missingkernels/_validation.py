@@ -16,6 +16,48 @@ def _feature_label(estimator: Any, j: int) -> str:
     return str(j)
 
 
+# Kernels and densities square values and differences: keep both inside the
+# normal float64 range (about 1e-308 .. 1e308) with room for sums over
+# features and rows.
+_LARGEST = 2.0**480  # about 3e144
+_SMALLEST_SPREAD = 2.0**-480  # about 3e-145
+
+
+def _check_range(estimator: Any, X: np.ndarray) -> None:
+    """ValueError when a feature's values or spread leave float64's squares."""
+    if X.size == 0:
+        return
+    missing = np.isnan(X)
+    size = np.where(missing, 0.0, np.abs(X)).max(axis=0)
+    hi = np.where(missing, -np.inf, X).max(axis=0)
+    lo = np.where(missing, np.inf, X).min(axis=0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        spread = np.where(hi > lo, hi - lo, 0.0)
+    name = type(estimator).__name__
+    large = np.flatnonzero(size > _LARGEST)
+    if large.size:
+        labels = ", ".join(_feature_label(estimator, int(j)) for j in large)
+        raise ValueError(
+            f"{name}: feature(s) {labels} have values as large as "
+            f"{size[large].max():.3g} in absolute value. The kernels and densities "
+            "square values and differences, which overflows float64 above about "
+            "1e154 and loses the result. Rescale these features, e.g. with "
+            "sklearn.preprocessing.StandardScaler in a Pipeline (fitted on the "
+            "training rows only); gamma='scale' adapts to the new scale."
+        )
+    tiny = np.flatnonzero((spread > 0) & (spread < _SMALLEST_SPREAD))
+    if tiny.size:
+        labels = ", ".join(_feature_label(estimator, int(j)) for j in tiny)
+        raise ValueError(
+            f"{name}: feature(s) {labels} vary by at most {spread[tiny].max():.3g} "
+            "(largest minus smallest observed value). The kernels and densities "
+            "square differences, which underflow float64 below about 1e-154 and "
+            "would make these features look constant. Rescale them, e.g. with "
+            "sklearn.preprocessing.StandardScaler in a Pipeline (fitted on the "
+            "training rows only); gamma='scale' adapts to the new scale."
+        )
+
+
 def validate_missing_data(
     estimator: Any,
     X: Any,
@@ -127,6 +169,7 @@ def _validate(
                 f"every one of the {X.shape[0]} training rows, so nothing can be "
                 "learned about them. Drop these columns before fitting."
             )
+    _check_range(estimator, X)
     if y is None:
         return X
     if task == "classification":

@@ -17,6 +17,7 @@ import numpy as np
 from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
+from .._numerics import constant_features
 from ..conditionals._patterns import PatternGroups, pattern_groups
 from ._base import BaseDensity
 
@@ -88,7 +89,7 @@ class _BaseEMDensity(BaseDensity):
         # well conditioned.
         center = np.nanmean(Xu, axis=0)
         scale = np.nanstd(Xu, axis=0)
-        scale[~(scale > 0)] = 1.0
+        scale[constant_features(Xu)] = 1.0
         Z = (Xu - center) / scale
         mask = np.isnan(Z)
         Z0 = np.where(mask, 0.0, Z)
@@ -184,7 +185,7 @@ def _starting_ridge(density: Any, X: np.ndarray) -> float:
     restart gives the same fit).
     """
     ridge = float(density.ridge)
-    constant = np.flatnonzero(~(np.nanstd(X, axis=0) > 0))
+    constant = np.flatnonzero(constant_features(X))
     if ridge == 0 and constant.size:
         ridge = _AUTO_RIDGE
         _warn_auto_ridge(
@@ -227,9 +228,10 @@ def _check_singular(S: np.ndarray, iteration: int) -> None:
     singular (relative eigenvalue below ``1e-12``)."""
     eig = np.linalg.eigvalsh(S)
     if not eig[0] > _SINGULAR_RCOND * max(eig[-1], 0.0):
+        ratio = eig[0] / eig[-1] if eig[-1] > 0 else 0.0
         raise _SingularCovarianceError(
             f"the covariance became singular at EM iteration {iteration} "
-            f"(smallest/largest eigenvalue {eig[0] / eig[-1]:.1e}, in units of "
+            f"(smallest/largest eigenvalue {ratio:.1e}, in units of "
             "the observed variances): features are collinear or constant, or "
             "there are about as few rows as features."
         )

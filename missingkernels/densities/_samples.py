@@ -92,12 +92,18 @@ class IterativeImputerDensity(BaseDensity):
         from sklearn.experimental import enable_iterative_imputer  # noqa: F401
         from sklearn.impute import IterativeImputer
 
-        self.imputers_ = [
-            IterativeImputer(
-                sample_posterior=True, max_iter=self.max_iter, random_state=int(seed)
-            ).fit(X)
-            for seed in integer_seeds(self.random_state, self.n_draws)
-        ]
+        # BayesianRidge's predictive sd is NaN for a constant predictor
+        # (sqrt of a rounding-negative variance); the imputer then uses the
+        # mean, as _posterior_draw does: not worth a numpy warning.
+        with np.errstate(invalid="ignore"):
+            self.imputers_ = [
+                IterativeImputer(
+                    sample_posterior=True,
+                    max_iter=self.max_iter,
+                    random_state=int(seed),
+                ).fit(X)
+                for seed in integer_seeds(self.random_state, self.n_draws)
+            ]
 
     def _conditionals(self, X: np.ndarray) -> SampleConditionals:
         missing = np.isnan(X)
@@ -128,7 +134,8 @@ def _posterior_draw(
         if rows.size == 0:
             continue
         neighbours = filled[np.ix_(rows, triplet.neighbor_feat_idx)]
-        mu, sigma = triplet.estimator.predict(neighbours, return_std=True)
+        with np.errstate(invalid="ignore"):  # NaN sd: see _fit
+            mu, sigma = triplet.estimator.predict(neighbours, return_std=True)
         z = streams.take(rows).normal(step, 1)[:, 0]
         filled[rows, triplet.feat_idx] = np.where(sigma > 0, mu + sigma * z, mu)
     return filled

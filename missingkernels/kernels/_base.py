@@ -215,15 +215,25 @@ class BaseExpectedKernel(BaseEstimator):
         if X.shape[0] == 0 or n_y == 0:
             return np.zeros((X.shape[0], n_y))
         compute = expected_gram if what == "gram" else expected_variance
-        K = compute(
-            self.base_kernel_,
-            cx,
-            cy,
-            diagonal,
-            normalised=self._normalised,
-            options=self._draw_options(),
-        )
-        return np.asarray(K, dtype=np.float64)
+        # Overflow is reported below as a ValueError, not as numpy warnings.
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = compute(
+                self.base_kernel_,
+                cx,
+                cy,
+                diagonal,
+                normalised=self._normalised,
+                options=self._draw_options(),
+            )
+        K = np.asarray(K, dtype=np.float64)
+        if not np.all(np.isfinite(K)):
+            raise ValueError(
+                f"{type(self).__name__}: the expected kernel has non-finite "
+                "entries: a value, a squared distance or gamma is too large for "
+                "float64. Rescale the features (e.g. with "
+                "sklearn.preprocessing.StandardScaler) or lower gamma."
+            )
+        return K
 
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         """Return the Gram matrix of the expected kernel.

@@ -17,6 +17,7 @@ pairs; degrees above 2, and other representations, average over draws.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -80,25 +81,40 @@ class Polynomial(BaseKernel):
         return {"gamma_": self.gamma_}
 
 
+def _scaled(c: GaussianConditionals, g: float) -> GaussianConditionals:
+    """The conditionals of ``sqrt(g) X``: ``g X^T Y`` then stays near 1 when
+    ``g`` is the ``"scale"`` gamma, whatever the scale of the data (the
+    squared products of the closed form would overflow first)."""
+    root = float(np.sqrt(g))
+    return replace(
+        c,
+        means=root * c.means,
+        covariances=tuple(g * C for C in c.covariances),
+        covariance=None if c.covariance is None else g * c.covariance,
+    )
+
+
 def _gaussian_terms(
     base: Polynomial, cx: GaussianConditionals, cy: GaussianConditionals
 ) -> np.ndarray:
     """``E (g X_i^T Y_j + c)^degree`` for independent rows, degree 1 or 2."""
     g, c = base.gamma_, float(base.coef0)
-    mean = cx.means @ cy.means.T
+    sx = _scaled(cx, g)
+    sy = sx if cy is cx else _scaled(cy, g)
+    mean = sx.means @ sy.means.T
     if base.degree == 1:
-        return g * mean + c
-    second = mean * mean + gaussian_product_variance(cx, cy)
-    return g * g * second + 2.0 * g * c * mean + c * c
+        return mean + c
+    second = mean * mean + gaussian_product_variance(sx, sy)
+    return second + 2.0 * c * mean + c * c
 
 
 def _gaussian_same_draw(base: Polynomial, c: GaussianConditionals) -> np.ndarray:
     """``E (g ||X_i||^2 + c)^degree`` (the same draw twice), degree 1 or 2."""
-    g, c0 = base.gamma_, float(base.coef0)
-    mean, var = gaussian_squared_norm_moments(c)
+    c0 = float(base.coef0)
+    mean, var = gaussian_squared_norm_moments(_scaled(c, base.gamma_))
     if base.degree == 1:
-        return g * mean + c0
-    return g * g * (var + mean * mean) + 2.0 * g * c0 * mean + c0 * c0
+        return mean + c0
+    return var + mean * mean + 2.0 * c0 * mean + c0 * c0
 
 
 def _gaussian_gram(
@@ -114,10 +130,10 @@ def _gaussian_variance(
     base: Polynomial, cx: Any, cy: Any | None, diagonal: str, normalised: bool
 ) -> np.ndarray:
     """Degree 1: ``g^2 Var(X^T Y)`` (Anderson & Gupta eq. (6))."""
-    g = base.gamma_
-    V = g * g * gaussian_product_variance(cx, cx if cy is None else cy)
+    sx = _scaled(cx, base.gamma_)
+    V = gaussian_product_variance(sx, sx if cy is None else _scaled(cy, base.gamma_))
     if cy is None and diagonal == "same_draw":
-        np.fill_diagonal(V, g * g * gaussian_squared_norm_moments(cx)[1])
+        np.fill_diagonal(V, gaussian_squared_norm_moments(sx)[1])
     return V
 
 
