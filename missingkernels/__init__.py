@@ -6,6 +6,7 @@ a density fitted on the training rows. No value is imputed.
 """
 
 from . import conditionals, densities, estimators, kernels
+from ._config import config_context, get_config, set_config
 from ._registry import (
     PluginLoadWarning,
     RegistryEntry,
@@ -42,9 +43,11 @@ __all__ = [
     "SOCPSVC",
     "__version__",
     "conditionals",
+    "config_context",
     "densities",
     "estimators",
     "get_baseline",
+    "get_config",
     "get_density",
     "get_kernel",
     "get_plugin_manager",
@@ -57,5 +60,6 @@ __all__ = [
     "plugin_errors",
     "register_plugin",
     "reload_plugins",
+    "set_config",
     "unregister_plugin",
 ]

@@ -11,6 +11,7 @@ from sklearn import get_config
 from sklearn.base import ClassifierMixin, clone
 from sklearn.utils import gen_batches
 
+from .._config import max_gram_memory
 from .._registry import get_kernel
 from .._sklearn_compat import HasMethods, Interval, StrOptions
 
@@ -153,5 +154,7 @@ def row_chunks(n_rows: int, n_columns: int) -> Iterator[slice]:
     ``n_columns`` columns fits in scikit-learn's ``working_memory`` (at least
     one row per chunk)."""
     budget = int(get_config()["working_memory"] * 2**20)  # MiB -> bytes
+    # ... and within the package's Gram limit (which counts 16 bytes an entry).
+    budget = min(budget, max_gram_memory()[0] // 2)
     chunk = max(1, min(n_rows, budget // (8 * max(n_columns, 1))))
     return gen_batches(n_rows, chunk)

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._config import check_gram_memory
 from .._registry import list_densities, list_representations, new_density
 from .._sklearn_compat import HasMethods, StrOptions, available_if
 from .._validation import validate_missing_data
@@ -214,6 +215,7 @@ class BaseExpectedKernel(BaseEstimator):
             n_y = Y.shape[0]
         if X.shape[0] == 0 or n_y == 0:
             return np.zeros((X.shape[0], n_y))
+        check_gram_memory(type(self).__name__, X.shape[0], n_y)
         compute = expected_gram if what == "gram" else expected_variance
         # Overflow is reported below as a ValueError, not as numpy warnings.
         with np.errstate(over="ignore", invalid="ignore"):

@@ -1,0 +1,176 @@
+"""Package-wide settings, set globally or for a block (as scikit-learn's).
+
+- ``max_gram_memory``: the most memory (bytes) an exact Gram matrix may take
+  before the kernels refuse to allocate it. None: half the machine's physical
+  memory (8 GiB where it cannot be read). The environment variable
+  ``MISSINGKERNELS_MAX_GRAM_MEMORY`` (bytes, or with a unit: ``"4GB"``,
+  ``"512MiB"``) sets the default.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["config_context", "get_config", "set_config"]
+
+MAX_GRAM_MEMORY_ENV = "MISSINGKERNELS_MAX_GRAM_MEMORY"
+_FALLBACK_MEMORY = 8 * 2**30
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
+_DEFAULTS: dict[str, Any] = {"max_gram_memory": None}
+_local = threading.local()
+
+
+def _state() -> dict[str, Any]:
+    if not hasattr(_local, "config"):
+        _local.config = dict(_DEFAULTS)
+    config: dict[str, Any] = _local.config
+    return config
+
+
+def parse_memory(value: Any, what: str = "max_gram_memory") -> int:
+    """Bytes from an int or a string such as ``"4GB"`` or ``"512 MiB"``."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be a number of bytes, got {value!r}.")
+    if isinstance(value, int | float):
+        if not value > 0:
+            raise ValueError(f"{what} must be positive, got {value!r}.")
+        return int(value)
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", value)
+        unit = match.group(2).lower() if match else None
+        if match is None or unit not in _UNITS:
+            raise ValueError(
+                f"{what} must be a number of bytes or a size such as '4GB' or "
+                f"'512MiB', got {value!r}."
+            )
+        return parse_memory(float(match.group(1)) * _UNITS[str(unit)], what)
+    raise TypeError(f"{what} must be a number of bytes or a string, got {value!r}.")
+
+
+def _physical_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def max_gram_memory() -> tuple[int, str]:
+    """The Gram memory limit in bytes and where it comes from (for messages)."""
+    value = _state()["max_gram_memory"]
+    if value is not None:
+        return int(value), "set with missingkernels.set_config"
+    env = os.environ.get(MAX_GRAM_MEMORY_ENV)
+    if env:
+        return parse_memory(env, MAX_GRAM_MEMORY_ENV), f"${MAX_GRAM_MEMORY_ENV}"
+    physical = _physical_memory()
+    if physical is None:
+        return _FALLBACK_MEMORY, "the default"
+    return physical // 2, "half the machine's memory"
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes for people: ``"39.1 KiB"``, ``"11.9 GiB"``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover - the loop returns
+
+
+def check_gram_memory(owner: str, n_rows: int, n_cols: int) -> None:
+    """ValueError, before allocation, when an exact Gram exceeds the limit.
+
+    Counts the float64 matrix and one working copy of it.
+    """
+    needed = 16 * n_rows * n_cols
+    limit, source = max_gram_memory()
+    if needed > limit:
+        raise ValueError(
+            f"{owner}: the {n_rows} x {n_cols} Gram matrix needs about "
+            f"{format_bytes(needed)} (the matrix and one working copy), above the "
+            f"limit of {format_bytes(limit)} ({source}). Fit on fewer rows (a "
+            "random subsample), predict in smaller batches, or, if the machine "
+            "has the memory, raise the limit with "
+            "missingkernels.set_config(max_gram_memory=...)."
+        )
+
+
+def get_config() -> dict[str, Any]:
+    """The current settings (see :func:`set_config`).
+
+    Returns
+    -------
+    config : dict
+
+    Examples
+    --------
+    >>> from missingkernels import get_config
+    >>> sorted(get_config())
+    ['max_gram_memory']
+    """
+    return dict(_state())
+
+
+def set_config(max_gram_memory: Any = None) -> None:
+    """Change the package's settings for this thread.
+
+    Parameters
+    ----------
+    max_gram_memory : int, str or None, default=None
+        The most memory an exact Gram matrix (the training Gram of an SVM,
+        ``k(X, Y)``) may take; larger ones are refused before allocation with
+        a ValueError. Bytes, or a size such as ``"4GB"``. None restores the
+        default: ``$MISSINGKERNELS_MAX_GRAM_MEMORY``, else half the machine's
+        physical memory.
+
+    Examples
+    --------
+    >>> from missingkernels import set_config, get_config
+    >>> set_config(max_gram_memory="2GB")
+    >>> get_config()["max_gram_memory"]
+    2000000000
+    >>> set_config(max_gram_memory=None)
+    """
+    _state()["max_gram_memory"] = (
+        None if max_gram_memory is None else parse_memory(max_gram_memory)
+    )
+
+
+@contextmanager
+def config_context(**changes: Any) -> Iterator[None]:
+    """Settings for the ``with`` block only (see :func:`set_config`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels import config_context, get_kernel
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> k = get_kernel("genrbf").fit(X)
+    >>> with config_context(max_gram_memory=1000):
+    ...     k(X)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: GenRBFKernel: the 50 x 50 Gram matrix needs about 39.1 KiB...
+    """
+    old = get_config()
+    set_config(**changes)
+    try:
+        yield
+    finally:
+        set_config(**old)

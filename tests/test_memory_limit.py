@@ -1,0 +1,85 @@
+"""The exact kernel route refuses a Gram above the memory limit, before
+allocating it, with advice; predictions are chunked under the same limit."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from _helpers import mcar
+
+from missingkernels import (
+    MissingKernelSVC,
+    config_context,
+    get_config,
+    get_kernel,
+    set_config,
+)
+from missingkernels._config import MAX_GRAM_MEMORY_ENV, max_gram_memory, parse_memory
+
+
+def _data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = (X[:, 0] > 0).astype(int)
+    return mcar(rng, X, 0.2), y
+
+
+def test_a_gram_above_the_limit_is_refused_before_allocation():
+    X, y = _data(40000)
+    tracemalloc.start()
+    try:
+        with config_context(max_gram_memory="4GiB"):
+            with pytest.raises(ValueError, match="40000 x 40000 Gram") as info:
+                MissingKernelSVC().fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = str(info.value)
+    assert "23.8 GiB" in message and "4.0 GiB" in message
+    assert "set_config(max_gram_memory" in message and "subsample" in message
+    assert peak < 200 * 2**20  # the density's fit, not the 12.8 GB Gram
+
+
+def test_the_limit_counts_the_matrix_and_one_copy():
+    X, _ = _data(100)
+    k = get_kernel("genrbf").fit(X)
+    with config_context(max_gram_memory=16 * 100 * 100):
+        assert k(X).shape == (100, 100)
+    with config_context(max_gram_memory=16 * 100 * 100 - 1):
+        with pytest.raises(ValueError, match="above the limit"):
+            k(X)
+
+
+def test_predictions_are_chunked_under_the_limit():
+    X, y = _data(300)
+    svc = MissingKernelSVC().fit(X, y)
+    expected = svc.decision_function(X[::-1])
+    # Far below one 300 x 300 Gram, above one row's: predict still works.
+    with config_context(max_gram_memory=16 * 300 * 20):
+        np.testing.assert_allclose(svc.decision_function(X[::-1]), expected)
+
+
+def test_the_limit_is_configured_by_set_config_or_the_environment(monkeypatch):
+    monkeypatch.delenv(MAX_GRAM_MEMORY_ENV, raising=False)
+    default, source = max_gram_memory()
+    assert default > 0
+    assert source in ("half the machine's memory", "the default")
+    monkeypatch.setenv(MAX_GRAM_MEMORY_ENV, "512MiB")
+    assert max_gram_memory() == (512 * 2**20, f"${MAX_GRAM_MEMORY_ENV}")
+    set_config(max_gram_memory="2GB")
+    try:
+        assert get_config()["max_gram_memory"] == 2 * 10**9
+        assert max_gram_memory()[0] == 2 * 10**9
+    finally:
+        set_config(max_gram_memory=None)
+    assert get_config()["max_gram_memory"] is None
+
+
+@pytest.mark.parametrize("bad", ["lots", "4 parsecs", -1, 0, "0GB"])
+def test_bad_limits_say_what_is_expected(bad):
+    with pytest.raises(ValueError, match="max_gram_memory must be"):
+        parse_memory(bad)
+    with pytest.raises(TypeError):
+        parse_memory(True)
