@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from missingkernels._sklearn_compat import InvalidParameterError
-from missingkernels.experiments import MissingnessInfo, simulate_missing
+from missingkernels.experiments import (
+    DegenerateMissingnessWarning,
+    MissingnessInfo,
+    simulate_missing,
+)
 
 
 @pytest.fixture
@@ -155,3 +161,50 @@ def test_bad_input(X):
         simulate_missing(X[:8], "mar", 0.9)
     with pytest.raises(ValueError, match=r"numeric|convert"):
         simulate_missing(np.array([["a", "b"], ["c", "d"]]), "mcar", 0.1)
+
+
+def _columns(kind, n=300, d=4):
+    rng = np.random.default_rng(3)
+    if kind == "continuous":
+        return rng.normal(size=(n, d))
+    if kind == "binary":
+        return rng.integers(0, 2, size=(n, d)).astype(float)
+    return np.full((n, d), 2.5)  # constant
+
+
+@pytest.mark.parametrize("mechanism", ["mcar", "mar", "mnar"])
+@pytest.mark.parametrize("kind", ["continuous", "binary", "constant"])
+@pytest.mark.parametrize("rate", [0.1, 0.3, 0.6])
+def test_rate_is_hit_on_any_column_kind(mechanism, kind, rate):
+    # Issue 19: binary data gave 0.245 for 0.1 (MAR), constant data 0.94 for
+    # 0.3. Documented tolerance: round(rate * n_entries) entries exactly.
+    X = _columns(kind, d=2 if kind == "binary" else 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Xm, info = simulate_missing(
+            X, mechanism, rate, random_state=0, return_info=True
+        )
+    n_entries = Xm.size
+    achieved = np.isnan(Xm).mean()
+    assert abs(achieved - rate) <= 0.5 / n_entries + 1e-12
+    assert info.missing_rate == achieved
+    degenerate = [w for w in caught if w.category is DegenerateMissingnessWarning]
+    assert len(degenerate) == (info.p_zero < 1)
+    if kind == "continuous" or mechanism == "mcar":
+        assert not caught and info.p_zero == 1.0
+    if kind == "constant" and mechanism != "mcar":
+        # Every removable entry ties with its reference row: removal is MCAR
+        # over the non-reference rows, at the requested rate.
+        assert info.t == np.inf and info.p_zero < 1
+        assert "probability" in str(degenerate[0].message)
+        assert not np.isnan(Xm[info.reference_rows]).any()
+
+
+def test_degenerate_removal_only_hits_rows_equal_to_their_reference():
+    X = _columns("binary", d=2)
+    with pytest.warns(DegenerateMissingnessWarning, match=r"rate=0\.1.*mcar"):
+        Xm, info = simulate_missing(X, "mar", 0.1, random_state=0, return_info=True)
+    assert info.t == np.inf and 0 < info.p_zero < 1
+    for i, r in enumerate(info.reference_rows):
+        same = np.all(X == X[r], axis=1)
+        assert not np.isnan(Xm[~same, i]).any()

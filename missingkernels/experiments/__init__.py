@@ -3,7 +3,11 @@
 from ..estimators import GeomSVC  # re-exported: it lived here before
 from ._baselines import DensityDrawImputer
 from ._methods import PAPER_C_GRID, PAPER_GAMMA_GRID, MethodSpec, resolve_method
-from ._missingness import MissingnessInfo, simulate_missing
+from ._missingness import (
+    DegenerateMissingnessWarning,
+    MissingnessInfo,
+    simulate_missing,
+)
 from ._plugin import register_baselines
 from ._report import CELL_COLUMNS, ComparisonReport, report_comparison
 from ._results import RESULT_COLUMNS, read_results
@@ -25,6 +29,7 @@ __all__ = [
     "RESULT_COLUMNS",
     "ComparisonData",
     "ComparisonReport",
+    "DegenerateMissingnessWarning",
     "DensityDrawImputer",
     "FriedmanNemenyi",
     "GeomSVC",

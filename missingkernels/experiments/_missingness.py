@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from numbers import Real
 from typing import Any
@@ -12,7 +13,18 @@ from sklearn.utils import check_array, check_random_state
 
 from .._sklearn_compat import Interval, StrOptions, validate_params
 
-__all__ = ["MissingnessInfo", "simulate_missing"]
+__all__ = ["DegenerateMissingnessWarning", "MissingnessInfo", "simulate_missing"]
+
+
+class DegenerateMissingnessWarning(UserWarning):
+    """Warned when MAR/MNAR can reach the rate only through tied distances.
+
+    More entries lie at distance 0 from their reference row (duplicated rows,
+    as binary or constant features produce) than the requested rate allows,
+    so the paper's ``exp(-t * 0) = 1`` would remove all of them for every
+    ``t``. :func:`simulate_missing` then removes a random subset of those
+    entries only (``t = inf`` and ``p_zero < 1`` in :class:`MissingnessInfo`).
+    """
 
 
 @dataclass(frozen=True)
@@ -38,7 +50,11 @@ class MissingnessInfo:
         removal of returned column ``i`` (``"mar"``/``"mnar"``); None for MCAR.
     t : float or None
         The calibrated rate ``t`` of eqs. (26)-(27): entry ``i`` of row ``x``
-        is removed with probability ``exp(-t ||x - x_i||^2_Sigma)``.
+        is removed with probability ``p_zero * exp(-t ||x - x_i||^2_Sigma)``.
+    p_zero : float
+        Removal probability at distance 0: 1 as in the paper, below 1 (with
+        ``t = inf``) only when more entries tie with their reference row than
+        the rate allows (see :class:`DegenerateMissingnessWarning`).
     """
 
     mechanism: str
@@ -48,6 +64,7 @@ class MissingnessInfo:
     hidden: np.ndarray
     reference_rows: np.ndarray | None
     t: float | None
+    p_zero: float = 1.0
 
 
 def _whiten(X: np.ndarray) -> np.ndarray:
@@ -67,10 +84,12 @@ def _distance_driven_removal(
     n_targets: int,
     rate: float,
     rng: np.random.RandomState,
-) -> tuple[np.ndarray, np.ndarray, float]:
+    mechanism: str,
+) -> tuple[np.ndarray, np.ndarray, float, float]:
     """Remove entries of ``n_targets`` columns by eqs. (26)-(27).
 
-    Returns the removal mask ``(n, n_targets)``, the reference rows and ``t``.
+    Returns the removal mask ``(n, n_targets)``, the reference rows, ``t``
+    and the removal probability at distance 0 (``p_zero``).
     """
     n = driver.shape[0]
     if n <= n_targets:
@@ -94,16 +113,40 @@ def _distance_driven_removal(
     sq = np.einsum("ij,ij->i", Y, Y)
     dist = sq[:, None] + sq[refs][None, :] - 2.0 * Y @ Y[refs].T
     dist = np.maximum(dist, 0.0)
+    # Rows equal to their reference row are at distance exactly 0 (rounding
+    # would leave ~1e-16 and rank them by noise).
+    for i, r in enumerate(refs):
+        dist[np.all(driver == driver[r], axis=1), i] = 0.0
     # Entry removed iff U < exp(-t dist), i.e. t < tau = -log(U) / dist, with
     # one uniform U per entry shared by every candidate t: t is then set to
     # the value at which exactly k entries go, so the rate is hit exactly.
     u = rng.uniform(size=(n, n_targets))
     with np.errstate(divide="ignore", invalid="ignore"):
         tau = -np.log(u) / dist
-    tau[np.isnan(tau)] = np.inf  # dist == 0 and u == 1: probability exp(0) = 1
+    tau[dist == 0.0] = np.inf  # probability exp(-t * 0) = 1 for every t
     tau[refs] = -np.inf  # reference rows stay complete ("x != x_i" in the paper)
     if k == 0:
-        return np.zeros((n, n_targets), dtype=bool), refs, float("inf")
+        return np.zeros((n, n_targets), dtype=bool), refs, float("inf"), 1.0
+    tied = np.isposinf(tau)
+    n_tied = int(tied.sum())
+    if n_tied > k:
+        # Every t removes all entries at distance 0, more than k: remove the k
+        # of them with the smallest U, i.e. U < p_zero with t = inf.
+        u_tied = np.sort(u[tied])
+        p_zero = 0.5 * (u_tied[k - 1] + u_tied[k])
+        warnings.warn(
+            f"simulate_missing({mechanism!r}, rate={rate:g}): {n_tied} of the "
+            f"{eligible} removable entries ({n_tied / eligible:.1%}) equal "
+            "their reference row on the features that drive removal (duplicated "
+            "rows, e.g. binary or constant features), and the paper removes "
+            "every such entry for every t. To hit the rate, only those entries "
+            f"were removed, each with probability {p_zero:.3g}. Use features "
+            "with more distinct values for a graded mechanism, or "
+            "mechanism='mcar'.",
+            DegenerateMissingnessWarning,
+            stacklevel=4,  # the caller of simulate_missing (via validate_params)
+        )
+        return tied & (u < p_zero), refs, float("inf"), float(p_zero)
     order = np.sort(tau, axis=None)[::-1]
     hi = order[k - 1]  # smallest tau that is removed
     lo = order[k] if k < n_cells else -np.inf  # largest tau that is kept
@@ -111,9 +154,9 @@ def _distance_driven_removal(
         t = 0.5 * (lo + hi)
     elif np.isfinite(hi):
         t = 0.5 * hi
-    else:  # every removed entry duplicates its reference row
+    else:  # exactly the k entries at distance 0 are removed
         t = 2.0 * lo if np.isfinite(lo) and lo > 0 else 1.0
-    return tau > t, refs, float(t)
+    return tau > t, refs, float(t), 1.0
 
 
 @validate_params(
@@ -153,11 +196,21 @@ def simulate_missing(
       (distance on the hidden features only); the hidden features are then
       dropped, so **the returned array has only the visible columns**.
 
-    For MAR and MNAR ``t`` is calibrated so the realised fraction of removed
-    entries equals ``rate`` (to the nearest entry): each entry gets one
-    uniform ``U``, is removed iff ``U < exp(-t dist)``, and ``t`` is the point
-    where exactly ``round(rate * n_entries)`` entries satisfy this. Given
-    ``t``, each removal is the paper's independent Bernoulli draw.
+    Every mechanism removes exactly ``round(rate * n_entries)`` entries, so
+    the realised rate is within ``0.5 / n_entries`` of ``rate`` whatever the
+    data (continuous, binary or constant columns). For MAR and MNAR ``t`` is
+    calibrated to this: each entry gets one uniform ``U``, is removed iff
+    ``U < exp(-t dist)``, and ``t`` is the point where exactly that many
+    entries satisfy this. Given ``t``, each removal is the paper's
+    independent Bernoulli draw.
+
+    Entries whose row equals its reference row on the driving features
+    (distance 0) are removed for every ``t``. When there are more of them
+    than the rate allows (duplicated rows, as binary or constant features
+    produce), only they are removed, each with a calibrated probability
+    ``p_zero < 1`` (``t = inf``), and a :class:`DegenerateMissingnessWarning`
+    says so: removal then depends on the data only through equality with the
+    reference rows (with constant features it is MCAR).
 
     Rows may lose every entry (the paper does not forbid it, and every
     density of this package accepts such rows); with MAR/MNAR the reference
@@ -176,7 +229,7 @@ def simulate_missing(
         ``(X, mechanism, rate, random_state)`` for an int seed.
     return_info : bool, default=False
         Also return a :class:`MissingnessInfo` (visible/hidden columns,
-        reference rows, calibrated ``t``, realised rate).
+        reference rows, calibrated ``t`` and ``p_zero``, realised rate).
 
     Returns
     -------
@@ -192,6 +245,12 @@ def simulate_missing(
     ValueError
         If ``X`` has NaN or inf, fewer rows than the reference rows needed,
         fewer than 2 features for MNAR, or a rate that cannot be reached.
+
+    Warns
+    -----
+    DegenerateMissingnessWarning
+        If MAR/MNAR hit the rate only by removing a random subset of the
+        entries at distance 0 from their reference row (see above).
 
     Notes
     -----
@@ -242,6 +301,7 @@ def simulate_missing(
     hidden = np.zeros(0, dtype=np.intp)
     refs: np.ndarray | None = None
     t: float | None = None
+    p_zero = 1.0
     if mechanism == "mcar":
         k = round(rate * n * d)
         removed = np.zeros(n * d, dtype=bool)
@@ -249,7 +309,7 @@ def simulate_missing(
         removed = removed.reshape(n, d)
         visible = all_columns
     elif mechanism == "mar":
-        removed, refs, t = _distance_driven_removal(X, d, rate, rng)
+        removed, refs, t, p_zero = _distance_driven_removal(X, d, rate, rng, mechanism)
         visible = all_columns
     else:
         if d < 2:
@@ -260,8 +320,8 @@ def simulate_missing(
         perm = rng.permutation(d)
         hidden = np.sort(perm[: d // 2])
         visible = np.sort(perm[d // 2 :])
-        removed, refs, t = _distance_driven_removal(
-            X[:, hidden], len(visible), rate, rng
+        removed, refs, t, p_zero = _distance_driven_removal(
+            X[:, hidden], len(visible), rate, rng, mechanism
         )
         X = X[:, visible]
     X[removed] = np.nan
@@ -275,5 +335,6 @@ def simulate_missing(
         hidden=hidden,
         reference_rows=refs,
         t=t,
+        p_zero=p_zero,
     )
     return X, info
