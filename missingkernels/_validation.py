@@ -9,11 +9,66 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 
-def _feature_label(estimator: Any, j: int) -> str:
+def feature_names(estimator: Any) -> np.ndarray | None:
+    """The column names ``estimator`` knows, or None.
+
+    Its own ``feature_names_in_`` (fitted on a DataFrame), else the names its
+    parent passed down with :func:`pass_feature_names` (a kernel fitted by an
+    SVM on the SVM's validated array, a density fitted by a kernel).
+    """
     names = getattr(estimator, "feature_names_in_", None)
-    if names is not None and j < len(names):
-        return f"{j} ({names[j]!r})"
-    return str(j)
+    if names is None:
+        names = getattr(estimator, "_feature_names_hint", None)
+    return None if names is None else np.asarray(names, dtype=object)
+
+
+def pass_feature_names(parent: Any, child: Any) -> None:
+    """Let ``child`` name the columns in its messages as ``parent`` does.
+
+    For an estimator that fits ``child`` on its validated array (without the
+    DataFrame's column names): the names are kept in a private attribute,
+    which scikit-learn's feature-name checks do not read, so the child
+    accepts arrays as before.
+    """
+    names = feature_names(parent)
+    if names is not None:
+        child._feature_names_hint = names
+    elif hasattr(child, "_feature_names_hint"):
+        del child._feature_names_hint
+
+
+def describe_features(estimator: Any, indices: Any, *, limit: int = 8) -> str:
+    """The columns ``indices`` as a message names them.
+
+    By name when ``estimator`` knows the column names (see
+    :func:`feature_names`): ``"feature 'age'"``, ``"features 'age', 'income'"``;
+    else by position, saying that it counts from 0: ``"column 2 (0-based)"``,
+    ``"columns 0, 2 (0-based)"``. At most ``limit`` are listed, then
+    ``"and N more"``. Every message that names columns uses this helper (the
+    R front end translates the positional form into R's column names).
+
+    Parameters
+    ----------
+    estimator : object
+        The estimator whose input the indices refer to, or None.
+    indices : int or array-like of int
+        0-based column indices.
+    limit : int, default=8
+
+    Returns
+    -------
+    label : str
+    """
+    idx = [int(j) for j in np.atleast_1d(np.asarray(indices)).ravel()]
+    names = feature_names(estimator)
+    shown = idx[:limit]
+    more = f" and {len(idx) - limit} more" if len(idx) > limit else ""
+    plural = "s" if len(idx) != 1 else ""
+    if names is not None and all(0 <= j < len(names) for j in idx):
+        listed = ", ".join(repr(str(names[j])) for j in shown)
+        return f"feature{plural} {listed}{more}"
+    listed = ", ".join(str(j) for j in shown)
+    return f"column{plural} {listed}{more} (0-based)"
 
 
 # Kernels and densities square values and differences: keep both inside the
@@ -36,10 +91,10 @@ def _check_range(estimator: Any, X: np.ndarray) -> None:
     name = type(estimator).__name__
     large = np.flatnonzero(size > _LARGEST)
     if large.size:
-        labels = ", ".join(_feature_label(estimator, int(j)) for j in large)
         raise ValueError(
-            f"{name}: feature(s) {labels} have values as large as "
-            f"{size[large].max():.3g} in absolute value. The kernels and densities "
+            f"{name}: values as large as {size[large].max():.3g} in absolute "
+            f"value in {describe_features(estimator, large)}. The kernels and "
+            "densities "
             "square values and differences, which overflows float64 above about "
             "1e154 and loses the result. Rescale these features, e.g. with "
             "sklearn.preprocessing.StandardScaler in a Pipeline (fitted on the "
@@ -47,10 +102,10 @@ def _check_range(estimator: Any, X: np.ndarray) -> None:
         )
     tiny = np.flatnonzero((spread > 0) & (spread < _SMALLEST_SPREAD))
     if tiny.size:
-        labels = ", ".join(_feature_label(estimator, int(j)) for j in tiny)
         raise ValueError(
-            f"{name}: feature(s) {labels} vary by at most {spread[tiny].max():.3g} "
-            "(largest minus smallest observed value). The kernels and densities "
+            f"{name}: the observed values of {describe_features(estimator, tiny)} "
+            f"vary by at most {spread[tiny].max():.3g} (largest minus smallest). "
+            "The kernels and densities "
             "square differences, which underflow float64 below about 1e-154 and "
             "would make these features look constant. Rescale them, e.g. with "
             "sklearn.preprocessing.StandardScaler in a Pipeline (fitted on the "
@@ -163,11 +218,11 @@ def _validate(
     if require_observed_columns and X.shape[0] > 0:
         empty = np.flatnonzero(np.isnan(X).all(axis=0))
         if empty.size:
-            labels = ", ".join(_feature_label(estimator, int(j)) for j in empty)
             raise ValueError(
-                f"{type(estimator).__name__}: feature(s) {labels} are missing in "
-                f"every one of the {X.shape[0]} training rows, so nothing can be "
-                "learned about them. Drop these columns before fitting."
+                f"{type(estimator).__name__}: no training row has a value for "
+                f"{describe_features(estimator, empty)} (missing in every one of "
+                f"the {X.shape[0]} rows), so nothing can be learned about it. Drop "
+                "such columns before fitting."
             )
     _check_range(estimator, X)
     if y is None:

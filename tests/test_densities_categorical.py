@@ -69,7 +69,7 @@ def test_registry_and_params():
 
 def test_rejects_non_discrete_input():
     continuous = np.random.default_rng(0).normal(size=(20, 2))
-    with pytest.raises(ValueError, match=r"integers; feature 0 has the value"):
+    with pytest.raises(ValueError, match=r"integers; column 0 \(0-based\) has the"):
         CategoricalDensity().fit(continuous)
     many = np.arange(300.0).reshape(150, 2)
     with pytest.raises(ValueError, match="max_categories=100; it looks continuous"):
@@ -80,7 +80,7 @@ def test_rejects_non_discrete_input():
 def test_unknown_categories():
     density = CategoricalDensity().fit(X)
     new = np.array([[3.0, 2.0, 1.0]])
-    with pytest.raises(ValueError, match=r"feature 0 has the value 3.0, not seen"):
+    with pytest.raises(ValueError, match=r"column 0 \(0-based\) has the value 3\.0"):
         density.conditionals(new)
     cond = density.set_params(handle_unknown="ignore").conditionals(new)
     assert cond.values[0, 0] == 3.0
@@ -93,7 +93,7 @@ def test_bad_input():
         CategoricalDensity().fit(np.array([[0.0, np.inf], [1.0, 0.0]]))
     bad = X.copy()
     bad[:, 2] = NAN
-    with pytest.raises(ValueError, match=r"feature\(s\) 2 are missing in every"):
+    with pytest.raises(ValueError, match=r"column 2 \(0-based\) \(missing in every"):
         CategoricalDensity().fit(bad)
     with pytest.raises(ValueError, match="minimum of 2"):
         CategoricalDensity().fit(X[:1])

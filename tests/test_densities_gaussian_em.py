@@ -256,7 +256,7 @@ def test_singular_covariance_warns_and_regularises(rng):
 def test_constant_feature_starts_with_the_ridge_and_equals_the_explicit_fit(rng):
     X = _mcar(rng, _correlated(rng, 80, 3), 0.3)
     X = np.column_stack([X, np.where(rng.random(80) < 0.3, np.nan, 2.5)])
-    with pytest.warns(SingularCovarianceWarning, match=r"feature\(s\) \[3\]") as rec:
+    with pytest.warns(SingularCovarianceWarning, match=r"column 3 \(0-based\)") as rec:
         auto = GaussianEMDensity().fit(X)
     assert len(rec) == 1  # no second warning from a restart
     explicit = GaussianEMDensity(ridge=1e-6).fit(X)
@@ -285,7 +285,7 @@ def test_bad_input(rng):
         GaussianEMDensity().fit(np.array([["a", "b"], ["c", "d"]], dtype=object))
     empty_col = X.copy()
     empty_col[:, 1] = np.nan
-    with pytest.raises(ValueError, match=r"feature\(s\) 1 are missing in every"):
+    with pytest.raises(ValueError, match=r"column 1 \(0-based\) \(missing in every"):
         GaussianEMDensity().fit(empty_col)
     with pytest.raises(ValueError, match="minimum of 2"):
         GaussianEMDensity().fit(X[:1])

@@ -235,7 +235,7 @@ def test_bad_input(rng):
         GaussianMixtureDensity(n_components=0).fit(X)
     bad = X.copy()
     bad[:, 0] = np.nan
-    with pytest.raises(ValueError, match=r"feature\(s\) 0 are missing in every"):
+    with pytest.raises(ValueError, match=r"column 0 \(0-based\) \(missing in every"):
         GaussianMixtureDensity().fit(bad)
     with pytest.raises(ValueError, match="features"):
         GaussianMixtureDensity(random_state=0).fit(X).conditionals(X[:, :2])
@@ -255,7 +255,7 @@ def test_constant_feature_without_ridge_starts_with_the_automatic_ridge(rng):
     X = np.column_stack([rng.normal(size=(90, 2)), np.full(90, -1.5)])
     X[rng.random(X.shape) < 0.2] = np.nan
     params = dict(n_components=2, random_state=0)
-    with pytest.warns(SingularCovarianceWarning, match=r"feature\(s\) \[2\]") as rec:
+    with pytest.warns(SingularCovarianceWarning, match=r"column 2 \(0-based\)") as rec:
         auto = GaussianMixtureDensity(ridge=0, **params).fit(X)
     assert len(rec) == 1  # no restart
     explicit = GaussianMixtureDensity(ridge=1e-6, **params).fit(X)

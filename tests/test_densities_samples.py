@@ -135,7 +135,7 @@ def test_bad_input(rng, name):
     _, Xm = _data(rng, 40)
     bad = Xm.copy()
     bad[:, 2] = np.nan
-    with pytest.raises(ValueError, match=r"feature\(s\) 2 are missing in every"):
+    with pytest.raises(ValueError, match=r"column 2 \(0-based\) \(missing in every"):
         FACTORIES[name]().fit(bad)
     density = FACTORIES[name](n_draws=2, random_state=0).fit(Xm)
     with pytest.raises(ValueError, match="features"):

@@ -36,7 +36,7 @@ def test_scales_beyond_float64_squares_are_refused_with_the_remedy(scale, kernel
         with pytest.raises(ValueError, match="Rescale") as info:
             get_kernel(kernel).fit(X * scale)
     message = str(info.value)
-    assert "feature(s) 0, 1, 2" in message
+    assert "columns 0, 1, 2 (0-based)" in message
     assert "StandardScaler" in message
 
 

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._sklearn_compat import Interval, StrOptions
-from .._validation import _feature_label
+from .._validation import describe_features
 from ..conditionals import CategoricalConditionals
 from ._base import BaseDensity
 
@@ -95,10 +95,10 @@ class CategoricalDensity(BaseDensity):
             i, v = np.argwhere(not_integer)[0]
             raise ValueError(
                 f"{type(self).__name__} needs discrete features coded as "
-                f"integers; feature {_feature_label(self, int(v))} has the value "
-                f"{float(X[i, v])!r} in row {i}. Encode categories as integers "
-                "(e.g. with sklearn.preprocessing.OrdinalEncoder) or use a density for "
-                "continuous data such as 'gaussian_em'."
+                f"integers; {describe_features(self, v)} has the value "
+                f"{float(X[i, v])!r} in row {i} (0-based). Encode categories as "
+                "integers (e.g. with sklearn.preprocessing.OrdinalEncoder) or use a "
+                "density for continuous data such as 'gaussian_em'."
             )
 
     def _fit(self, X: np.ndarray) -> None:
@@ -111,7 +111,7 @@ class CategoricalDensity(BaseDensity):
             values, counts = np.unique(column[~np.isnan(column)], return_counts=True)
             if len(values) > self.max_categories:
                 raise ValueError(
-                    f"{type(self).__name__}: feature {_feature_label(self, v)} has "
+                    f"{type(self).__name__}: {describe_features(self, v)} has "
                     f"{len(values)} distinct values, more than max_categories="
                     f"{self.max_categories}; it looks continuous. Use a density "
                     "for continuous data such as 'gaussian_em', or raise "
@@ -131,7 +131,7 @@ class CategoricalDensity(BaseDensity):
                 if unseen.any():
                     value = float(column[unseen][0])
                     raise ValueError(
-                        f"{type(self).__name__}: feature {_feature_label(self, v)} "
+                        f"{type(self).__name__}: {describe_features(self, v)} "
                         f"has the value {value!r}, not seen during fit "
                         f"(seen: {values.tolist()}). Refit with it, or set "
                         "handle_unknown='ignore' to give it probability 0."

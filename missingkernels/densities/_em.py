@@ -18,6 +18,7 @@ from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
 from .._numerics import constant_features
+from .._validation import describe_features
 from ..conditionals._patterns import PatternGroups, pattern_groups
 from ._base import BaseDensity
 
@@ -190,8 +191,9 @@ def _starting_ridge(density: Any, X: np.ndarray) -> float:
         ridge = _AUTO_RIDGE
         _warn_auto_ridge(
             density,
-            f"feature(s) {constant.tolist()} take a single value on their "
-            "observed entries, so the covariance is singular.",
+            "the observed entries take a single value in "
+            f"{describe_features(density, constant)}, so the covariance is "
+            "singular.",
             stacklevel=5,
         )
     return ridge

@@ -11,6 +11,7 @@ import numpy as np
 from .._numerics import RowStreams, integer_seeds, row_keys
 from .._optional import import_optional
 from .._sklearn_compat import Interval, StrOptions
+from .._validation import describe_features
 from ..conditionals import SampleConditionals
 from ._base import BaseDensity
 
@@ -302,7 +303,8 @@ class MICEDensity(BaseDensity):
             exog = _design(completed[observed], j)
             if params.shape != (d,):
                 raise RuntimeError(
-                    f"Unexpected statsmodels MICE regression for feature {j}: "
+                    "Unexpected statsmodels MICE regression for "
+                    f"{describe_features(self, j)}: "
                     f"{params.shape[0]} coefficients, expected {d} (intercept + "
                     "other features). Please report this with your statsmodels "
                     "version."

@@ -14,6 +14,7 @@ from sklearn.utils import gen_batches
 from .._config import max_gram_memory
 from .._registry import get_kernel
 from .._sklearn_compat import HasMethods, Interval, StrOptions
+from .._validation import pass_feature_names
 
 #: Parameters of the estimator forwarded to the kernel when it accepts them.
 _FORWARDED = ("gamma", "metric", "density")
@@ -78,6 +79,9 @@ class KernelParamsMixin:
         params.update(extra)
         if params:
             kernel.set_params(**params)
+        # The kernel is fitted on the validated array: its messages (and its
+        # density's) name the columns by the estimator's feature_names_in_.
+        pass_feature_names(self, kernel)
         return kernel
 
     @property

@@ -13,7 +13,11 @@ from .._numerics import psd_factor
 from .._optional import import_optional
 from .._registry import new_density
 from .._sklearn_compat import Interval, StrOptions, _fit_context
-from .._validation import validate_missing_data, validate_missing_data_xy
+from .._validation import (
+    pass_feature_names,
+    validate_missing_data,
+    validate_missing_data_xy,
+)
 from ..conditionals import GaussianConditionals
 from ..kernels._base import _representation_class
 from ._base import BinaryClassifierMixin, KernelParamsMixin, row_chunks
@@ -313,6 +317,7 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
                 "form='linear' needs a Gaussian density (conditional covariances); "
                 f"got {type(self._density).__name__}. Use density='gaussian_em'."
             )
+        pass_feature_names(self, self._density)
         self._density.fit(X)
         cond = self._density.conditionals(X)
         n, d = X.shape

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._config import check_gram_memory
 from .._registry import list_densities, list_representations, new_density
 from .._sklearn_compat import HasMethods, StrOptions, available_if
-from .._validation import validate_missing_data
+from .._validation import pass_feature_names, validate_missing_data
 from ._base_kernels import BaseKernel
 from ._table import DrawOptions, expected_gram, expected_variance, supported
 
@@ -167,6 +167,10 @@ class BaseExpectedKernel(BaseEstimator):
         X = validate_missing_data(self, X, reset=True, min_samples=2)
         base = self._make_base_kernel()
         density = new_density(self.density)
+        # Messages of the density and base kernel name the columns as this
+        # kernel does (the names of a DataFrame, or those of an SVM above).
+        pass_feature_names(self, density)
+        pass_feature_names(self, base)
         self._check_supported(base, _representation_class(density), density)
         density.fit(X)
         self.density_ = density

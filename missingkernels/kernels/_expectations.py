@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import describe_features
 from ..conditionals import (
     BaseConditionals,
     CategoricalConditionals,
@@ -370,8 +371,8 @@ def _matching_features(
             if unexpected.size:
                 raise ValueError(
                     "The presence kernel (belanche_k2) needs binary features "
-                    f"coded 0 (absent) / 1 (present); feature {v} takes the "
-                    f"value {float(unexpected[0])!r}. Recode it, or use "
+                    f"coded 0 (absent) / 1 (present); {describe_features(base, v)} "
+                    f"takes the value {float(unexpected[0])!r}. Recode it, or use "
                     "belanche_k1 (simple matching) for categorical features."
                 )
             one = int(np.searchsorted(cats, 1.0))

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pytest
 
-from missingkernels import get_density, get_kernel, list_densities
+from missingkernels import MissingKernelSVC, get_density, get_kernel, list_densities
 from missingkernels.densities import GaussianEMDensity
 
 mkr = pytest.importorskip(
@@ -453,6 +453,40 @@ def test_mice_r_error_is_raised_with_its_message(rng):
     X = _mice_data(rng, n=30, d=3)
     with pytest.raises(mkr.RError, match=r"mice\.impute\.no_such_method"):
         get_density("r_mice", method="no_such_method", seed=1).fit(X)
+
+
+def test_r_messages_name_columns_as_the_package_does():
+    class Named:
+        feature_names_in_ = np.array(["age", "dose"], dtype=object)
+
+    text = "out=f1 meth=norm pred=f0, f10"
+    assert _session.name_features(text, Named()) == (
+        "out=feature 'dose' meth=norm pred=feature 'age', column 10 (0-based)"
+    )
+    assert _session.name_features("f2", None) == "column 2 (0-based)"
+
+
+@pytest.mark.r
+def test_r_density_in_svc_names_the_dataframe_column(rng):
+    _require("Amelia")
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(_mice_data(rng, n=30, d=3), columns=["age", "dose", "weight"])
+    X["dose"] = 1.0
+    y = np.arange(30) % 2
+    with pytest.raises(ValueError, match="observed in feature 'dose'"):
+        MissingKernelSVC(density="r_amelia").fit(X, y)
+    with pytest.raises(ValueError, match=r"observed in column 1 \(0-based\)"):
+        MissingKernelSVC(density="r_amelia").fit(X.to_numpy(), y)
+
+
+@pytest.mark.r
+def test_mice_unimputed_column_is_named(rng):
+    _require("mice")
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(_mice_data(rng, n=30, d=3), columns=["age", "dose", "weight"])
+    density = get_density("r_mice", method=["norm", "", "norm"], seed=1)
+    with pytest.raises(mkr.RError, match="mice left feature 'dose' unimputed"):
+        MissingKernelSVC(density=density).fit(X, np.arange(30) % 2)
 
 
 # -- estimators on real missing data ------------------------------------------

@@ -175,6 +175,7 @@ class RAmeliaDensity(_RGaussianDensity):
             },
             what=f"{name} (Amelia::amelia)",
             verbose=self.verbose,
+            estimator=self,
         )
         code = int(np.asarray(result["code"]).reshape(-1)[0])
         message = " ".join(str(m) for m in np.atleast_1d(result["message"]))

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from missingkernels._validation import describe_features
 from missingkernels.conditionals import GaussianConditionals
 from missingkernels.densities import BaseDensity
 
@@ -38,9 +39,10 @@ class _RGaussianDensity(BaseDensity):
         flat = np.flatnonzero((observed.sum(axis=0) < 2) | ~(spread > 0))
         if flat.size:
             raise ValueError(
-                f"{name}: feature(s) {flat.tolist()} have fewer than two distinct "
-                "observed values, so their variance is zero or unknown and the "
-                "normal model is degenerate. Drop these columns before fitting."
+                f"{name}: fewer than two distinct values are observed in "
+                f"{describe_features(self, flat)}, so the variance is zero or "
+                "unknown and the normal model is degenerate. Drop such columns "
+                "before fitting."
             )
         return Xu
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from missingkernels._numerics import integer_seeds
 from missingkernels._sklearn_compat import Interval
+from missingkernels._validation import describe_features
 from missingkernels.conditionals import (
     GaussianConditionals,
     SampleConditionals,
@@ -16,7 +17,14 @@ from missingkernels.conditionals import (
 )
 from missingkernels.densities import BaseDensity
 
-from ._session import RError, call_r, feature_names, require_r_package, to_r_matrix
+from ._session import (
+    RError,
+    call_r,
+    feature_names,
+    name_features,
+    require_r_package,
+    to_r_matrix,
+)
 
 __all__ = ["RMiceDensity"]
 
@@ -231,16 +239,19 @@ class RMiceDensity(BaseDensity):
             },
             what=f"{type(self).__name__} (mice::mice)",
             verbose=self.verbose,
+            estimator=self,
         )
         draws = np.asarray(result["draws"], dtype=np.float64)
         draws = draws.reshape(n, X.shape[1], int(self.m), order="F")
         samples = np.ascontiguousarray(np.moveaxis(draws, 2, 0))
-        logged = [str(v) for v in np.atleast_1d(result.get("logged", []))]
+        logged = [
+            name_features(str(v), self) for v in np.atleast_1d(result.get("logged", []))
+        ]
         left = ~np.isfinite(samples)
         if left.any():
-            cols = np.flatnonzero(left.any(axis=(0, 1))).tolist()
+            cols = np.flatnonzero(left.any(axis=(0, 1)))
             raise RError(
-                f"{type(self).__name__}: mice left feature(s) {cols} "
+                f"{type(self).__name__}: mice left {describe_features(self, cols)} "
                 "unimputed, usually because it found them constant or collinear "
                 "and removed them, or their method is ''. mice's logged events: "
                 f"{logged or 'none'}. Drop or decorrelate these features, or "

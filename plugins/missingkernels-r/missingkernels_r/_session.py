@@ -30,6 +30,7 @@ __all__ = [
     "RWarning",
     "call_r",
     "feature_names",
+    "name_features",
     "require_r_package",
     "to_r_matrix",
 ]
@@ -216,10 +217,24 @@ def to_r_matrix(X: np.ndarray) -> np.ndarray:
 def feature_names(d: int) -> np.ndarray:
     """Column names given to R: ``f0, f1, ...`` by 0-based feature index.
 
-    Passed as data (never pasted into R source), so R's messages name the
-    features as Python users count them.
+    Passed as data (never pasted into R source), so they are always valid R
+    names; :func:`name_features` turns them back into the labels of the
+    package's messages.
     """
     return np.array([f"f{j}" for j in range(d)])
+
+
+def name_features(text: str, estimator: Any) -> str:
+    """``text`` from R with each column name ``f<j>`` of :func:`feature_names`
+    replaced by the package's label of column ``j`` (its name, or ``column j
+    (0-based)``; see :func:`missingkernels._validation.describe_features`)."""
+    import re
+
+    from missingkernels._validation import describe_features
+
+    return re.sub(
+        r"\bf(\d+)\b", lambda m: describe_features(estimator, int(m.group(1))), text
+    )
 
 
 def call_r(
@@ -229,6 +244,7 @@ def call_r(
     *,
     what: str,
     verbose: bool = False,
+    estimator: Any = None,
 ) -> dict[str, Any]:
     """Call a fixed R function and return its (named list) value as a dict.
 
@@ -245,6 +261,10 @@ def call_r(
         Who calls (used in error messages).
     verbose : bool, default=False
         Echo R's console output.
+    estimator : object, optional
+        The density whose columns ``x`` holds, named in R by
+        :func:`feature_names`: R's warnings and errors then name them as the
+        package does (:func:`name_features`).
 
     Returns
     -------
@@ -268,10 +288,14 @@ def call_r(
             except Exception as exc:  # an error outside the R tryCatch
                 raise RError(f"{what}: R failed: {exc}") from None
             result = _to_python(out)
+
+    def named(text: Any) -> str:
+        return str(text) if estimator is None else name_features(str(text), estimator)
+
     for message in np.atleast_1d(result.get("warnings", [])):
-        warnings.warn(f"{what}: R warning: {message}", RWarning, stacklevel=4)
+        warnings.warn(f"{what}: R warning: {named(message)}", RWarning, stacklevel=4)
     if not bool(np.asarray(result["ok"]).reshape(-1)[0]):
-        message = str(np.asarray(result["message"]).reshape(-1)[0])
+        message = named(np.asarray(result["message"]).reshape(-1)[0])
         tail = "".join(console).strip()
         detail = f"\nR console output:\n{tail[-2000:]}" if tail else ""
         raise RError(f"{what}: R error: {message}{detail}")
