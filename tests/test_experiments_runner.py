@@ -629,3 +629,115 @@ def test_a_renamed_baseline_keeps_the_results_of_its_old_name(rng):
     assert set(new["method"]) == {"iterative"}
     np.testing.assert_array_equal(new["score"], old["score"])
     assert list(new["params"]) == list(old["params"])
+
+
+def _toy(task: str = "classification", y: Any = None) -> dict:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    if y is None:
+        y = (X[:, 0] > 0).astype(int) if task == "classification" else X[:, 0]
+    return {"toy": ComparisonData(X, np.asarray(y), task)}
+
+
+_SMALL = dict(n_draws=1, outer_folds=2, inner_folds=2, C_grid=[1.0], gamma_grid=[1.0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        # Issue 19: these returned NaN scores, the error buried in every cell.
+        ({"C_grid": []}, r"C_grid is empty.*C_grid=\[1\.0\]"),
+        ({"C_grid": [-1]}, r"C_grid must hold positive finite numbers; got \[-1\]"),
+        ({"gamma_grid": [0.0, 1.0]}, r"gamma_grid must hold positive"),
+        ({"C_grid": [float("nan")]}, "C_grid must hold positive"),
+        ({"C_grid": 1.0}, "C_grid must be a list"),
+        ({"methods": "mean"}, r"methods must be a list.*\['mean', 'genrbf'\]"),
+        ({"mechanisms": "mar"}, r"mechanisms must be a list"),
+        ({"rates": 0.3}, r"rates must be a list"),
+        ({"rates": []}, "rates is empty"),
+        ({"rates": [0.3, 0.3]}, "rates must be distinct"),
+        ({"mechanisms": []}, "mechanisms is empty"),
+        ({"random_state": None}, "random_state must be an int"),
+        ({"selection_metric": "r2"}, "does not fit the classification task"),
+    ],
+)
+def test_grids_and_arguments_are_checked_before_any_cell(kwargs, match):
+    args: dict[str, Any] = {"methods": ["mean"], **_SMALL, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        run_comparison(_toy(), **args)
+
+
+def test_a_methodspec_with_an_empty_grid_is_refused():
+    spec = resolve_method("mean", C_grid=[], gamma_grid=[1.0])
+    with pytest.raises(ValueError, match=r"grid of method 'mean': C is empty"):
+        run_comparison(_toy(), [spec], **_SMALL)
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (
+            _toy("regression", y=np.where(np.arange(30) % 2, "yes", "no")),
+            r"datasets\['toy'\]\.y must be numeric for task='regression', but it "
+            r"holds labels such as '(no|yes)'; use task='classification'",
+        ),
+        (
+            _toy(y=np.ones(30, dtype=int)),
+            r"datasets\['toy'\]\.y has a single class \(1\)",
+        ),
+        (
+            _toy(y=np.r_[np.nan, np.arange(29) % 2]),
+            r"datasets\['toy'\]\.y has 1 missing labels",
+        ),
+        (
+            {
+                "toy": ComparisonData(
+                    np.full((30, 2), np.nan), np.arange(30) % 2, "classification"
+                )
+            },
+            r"has missing values, but the simulated mechanisms need complete data",
+        ),
+        (
+            {
+                "toy": ComparisonData(
+                    np.zeros((30, 2)), np.arange(29) % 2, "classification"
+                )
+            },
+            r"y must be 1-d with one value per row of X",
+        ),
+    ],
+)
+def test_data_that_cannot_run_is_refused_naming_the_dataset(data, match):
+    with pytest.raises(ValueError, match=match):
+        run_comparison(data, ["mean"], mechanisms=["mcar"], **_SMALL)
+
+
+def test_a_refused_first_run_does_not_pin_the_configuration(tmp_path: Path):
+    # MNAR needs 2 features: found while planning, after the configuration
+    # file was written; a corrected call on the same file must then run.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 1))
+    data = {"toy": ComparisonData(X, (X[:, 0] > 0).astype(int), "classification")}
+    out = tmp_path / "r.csv"
+    with pytest.raises(ValueError, match="at least 2 features"):
+        run_comparison(data, ["mean"], mechanisms=["mnar"], output=out, **_SMALL)
+    res = run_comparison(data, ["mean"], mechanisms=["mcar"], output=out, **_SMALL)
+    assert (res["error"] == "").all()
+
+
+def test_a_concurrent_run_is_refused_before_it_reads_the_results(tmp_path: Path):
+    # A run appending to the file can leave a partial last line at any moment;
+    # a second run used to "repair" it (truncate) before noticing the lock.
+    fcntl = pytest.importorskip("fcntl")
+    out = tmp_path / "r.csv"
+    run_comparison(_toy(), ["mean"], mechanisms=["mcar"], output=out, **_SMALL)
+    with out.open("a") as fh:
+        fh.write("toy,classification,mcar,0.3,0,")  # the first run, mid-row
+    before = out.read_bytes()
+    with (tmp_path / "r.csv.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(RuntimeError, match="Another run is appending"):
+            run_comparison(
+                _toy(), ["mean", "zero"], mechanisms=["mcar"], output=out, **_SMALL
+            )
+    assert out.read_bytes() == before

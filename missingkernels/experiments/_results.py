@@ -100,6 +100,10 @@ def _append(path: Path, rows: list[dict]) -> None:
         os.fsync(fh.fileno())
 
 
+class _RunInProgressError(RuntimeError):
+    """Another run holds the lock of the results file."""
+
+
 @contextlib.contextmanager
 def _exclusive(path: Path | None) -> Iterator[None]:
     """Refuse a second run appending to the same results file at once."""
@@ -116,9 +120,9 @@ def _exclusive(path: Path | None) -> Iterator[None]:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise RuntimeError(
-                f"Another run is appending to {path}; wait for it or choose "
-                "another output file."
+            raise _RunInProgressError(
+                f"Another run is appending to {path}; wait for it to finish, or "
+                "choose another output file."
             ) from None
         yield
     finally:
@@ -127,7 +131,8 @@ def _exclusive(path: Path | None) -> Iterator[None]:
 
 def _check_config(path: Path, config: dict) -> None:
     side = path.with_name(path.name + ".config.json")
-    if side.exists():
+    has_rows = path.exists() and path.stat().st_size > 0
+    if side.exists() and has_rows:
         old = json.loads(side.read_text())
         if old != config:
             diff = sorted(k for k in config if old.get(k) != config[k])
@@ -135,10 +140,10 @@ def _check_config(path: Path, config: dict) -> None:
                 f"{path} holds results of another configuration (differs in "
                 f"{diff}); choose a new output file or delete it to start over."
             )
-    elif path.exists() and path.stat().st_size > 0:
+    elif has_rows:
         raise ValueError(
             f"{path} exists without its {side.name}; cannot tell whether it is "
             "this configuration. Choose a new output file."
         )
-    else:
+    else:  # no results yet: nothing to protect, (re)write the configuration
         side.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")

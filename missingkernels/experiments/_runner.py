@@ -9,6 +9,7 @@ file and resumes from it (:mod:`._results`). Methods are resolved by
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -138,6 +139,20 @@ def run_comparison(
         Long format, one row per cell and metric, columns
         :data:`RESULT_COLUMNS`.
 
+    Raises
+    ------
+    ValueError
+        Before any cell runs, for an argument no cell could use: an empty or
+        non-positive ``C_grid``/``gamma_grid`` (or grid of a ``MethodSpec``),
+        a string where a list is expected, a non-numeric ``y`` for a
+        regression, a single class or missing labels for a classification,
+        missing values in ``X`` with a simulated mechanism, and so on. The
+        message names the argument or ``datasets[name]``. Errors of one
+        method in one cell are recorded in the ``error`` column instead.
+    RuntimeError
+        If another run is appending to ``output`` (checked before the file
+        is read).
+
     Notes
     -----
     Cells are independent, so a long run can use the cores of several
@@ -169,7 +184,19 @@ def run_comparison(
     """
     pd = import_optional("pandas", "experiments", "run_comparison")
 
-    _check_args(datasets, mechanisms, rates, n_draws, outer_folds, inner_folds, n_jobs)
+    _check_args(
+        datasets,
+        methods,
+        mechanisms,
+        rates,
+        n_draws,
+        outer_folds,
+        inner_folds,
+        n_jobs,
+        random_state,
+    )
+    for label, grid in (("C_grid", C_grid), ("gamma_grid", gamma_grid)):
+        _check_grid(label, grid)
     if draws is None:
         run_draws = list(range(n_draws))
     else:
@@ -194,6 +221,15 @@ def run_comparison(
         )
     if len(set(names)) != len(names):
         raise ValueError(f"Method names must be distinct, got {names}.")
+    for spec in specs:
+        _check_spec_grid(spec)
+    for dname, data in datasets.items():
+        metric = selection_metric or _TASK_METRICS[data.task][0]
+        if metric not in _TASK_METRICS[data.task]:
+            raise ValueError(
+                f"selection_metric {metric!r} does not fit the {data.task} task of "
+                f"{dname!r}; use one of {_TASK_METRICS[data.task]}."
+            )
     path = Path(output) if output is not None else None
     config = {
         "datasets": sorted(datasets),
@@ -207,24 +243,58 @@ def run_comparison(
         "selection_metric": selection_metric,
         "random_state": random_state,
     }
-    previous: Any = None
-    done: set = set()
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _check_config(path, config)
-        previous, done = _read_done(path)
+    # The lock is held from before the results file is read (a concurrent run
+    # could be appending to it) until the last row is written.
+    with _exclusive(path):
+        previous: Any = None
+        done: set = set()
+        if path is not None:
+            _check_config(path, config)
+            previous, done = _read_done(path)
+        jobs = _plan(
+            datasets,
+            specs,
+            mechanisms,
+            rates,
+            run_draws,
+            outer_folds,
+            inner_folds,
+            selection_metric,
+            random_state,
+            done,
+        )
+        rows = _execute(jobs, n_jobs, progress, path) if jobs else []
+    frames = [previous] if previous is not None else []
+    if rows:
+        frames.append(pd.DataFrame(rows, columns=list(RESULT_COLUMNS)))
+    if not frames:
+        return pd.DataFrame(columns=list(RESULT_COLUMNS))
+    result = pd.concat(frames, ignore_index=True)
+    order = ["dataset", "mechanism", "rate", "draw", "fold", "method", "metric"]
+    return result.sort_values(order, kind="stable").reset_index(drop=True)
 
+
+def _plan(
+    datasets: Mapping[str, ComparisonData],
+    specs: list[MethodSpec],
+    mechanisms: Sequence[str],
+    rates: Sequence[float],
+    run_draws: list[int],
+    outer_folds: int,
+    inner_folds: int,
+    selection_metric: str | None,
+    random_state: int,
+    done: set,
+) -> list[tuple]:
+    """The arguments of :func:`._cv._run_cell` for every cell not ``done``."""
     # Draws outermost: an interrupted long run has every dataset covered by
     # its first draws rather than some datasets complete and others absent.
     plan: list[tuple] = []
     for dname, data in datasets.items():
         task = data.task
         metric = selection_metric or _TASK_METRICS[task][0]
-        if metric not in _TASK_METRICS[task]:
-            raise ValueError(
-                f"selection_metric {metric!r} does not fit the {task} task of "
-                f"{dname!r}; use one of {_TASK_METRICS[task]}."
-            )
         for mech in mechanisms:
             mech_rates = [float(np.isnan(data.X).mean())] if mech == "none" else rates
             plan.extend((dname, data, task, metric, mech, r) for r in mech_rates)
@@ -258,19 +328,7 @@ def run_comparison(
                             metric,
                         )
                     )
-
-    rows: list[dict] = []
-    if jobs:
-        with _exclusive(path):
-            rows = _execute(jobs, n_jobs, progress, path)
-    frames = [previous] if previous is not None else []
-    if rows:
-        frames.append(pd.DataFrame(rows, columns=list(RESULT_COLUMNS)))
-    if not frames:
-        return pd.DataFrame(columns=list(RESULT_COLUMNS))
-    result = pd.concat(frames, ignore_index=True)
-    order = ["dataset", "mechanism", "rate", "draw", "fold", "method", "metric"]
-    return result.sort_values(order, kind="stable").reset_index(drop=True)
+    return jobs
 
 
 def _execute(
@@ -306,37 +364,47 @@ def _execute(
 
 def _check_args(
     datasets: Mapping[str, ComparisonData],
-    mechanisms: Sequence[str],
-    rates: Sequence[float],
+    methods: Any,
+    mechanisms: Any,
+    rates: Any,
     n_draws: int,
     outer_folds: int,
     inner_folds: int,
     n_jobs: int | None,
+    random_state: Any,
 ) -> None:
+    """Refuse bad arguments before any cell runs (not as NaN scores per cell)."""
+    for label, value, example in (
+        ("methods", methods, "['mean', 'genrbf']"),
+        ("mechanisms", mechanisms, "['mar']"),
+        ("rates", rates, "[0.3]"),
+    ):
+        if isinstance(value, str) or not isinstance(value, Iterable):
+            raise ValueError(
+                f"{label} must be a list, got {value!r}; e.g. {label}={example}."
+            )
     if not datasets:
         raise ValueError("datasets is empty; pass at least one name -> ComparisonData.")
-    for name, data in datasets.items():
-        if not isinstance(data, ComparisonData):
-            raise TypeError(
-                f"datasets[{name!r}] must be a ComparisonData, got "
-                f"{type(data).__name__}."
-            )
-        if data.task not in _TASK_METRICS:
-            raise ValueError(
-                f"datasets[{name!r}].task must be 'classification' or "
-                f"'regression', got {data.task!r}."
-            )
-        if np.asarray(data.X).shape[0] != np.asarray(data.y).shape[0]:
-            raise ValueError(f"datasets[{name!r}]: X and y have different lengths.")
     for mech in mechanisms:
         if mech not in ("mcar", "mar", "mnar", "none"):
             raise ValueError(
                 f"Unknown mechanism {mech!r}; use 'mcar', 'mar', 'mnar' or 'none' "
                 "(the data's own missing values)."
             )
+    if not list(mechanisms):
+        raise ValueError("mechanisms is empty; e.g. mechanisms=['mar'].")
+    simulated = any(m != "none" for m in mechanisms)
     for r in rates:
-        if not 0.0 <= float(r) < 1.0:
-            raise ValueError(f"Missing rates must be in [0, 1), got {r}.")
+        if not _is_real(r) or not 0.0 <= float(r) < 1.0:
+            raise ValueError(f"Missing rates must be in [0, 1), got {r!r}.")
+    if simulated and not list(rates):
+        raise ValueError(
+            "rates is empty, so the simulated mechanisms would run nothing; "
+            "e.g. rates=[0.3]."
+        )
+    keys = [_rate_key(r) for r in rates]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"rates must be distinct, got {list(rates)}.")
     for label, value, low in (
         ("n_draws", n_draws, 1),
         ("outer_folds", outer_folds, 2),
@@ -348,6 +416,122 @@ def _check_args(
         raise ValueError(
             f"n_jobs must be a nonzero int (-1: every core) or None, got {n_jobs!r}."
         )
+    if not _is_int(random_state):
+        raise ValueError(
+            f"random_state must be an int (the seed of everything), got "
+            f"{random_state!r}."
+        )
+    for name, data in datasets.items():
+        _check_data(name, data, simulated, outer_folds)
+
+
+def _check_data(
+    name: str, data: ComparisonData, simulated: bool, outer_folds: int
+) -> None:
+    """One dataset: shapes, a target that fits the task, enough rows."""
+    where = f"datasets[{name!r}]"
+    if not isinstance(data, ComparisonData):
+        raise TypeError(f"{where} must be a ComparisonData, got {type(data).__name__}.")
+    if data.task not in _TASK_METRICS:
+        raise ValueError(
+            f"{where}.task must be 'classification' or 'regression', got {data.task!r}."
+        )
+    try:
+        X = np.asarray(data.X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{where}.X must be numeric; encode non-numeric features (e.g. "
+            "one-hot) first."
+        ) from None
+    if X.ndim != 2:
+        raise ValueError(
+            f"{where}.X must be 2-d (rows x features), got shape {X.shape}."
+        )
+    y = np.asarray(data.y)
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"{where}: y must be 1-d with one value per row of X; got X of "
+            f"shape {X.shape} and y of shape {y.shape}."
+        )
+    if X.shape[0] < outer_folds:
+        raise ValueError(
+            f"{where} has {X.shape[0]} rows, fewer than outer_folds={outer_folds}."
+        )
+    if np.isinf(X).any():
+        raise ValueError(f"{where}.X has inf entries; replace them first.")
+    if simulated and np.isnan(X).any():
+        raise ValueError(
+            f"{where}.X has missing values, but the simulated mechanisms need "
+            "complete data; use mechanisms=['none'] for the data's own missing "
+            "values, or drop or impute them first."
+        )
+    if data.task == "regression":
+        try:
+            y_num = y.astype(np.float64)
+        except (TypeError, ValueError):
+            example = next((v for v in y.tolist() if not _is_real(v)), y.tolist()[0])
+            raise ValueError(
+                f"{where}.y must be numeric for task='regression', but it holds "
+                f"labels such as {example!r}; use task='classification' for "
+                "class labels, or encode y as numbers."
+            ) from None
+        if not np.all(np.isfinite(y_num)):
+            raise ValueError(
+                f"{where}.y has {int(np.sum(~np.isfinite(y_num)))} missing or "
+                "non-finite values; drop those rows first."
+            )
+        return
+    missing = [v for v in y.tolist() if v is None or (_is_real(v) and math.isnan(v))]
+    if missing:
+        raise ValueError(
+            f"{where}.y has {len(missing)} missing labels; drop those rows first."
+        )
+    classes = np.unique(y)
+    if len(classes) < 2:
+        raise ValueError(
+            f"{where}.y has a single class ({classes[0].item()!r}); a classification "
+            "needs at least two. Check the target, or use task='regression' "
+            "for a numeric target."
+        )
+
+
+def _check_grid(label: str, grid: Any) -> None:
+    """A grid of ``C`` or ``gamma``: a non-empty list of positive numbers."""
+    if isinstance(grid, str) or not isinstance(grid, Iterable):
+        raise ValueError(f"{label} must be a list of positive numbers, got {grid!r}.")
+    values = list(grid)
+    if not values:
+        raise ValueError(
+            f"{label} is empty; give at least one positive value, e.g. "
+            f"{label}=[1.0] (the default is the genRBF paper's grid)."
+        )
+    bad = [v for v in values if not _is_real(v) or not 0.0 < float(v) < math.inf]
+    if bad:
+        raise ValueError(
+            f"{label} must hold positive finite numbers; got {bad} in {values}."
+        )
+
+
+def _check_spec_grid(spec: MethodSpec) -> None:
+    """The grid of a method: every list non-empty; C and gamma positive."""
+    for key, values in spec.grid.items():
+        label = f"the grid of method {spec.name!r}: {key}"
+        if key == "gamma" and list(values) == [None]:
+            continue  # a kernel without a width
+        if key in ("C", "gamma"):
+            _check_grid(label, values)
+        elif isinstance(values, str) or not list(values):
+            raise ValueError(f"{label} must be a non-empty list, got {values!r}.")
+    if spec.kind in ("kernel", "pipeline") and "C" not in spec.grid:
+        raise ValueError(
+            f"Method {spec.name!r} of kind {spec.kind!r} needs a 'C' list in its grid."
+        )
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, bool
+    )
 
 
 def _is_int(value: Any) -> bool:
