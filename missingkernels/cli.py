@@ -6,6 +6,7 @@ import argparse
 import sys
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 
 from . import _registry
 from ._version import __version__
@@ -66,9 +67,52 @@ def _missing_extra(extra: str) -> list[str]:
     return missing
 
 
+def _fail(message: object) -> int:
+    """Print ``compare: <message>`` as one line on stderr; return exit code 2."""
+    print("compare: " + " ".join(str(message).split()), file=sys.stderr)
+    return 2
+
+
+def _output_dir_error(out: Path) -> str | None:
+    """Why the results cannot be written to ``out`` (None if they can)."""
+    import tempfile
+
+    if out.exists() and not out.is_dir():
+        return (
+            f"--output-dir {out} is an existing file, not a directory; give a "
+            "new or existing directory."
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+        results = out / "results.csv"
+        if results.exists():
+            with results.open("a"):
+                pass
+    except OSError as exc:
+        return (
+            f"cannot write to --output-dir {out} ({exc.strerror or exc}); "
+            "choose a directory you can write to."
+        )
+    return None
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
+    try:
+        return _compare(args)
+    except KeyboardInterrupt:
+        results = Path(args.output_dir) / "results.csv"
+        print(
+            f"\ncompare: interrupted; the cells finished so far are kept in "
+            f"{results}: rerun the same command to resume.",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _compare(args: argparse.Namespace) -> int:
     import time
-    from pathlib import Path
 
     missing = _missing_extra("experiments")
     if missing:
@@ -91,29 +135,38 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         report_comparison,
         run_comparison,
     )
+    from .experiments._results import _RunInProgressError
 
     if (args.dataset is None) == (args.csv is None):
-        print("compare: give a dataset name or --csv PATH (not both).", file=sys.stderr)
-        return 2
+        return _fail("give a dataset name or --csv PATH (not both).")
+    out = Path(args.output_dir)
+    problem = _output_dir_error(out)
+    if problem:
+        return _fail(problem)
     try:
         if args.csv is not None:
             ds = mkd.load_csv(args.csv, target=args.target, task=args.task)
         else:
             ds = mkd.load_dataset(args.dataset, data_dir=args.data_dir)
     except (ValueError, FileNotFoundError) as exc:
-        print(f"compare: {exc}", file=sys.stderr)
-        return 2
+        return _fail(exc)
     mechanism = args.mechanism
     if mechanism == "auto":
         mechanism = "none" if ds.missing_rate > 0 else "mar"
     if mechanism != "none" and ds.missing_rate > 0:
-        print(
-            f"compare: {ds.name} already has missing values "
+        return _fail(
+            f"{ds.name} already has missing values "
             f"({100 * ds.missing_rate:.1f}%); use --mechanism none, or a complete "
-            "dataset to simulate missingness.",
-            file=sys.stderr,
+            "dataset to simulate missingness."
         )
-        return 2
+    if ds.task == "classification" and len(set(ds.y.tolist())) < 2:
+        where = f"column {args.target!r}" if args.csv is not None else "target"
+        only = ds.y.tolist()[0]
+        return _fail(
+            f"the {where} of {ds.name} has a single class ({only!r}), and a "
+            "classification needs at least two; check --target, or use --task "
+            "regression for a numeric target."
+        )
     quick = args.quick
     if args.methods:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -129,8 +182,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     reps = args.repetitions or (1 if quick else 10)
     C_grid = (1.0, 8.0, 64.0) if quick else PAPER_C_GRID
     gamma_grid = (2.0**-5, 2.0**-3, 2.0**-1) if quick else PAPER_GAMMA_GRID
-    out = Path(args.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
     rates = args.rate or [0.3]
     print(
         f"{ds.name}: {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.task}; "
@@ -155,11 +206,31 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             random_state=args.seed,
             progress=not args.no_progress,
         )
-    except (ValueError, ImportError) as exc:
-        print(f"compare: {exc}", file=sys.stderr)
-        return 2
+    except _RunInProgressError:
+        return _fail(
+            f"another run is writing to {out / 'results.csv'}; wait for it to "
+            "finish, or give this run another --output-dir."
+        )
+    except (ValueError, TypeError, ImportError) as exc:
+        return _fail(exc)
+    except OSError as exc:
+        return _fail(
+            f"cannot write the results to {out} ({exc.strerror or exc}); free "
+            "space or fix the permissions, then rerun the same command to resume."
+        )
     elapsed = time.perf_counter() - start
     metric = "accuracy" if ds.task == "classification" else "r2"
+    if not results["score"].notna().any():
+        failed = results[results["error"] != ""]
+        example = (
+            f" ({failed['method'].iloc[0]}: {failed['error'].iloc[0]})"
+            if len(failed)
+            else ""
+        )
+        return _fail(
+            f"every cell failed{example}; see the error column of "
+            f"{out / 'results.csv'}."
+        )
     report = report_comparison(
         results,
         metric,

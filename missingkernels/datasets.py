@@ -250,15 +250,21 @@ def load_csv(
     Raises
     ------
     ValueError
-        If the target column is absent or has missing values, or a feature
-        is not numeric.
+        If the file is empty or has no data rows, the target column is
+        absent, has missing values or is not numeric for a regression, or a
+        feature is not numeric.
     """
     pd = import_optional("pandas", "experiments", "load_csv")
 
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"No such CSV file: {path}.")
-    frame = pd.read_csv(path)
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(
+            f"{path} is empty; a CSV needs a header row and one row per sample."
+        ) from None
     return _from_frame(path.stem, frame, target, task, "")
 
 
@@ -267,6 +273,11 @@ def _from_frame(
 ) -> Dataset:
     pd = import_optional("pandas", "experiments", "load_csv and load_dataset")
 
+    if len(frame) == 0:
+        raise ValueError(
+            f"{name}: no data rows, only the header {list(frame.columns)}; add "
+            "one row per sample below it."
+        )
     if target not in frame.columns:
         raise ValueError(
             f"{name}: no target column {target!r}; columns are {list(frame.columns)}. "
@@ -290,6 +301,12 @@ def _from_frame(
     if task not in ("classification", "regression"):
         raise ValueError(
             f"task must be 'classification' or 'regression', got {task!r}."
+        )
+    if task == "regression" and not pd.api.types.is_numeric_dtype(y):
+        raise ValueError(
+            f"{name}: the target column {target!r} is not numeric (e.g. "
+            f"{y.iloc[0]!r}), so it cannot be a regression target; use task "
+            "'classification' (--task classification) for class labels."
         )
     y_arr = y.to_numpy(dtype=float) if task == "regression" else y.to_numpy()
     return Dataset(

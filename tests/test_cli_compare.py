@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -59,3 +61,162 @@ def test_compare_refuses_to_simulate_on_incomplete_data(tmp_path, capsys):
 def test_compare_needs_a_dataset(capsys):
     assert main(["compare"]) == 2
     assert "dataset name or --csv" in capsys.readouterr().err
+
+
+# Issue 19: each of these gets one line on stderr, saying what is wrong and
+# what to do, and exit code 2 (1 for an interruption).
+
+
+def _one_line_error(capsys):
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("compare: ") and "\n" not in err, err
+    assert "Traceback" not in err
+    return err
+
+
+def _compare(csv_path, out, *extra):
+    return main(
+        ["compare", "--csv", str(csv_path), "--target", "label", "--quick",
+         "--methods", "mean", "--output-dir", str(out), "--no-progress", *extra]
+    )  # fmt: skip
+
+
+def test_output_dir_that_is_a_file_is_refused(csv_path, tmp_path, capsys):
+    out = tmp_path / "taken"
+    out.write_text("not a directory")
+    assert _compare(csv_path, out) == 2
+    assert "is an existing file, not a directory" in _one_line_error(capsys)
+    assert out.read_text() == "not a directory"
+
+
+def test_output_dir_below_a_file_is_refused(csv_path, tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert _compare(csv_path, tmp_path / "file" / "out") == 2
+    assert "cannot write to --output-dir" in _one_line_error(capsys)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0,
+    reason="permissions do not bind root",
+)
+def test_unwritable_output_dir_is_refused(csv_path, tmp_path, capsys):
+    out = tmp_path / "locked"
+    out.mkdir()
+    out.chmod(0o500)
+    try:
+        assert _compare(csv_path, out) == 2
+    finally:
+        out.chmod(0o700)
+    err = _one_line_error(capsys)
+    assert "cannot write to --output-dir" in err and "Permission denied" in err
+
+
+def test_unwritable_results_file_is_refused(csv_path, tmp_path, capsys, monkeypatch):
+    # Root ignores permission bits: make the probe's write fail instead.
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    assert _compare(csv_path, tmp_path / "out") == 2
+    err = _one_line_error(capsys)
+    assert "cannot write to --output-dir" in err and "Permission denied" in err
+
+
+def test_a_concurrent_run_on_the_output_dir_is_refused(csv_path, tmp_path, capsys):
+    fcntl = pytest.importorskip("fcntl")
+    out = tmp_path / "out"
+    out.mkdir()
+    with (out / "results.csv.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # a run in progress
+        assert _compare(csv_path, out) == 2
+    err = _one_line_error(capsys)
+    assert "another run is writing to" in err and "another --output-dir" in err
+    assert not (out / "results.csv").exists()
+
+
+def test_two_processes_on_one_output_dir(csv_path, tmp_path):
+    # The real thing: the second process finds the first one's lock.
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    slow = (
+        "import time, sys\n"
+        "import missingkernels.experiments._cv as cv\n"
+        "from missingkernels.cli import main\n"
+        "run = cv._run_cell\n"
+        "def slow(*a, **k):\n"
+        "    time.sleep(0.5)\n"
+        "    return run(*a, **k)\n"
+        "cv._run_cell = slow\n"
+        "import missingkernels.experiments._runner as r\n"
+        "r._run_cell = slow\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    args = ["compare", "--csv", str(csv_path), "--target", "label", "--quick",
+            "--methods", "mean,zero", "--output-dir", str(out),
+            "--no-progress"]  # fmt: skip
+    first = subprocess.Popen([sys.executable, "-c", slow, *args])
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "results.csv.config.json").exists():
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        second = subprocess.run(
+            [sys.executable, "-m", "missingkernels", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        assert first.wait(timeout=120) == 0
+    assert second.returncode == 2
+    assert second.stderr.strip().count("\n") == 0
+    assert "another run is writing to" in second.stderr
+
+
+def test_single_class_target_is_refused(tmp_path, capsys):
+    path = tmp_path / "one.csv"
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "label": 1}).to_csv(path, index=False)
+    assert _compare(path, tmp_path / "out") == 2
+    err = _one_line_error(capsys)
+    assert "column 'label' of one has a single class (1)" in err
+    assert "--target" in err
+
+
+def test_header_only_csv_is_refused(tmp_path, capsys):
+    path = tmp_path / "empty.csv"
+    path.write_text("a,b,label\n")
+    assert _compare(path, tmp_path / "out") == 2
+    err = _one_line_error(capsys)
+    assert "no data rows" in err and "not numeric" not in err
+
+
+def test_empty_csv_is_refused(tmp_path, capsys):
+    path = tmp_path / "void.csv"
+    path.write_text("")
+    assert _compare(path, tmp_path / "out") == 2
+    assert "is empty" in _one_line_error(capsys)
+
+
+def test_string_target_of_a_regression_is_refused(csv_path, tmp_path, capsys):
+    assert _compare(csv_path, tmp_path / "out", "--task", "regression") == 2
+    err = _one_line_error(capsys)
+    assert "target column 'label' is not numeric" in err
+    assert "--task classification" in err
+
+
+def test_ctrl_c_says_rerun_to_resume(csv_path, tmp_path, capsys, monkeypatch):
+    import missingkernels.experiments as mke
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mke, "run_comparison", interrupted)
+    assert _compare(csv_path, tmp_path / "out") == 1
+    err = _one_line_error(capsys)
+    assert "interrupted" in err and "rerun the same command to resume" in err

@@ -351,14 +351,16 @@ def _execute(
         results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
             delayed(_run_cell)(*job) for job in jobs
         )
-    for cell_rows in results:
-        if path is not None:
-            _append(path, cell_rows)
-        rows.extend(cell_rows)
+    try:
+        for cell_rows in results:
+            if path is not None:
+                _append(path, cell_rows)
+            rows.extend(cell_rows)
+            if bar is not None:
+                bar.update(1)
+    finally:  # also on Ctrl-C: what follows starts on a fresh line
         if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+            bar.close()
     return rows
 
 
