@@ -146,7 +146,7 @@ mk_compare.default <- function(x, y, methods = c("genrbf", "mean"),
       selection_metric = selection_metric, n_jobs = int(n_jobs),
       random_state = int(seed), progress = FALSE
     ),
-    "running the comparison"
+    "running the comparison", colnames(xm)
   )
   # Through a CSV: pandas' column types (string dtypes of pandas >= 3) do not
   # all convert with reticulate 1.28.

@@ -52,11 +52,11 @@ mk_kernel_matrix <- function(x, y = NULL, kernel = "genrbf", density = NULL,
   if (!is.null(dens)) params$density <- dens
   k <- .mk_call(do.call(mk$get_kernel, c(list(kernel), params)), "building the kernel")
   X <- .mk_to_numpy(xm)
-  .mk_call(k$fit(X), "fitting the density")
+  .mk_call(k$fit(X), "fitting the density", colnames(xm))
   K <- if (is.null(ym)) {
-    .mk_call(k$`__call__`(X), "computing the kernel")
+    .mk_call(k$`__call__`(X), "computing the kernel", colnames(xm))
   } else {
-    .mk_call(k$`__call__`(X, .mk_to_numpy(ym)), "computing the kernel")
+    .mk_call(k$`__call__`(X, .mk_to_numpy(ym)), "computing the kernel", colnames(xm))
   }
   K <- .mk_from_numpy(K)
   K <- matrix(as.double(K), nrow(xm), if (is.null(ym)) nrow(xm) else nrow(ym))

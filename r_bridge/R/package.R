@@ -57,6 +57,15 @@
 #' that says why and how to install it; \code{\link{mk_available}} checks
 #' without an error.
 #'
+#' Errors and warnings of the Python side arrive as R conditions: an error as
+#' an R error with Python's message, a Python warning as an R warning of
+#' class \code{"missingkernels_python_warning"} (and
+#' \code{"missingkernels_<category>"}, e.g.
+#' \code{"missingkernels_SingularCovarianceWarning"}), which
+#' \code{suppressWarnings()} and \code{withCallingHandlers()} handle; each
+#' distinct warning of a call is signalled once. Their messages name columns
+#' by the column names of the data (or by position counted from 1).
+#'
 #' @examples
 #' \dontrun{
 #' # in a shell:

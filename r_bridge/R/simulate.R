@@ -75,7 +75,7 @@ mk_simulate_missing <- function(x, mechanism = c("mcar", "mar", "mnar"), rate,
       mechanism = mechanism, rate = as.double(rate), random_state = seed,
       return_info = TRUE
     ),
-    "simulating missingness"
+    "simulating missingness", colnames(xm)
   )
   out <- .mk_from_numpy(reticulate::py_get_item(res, 0L))
   out[is.nan(out)] <- NA # R users expect NA, not NaN
