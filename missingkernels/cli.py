@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import _registry
 from ._version import __version__
@@ -98,6 +100,69 @@ def _output_dir_error(out: Path) -> str | None:
     return None
 
 
+def _ridge_methods() -> list[str]:
+    """The registered kernels whose default density is the Gaussian EM one."""
+    names = []
+    for name in _registry.list_kernels():
+        try:
+            params = _registry.get_kernel(name).get_params(deep=False)
+        except Exception:  # a plugin kernel that cannot be built bare
+            continue
+        if params.get("density") == "gaussian_em":
+            names.append(name)
+    return names
+
+
+def _with_ridge(
+    methods: list[str], ridge: float, C_grid: Any, gamma_grid: Any
+) -> list[Any]:
+    """``methods`` with those of :func:`_ridge_methods` as specs whose Gaussian
+    EM density has ``ridge``, named e.g. ``genrbf[ridge=0.001]`` so that their
+    results never mix with those without it in a resumed results file."""
+    import dataclasses
+
+    from .densities import GaussianEMDensity
+    from .experiments import resolve_method
+
+    with_ridge = set(_ridge_methods())
+    out: list[Any] = []
+    for name in methods:
+        if name not in with_ridge:
+            out.append(name)
+            continue
+        spec = resolve_method(
+            name,
+            C_grid=C_grid,
+            gamma_grid=gamma_grid,
+            kernel_params={"density": GaussianEMDensity(ridge=ridge)},
+        )
+        out.append(dataclasses.replace(spec, name=f"{name}[ridge={ridge:g}]"))
+    return out
+
+
+# What to do about a warning, by category, in terms of the CLI's options.
+_REMEDIES = {
+    "SingularCovarianceWarning": "rerun with --ridge 1e-3 (the methods are then "
+    "named e.g. genrbf[ridge=0.001]), or drop collinear or constant features",
+    "DegenerateMissingnessWarning": "use --mechanism mcar, or features with more "
+    "distinct values",
+}
+
+
+def _print_warnings(log: list[warnings.WarningMessage], ridge: float | None) -> None:
+    """Print the run's warnings (each distinct one once, with its count, as
+    :func:`run_comparison` warns them) and what to do about them."""
+    if not log:
+        return
+    print("\nwarnings (each distinct one once):", file=sys.stderr)
+    for record in log:
+        name = record.category.__name__
+        print(f"  {name}: {record.message}", file=sys.stderr)
+        remedy = _REMEDIES.get(name)
+        if remedy and not (name == "SingularCovarianceWarning" and ridge):
+            print(f"    what to do: {remedy}", file=sys.stderr)
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     try:
         return _compare(args)
@@ -183,29 +248,46 @@ def _compare(args: argparse.Namespace) -> int:
     C_grid = (1.0, 8.0, 64.0) if quick else PAPER_C_GRID
     gamma_grid = (2.0**-5, 2.0**-3, 2.0**-1) if quick else PAPER_GAMMA_GRID
     rates = args.rate or [0.3]
+    run_methods: list[Any] = list(methods)
+    if args.ridge is not None:
+        if not 0.0 < args.ridge < float("inf"):
+            return _fail(
+                f"--ridge must be a positive finite number (e.g. 1e-3), got "
+                f"{args.ridge}."
+            )
+        run_methods = _with_ridge(methods, args.ridge, C_grid, gamma_grid)
+        if run_methods == methods:
+            return _fail(
+                "--ridge applies to the expected-kernel methods with a Gaussian "
+                f"EM density ({', '.join(_ridge_methods())}); none of "
+                f"{', '.join(methods)} has one."
+            )
+    names = [m if isinstance(m, str) else m.name for m in run_methods]
     print(
         f"{ds.name}: {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.task}; "
         f"mechanism {mechanism}"
         + ("" if mechanism == "none" else f" at {', '.join(map(str, rates))}")
-        + f"; {reps} draw(s), {folds}x{inner} nested CV; methods: {', '.join(methods)}"
+        + f"; {reps} draw(s), {folds}x{inner} nested CV; methods: {', '.join(names)}"
     )
     start = time.perf_counter()
+    log: list[warnings.WarningMessage] = []
     try:
-        results = run_comparison(
-            {ds.name: ComparisonData(ds.X, ds.y, ds.task)},
-            methods,
-            mechanisms=[mechanism],
-            rates=rates,
-            n_draws=reps,
-            outer_folds=folds,
-            inner_folds=inner,
-            C_grid=C_grid,
-            gamma_grid=gamma_grid,
-            output=out / "results.csv",
-            n_jobs=args.n_jobs,
-            random_state=args.seed,
-            progress=not args.no_progress,
-        )
+        with warnings.catch_warnings(record=True) as log:
+            results = run_comparison(
+                {ds.name: ComparisonData(ds.X, ds.y, ds.task)},
+                run_methods,
+                mechanisms=[mechanism],
+                rates=rates,
+                n_draws=reps,
+                outer_folds=folds,
+                inner_folds=inner,
+                C_grid=C_grid,
+                gamma_grid=gamma_grid,
+                output=out / "results.csv",
+                n_jobs=args.n_jobs,
+                random_state=args.seed,
+                progress=not args.no_progress,
+            )
     except _RunInProgressError:
         return _fail(
             f"another run is writing to {out / 'results.csv'}; wait for it to "
@@ -218,6 +300,8 @@ def _compare(args: argparse.Namespace) -> int:
             f"cannot write the results to {out} ({exc.strerror or exc}); free "
             "space or fix the permissions, then rerun the same command to resume."
         )
+    finally:  # also when interrupted: the warnings of the cells that ran
+        _print_warnings(log, args.ridge)
     elapsed = time.perf_counter() - start
     metric = "accuracy" if ds.task == "classification" else "r2"
     if not results["score"].notna().any():
@@ -456,6 +540,15 @@ def build_parser() -> argparse.ArgumentParser:
         default="missingkernels-compare",
         help="where results.csv, table.md and the figures go; a rerun resumes "
         "from its results.csv (default: %(default)s)",
+    )
+    p_cmp.add_argument(
+        "--ridge",
+        type=float,
+        help="ridge of the Gaussian EM density of the expected-kernel methods "
+        f"({', '.join(_ridge_methods())}), the remedy of a singular covariance "
+        "(SingularCovarianceWarning); their results are named e.g. "
+        "genrbf[ridge=0.001] (default: none; 1e-6 is added, with a warning, "
+        "where the covariance is singular)",
     )
     p_cmp.add_argument(
         "--n-jobs",

@@ -220,3 +220,52 @@ def test_ctrl_c_says_rerun_to_resume(csv_path, tmp_path, capsys, monkeypatch):
     assert _compare(csv_path, tmp_path / "out") == 1
     err = _one_line_error(capsys)
     assert "interrupted" in err and "rerun the same command to resume" in err
+
+
+@pytest.fixture
+def collinear_csv(tmp_path, rng):
+    X = rng.normal(size=(72, 3))
+    X = np.c_[X, X[:, 0] + X[:, 1]]  # a singular covariance for EM
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["label"] = np.where(X[:, 0] > 0, "yes", "no")
+    path = tmp_path / "col.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_warnings_are_summarised_once_with_the_remedy(collinear_csv, tmp_path, capsys):
+    # Issue 19: each EM fit printed its own SingularCovarianceWarning.
+    args = ["compare", "--csv", str(collinear_csv), "--target", "label",
+            "--quick", "--methods", "genrbf,mean", "--no-progress",
+            "--output-dir", str(tmp_path / "out")]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert err.count("SingularCovarianceWarning") == 1, err
+    assert "cells" in err and "raised" in err
+    assert "what to do: rerun with --ridge 1e-3" in err
+
+
+def test_ridge_reaches_the_expected_kernel_methods(collinear_csv, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["compare", "--csv", str(collinear_csv), "--target", "label",
+            "--quick", "--methods", "genrbf,mean", "--no-progress",
+            "--ridge", "1e-3", "--output-dir", str(out)]  # fmt: skip
+    assert main(args) == 0
+    assert "SingularCovarianceWarning" not in capsys.readouterr().err
+    res = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert set(res["method"]) == {"genrbf[ridge=0.001]", "mean"}
+    assert (res["error"] == "").all()
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--methods", "mean,knn"], "--ridge applies to the expected-kernel methods"),
+        (["--ridge", "0"], "--ridge must be a positive finite number"),
+    ],
+)
+def test_ridge_without_a_use_is_refused(csv_path, tmp_path, capsys, extra, match):
+    args = ["compare", "--csv", str(csv_path), "--target", "label", "--quick",
+            "--ridge", "1e-3", "--output-dir", str(tmp_path / "o"), *extra]  # fmt: skip
+    assert main(args) == 2
+    assert match in _one_line_error(capsys)

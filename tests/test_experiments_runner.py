@@ -741,3 +741,80 @@ def test_a_concurrent_run_is_refused_before_it_reads_the_results(tmp_path: Path)
                 _toy(), ["mean", "zero"], mechanisms=["mcar"], output=out, **_SMALL
             )
     assert out.read_bytes() == before
+
+
+class NoisyKernel(RecordingKernel):
+    """Warns at every fit: a number that changes, and a convergence note."""
+
+    def fit(self, X: np.ndarray) -> NoisyKernel:
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        warnings.warn(f"noisy fit on {len(X)} rows", UserWarning, stacklevel=2)
+        warnings.warn("noisy did not converge", ConvergenceWarning, stacklevel=2)
+        return super().fit(X)
+
+
+class _NoisyPlugin:
+    @hookimpl
+    def missingkernels_register_kernels(self):  # type: ignore[no-untyped-def]
+        return {"test_noisy": lambda **params: NoisyKernel(**params)}
+
+
+def test_each_distinct_warning_is_warned_once_with_its_count():
+    # Issue 19: a full run printed ~600 identical warnings into the progress
+    # bar, while convergence warnings were silenced.
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    name = missingkernels.register_plugin(_NoisyPlugin(), name="test-noisy")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run_comparison(
+                _toy(),
+                ["test_noisy", "mean"],
+                mechanisms=["mcar"],
+                **{**_SMALL, "C_grid": [1.0, 2.0]},
+            )
+    finally:
+        missingkernels.unregister_plugin(name)
+    noisy = [str(w.message) for w in caught if "noisy" in str(w.message)]
+    # 2 outer folds x (2 inner fits + 1 refit) = 6 fits, in 2 of 4 cells.
+    assert len(noisy) == 2, noisy
+    user = next(w for w in caught if w.category is UserWarning)
+    assert str(user.message).startswith("noisy fit on ")
+    assert "(raised 6 times in 2 of 4 cells; the numbers are those of the first)" in (
+        str(user.message)
+    )
+    conv = next(w for w in caught if w.category is ConvergenceWarning)
+    assert (
+        str(conv.message) == "noisy did not converge (raised 6 times in 2 of 4 cells)"
+    )
+
+
+def test_warnings_of_worker_processes_are_summarised():
+    import warnings
+
+    from missingkernels.densities import SingularCovarianceWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    X = np.c_[X, X[:, 0]]  # collinear: EM adds a ridge, with a warning
+    data = {"toy": ComparisonData(X, (X[:, 0] > 0).astype(int), "classification")}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_comparison(
+            data,
+            ["genrbf"],
+            mechanisms=["mcar"],
+            rates=[0.2],
+            n_jobs=2,
+            **{**_SMALL, "gamma_grid": [0.5, 1.0]},
+        )
+    singular = [w for w in caught if w.category is SingularCovarianceWarning]
+    assert len(singular) == 1
+    assert "set ridge explicitly" in str(singular[0].message)
+    assert "of 2 cells" in str(singular[0].message)

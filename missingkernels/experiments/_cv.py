@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 import warnings
 import zlib
@@ -21,7 +22,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, r2_score
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import KFold, StratifiedKFold
@@ -105,6 +105,53 @@ def _fit_predict(
         model = _svm(task, C).fit(K_train, (y - mu) / sd)
         return model.predict(K_test) * sd + mu
     return _svm(task, C).fit(K_train, y).predict(K_test)
+
+
+# -- warnings ----------------------------------------------------------------
+
+# Numbers in a warning (an iteration, an eigenvalue, a count) do not make it
+# another warning.
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+@dataclass
+class _WarningTally:
+    """One distinct warning of a comparison and how often it was raised.
+
+    Warnings are told apart by category and text with numbers masked;
+    ``text`` is the first one raised.
+    """
+
+    category: type[Warning]
+    text: str
+    count: int = 1
+    cells: int = 0
+    varies: bool = False  # the numbers in the text differed between raises
+
+    def key(self) -> tuple[str, str]:
+        cat = self.category
+        return f"{cat.__module__}.{cat.__qualname__}", _NUMBER.sub("#", self.text)
+
+    def merge(self, other: _WarningTally) -> None:
+        self.count += other.count
+        self.cells += other.cells
+        self.varies = self.varies or other.varies or other.text != self.text
+
+
+def _tally_warnings(
+    caught: Sequence[warnings.WarningMessage], cells: int = 0
+) -> list[_WarningTally]:
+    """Group recorded warnings into :class:`_WarningTally` (``cells`` each)."""
+    tallies: dict[tuple[str, str], _WarningTally] = {}
+    for record in caught:
+        one = _WarningTally(record.category, str(record.message), 1, cells)
+        key = one.key()
+        if key in tallies:
+            tallies[key].count += 1
+            tallies[key].varies |= one.text != tallies[key].text
+        else:
+            tallies[key] = one
+    return list(tallies.values())
 
 
 # -- method preparation -----------------------------------------------------
@@ -302,7 +349,13 @@ def _run_cell(
     inner_folds: int,
     seed: int,
     selection_metric: str,
-) -> list[dict]:
+) -> tuple[list[dict], list[_WarningTally]]:
+    """Run one cell: its result rows and the warnings it raised (tallied).
+
+    Warnings are recorded here, in the process that runs the cell (a joblib
+    worker or the caller), and summarised by the caller, so that a long run
+    shows each distinct warning once with a count instead of a flood.
+    """
     start = time.perf_counter()
     base = {
         "dataset": cell.dataset,
@@ -318,10 +371,9 @@ def _run_cell(
     }
     *where, method = cell.key()
     cell_seed = _seed(seed, "fit", *where, _SEED_NAMES.get(method, method))
-    try:
-        with warnings.catch_warnings():
-            # Imputers' convergence notes would flood long runs.
-            warnings.simplefilter("ignore", ConvergenceWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
             best, scores, fit_seconds = _select_and_score(
                 spec,
                 task,
@@ -333,21 +385,22 @@ def _run_cell(
                 cell_seed,
                 selection_metric,
             )
-    except Exception as exc:  # recorded, so a long run keeps going
-        return [
-            {
-                **base,
-                "params": "",
-                "metric": metric,
-                "score": math.nan,
-                "fit_seconds": math.nan,
-                "cell_seconds": time.perf_counter() - start,
-                "error": f"{type(exc).__name__}: {exc}"[:500],
-            }
-            for metric in _TASK_METRICS[task]
-        ]
+        except Exception as exc:  # recorded, so a long run keeps going
+            rows = [
+                {
+                    **base,
+                    "params": "",
+                    "metric": metric,
+                    "score": math.nan,
+                    "fit_seconds": math.nan,
+                    "cell_seconds": time.perf_counter() - start,
+                    "error": f"{type(exc).__name__}: {exc}"[:500],
+                }
+                for metric in _TASK_METRICS[task]
+            ]
+            return rows, _tally_warnings(caught, cells=1)
     elapsed = time.perf_counter() - start
-    return [
+    rows = [
         {
             **base,
             "params": json.dumps(best, sort_keys=True),
@@ -359,3 +412,4 @@ def _run_cell(
         }
         for metric, score in scores.items()
     ]
+    return rows, _tally_warnings(caught, cells=1)

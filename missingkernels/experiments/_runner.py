@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,16 @@ from typing import Any
 import numpy as np
 
 from .._optional import import_optional
-from ._cv import _TASK_METRICS, _Cell, _rate_key, _run_cell, _seed, _splitter
+from ._cv import (
+    _TASK_METRICS,
+    _Cell,
+    _rate_key,
+    _run_cell,
+    _seed,
+    _splitter,
+    _tally_warnings,
+    _WarningTally,
+)
 from ._methods import PAPER_C_GRID, PAPER_GAMMA_GRID, MethodSpec, resolve_method
 from ._missingness import simulate_missing
 from ._results import (
@@ -153,6 +163,15 @@ def run_comparison(
         If another run is appending to ``output`` (checked before the file
         is read).
 
+    Warns
+    -----
+    Warning
+        Each distinct warning raised while the cells ran (in this process or
+        in joblib workers), once, after the run (also an interrupted one):
+        its first text, then how often and in how many cells it was raised.
+        Warnings differing only in numbers count as one. Nothing is
+        silenced: filter a category with :func:`warnings.filterwarnings`.
+
     Notes
     -----
     Cells are independent, so a long run can use the cores of several
@@ -245,27 +264,35 @@ def run_comparison(
     }
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    # The lock is held from before the results file is read (a concurrent run
-    # could be appending to it) until the last row is written.
-    with _exclusive(path):
-        previous: Any = None
-        done: set = set()
-        if path is not None:
-            _check_config(path, config)
-            previous, done = _read_done(path)
-        jobs = _plan(
-            datasets,
-            specs,
-            mechanisms,
-            rates,
-            run_draws,
-            outer_folds,
-            inner_folds,
-            selection_metric,
-            random_state,
-            done,
-        )
-        rows = _execute(jobs, n_jobs, progress, path) if jobs else []
+    tallies: dict[tuple[str, str], _WarningTally] = {}
+    jobs: list[tuple] = []
+    try:
+        # The lock is held from before the results file is read (a concurrent
+        # run could be appending to it) until the last row is written.
+        with _exclusive(path):
+            previous: Any = None
+            done: set = set()
+            if path is not None:
+                _check_config(path, config)
+                previous, done = _read_done(path)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                jobs = _plan(
+                    datasets,
+                    specs,
+                    mechanisms,
+                    rates,
+                    run_draws,
+                    outer_folds,
+                    inner_folds,
+                    selection_metric,
+                    random_state,
+                    done,
+                )
+            _merge_tallies(tallies, _tally_warnings(caught))
+            rows = _execute(jobs, n_jobs, progress, path, tallies) if jobs else []
+    finally:  # also when interrupted: the warnings of the cells that ran
+        _warn_summary(tallies, len(jobs))
     frames = [previous] if previous is not None else []
     if rows:
         frames.append(pd.DataFrame(rows, columns=list(RESULT_COLUMNS)))
@@ -331,9 +358,39 @@ def _plan(
     return jobs
 
 
+def _merge_tallies(
+    into: dict[tuple[str, str], _WarningTally], tallies: list[_WarningTally]
+) -> None:
+    for tally in tallies:
+        key = tally.key()
+        if key in into:
+            into[key].merge(tally)
+        else:
+            into[key] = tally
+
+
+def _warn_summary(tallies: dict[tuple[str, str], _WarningTally], n_cells: int) -> None:
+    """Warn each distinct warning of a comparison once, with its count."""
+    for tally in tallies.values():
+        where = f" in {tally.cells} of {n_cells} cells" if tally.cells else ""
+        first = "; the numbers are those of the first" if tally.varies else ""
+        text = f"{tally.text} (raised {tally.count} times{where}{first})"
+        try:
+            message = tally.category(text)
+        except Exception:  # a category that takes other arguments
+            message = UserWarning(f"{tally.category.__name__}: {text}")
+        warnings.warn(message, stacklevel=3)
+
+
 def _execute(
-    jobs: list, n_jobs: int | None, progress: bool, path: Path | None
+    jobs: list,
+    n_jobs: int | None,
+    progress: bool,
+    path: Path | None,
+    tallies: dict[tuple[str, str], _WarningTally],
 ) -> list[dict]:
+    """Run the cells; append their rows to ``path``, their warnings to
+    ``tallies``."""
     from joblib import Parallel, delayed
 
     bar = None
@@ -344,7 +401,7 @@ def _execute(
 
         bar = tqdm(total=len(jobs), unit="cell")
     rows: list[dict] = []
-    results: Iterable[list[dict]]
+    results: Iterable[tuple[list[dict], list[_WarningTally]]]
     if n_jobs == 1:
         results = (_run_cell(*job) for job in jobs)
     else:
@@ -352,10 +409,11 @@ def _execute(
             delayed(_run_cell)(*job) for job in jobs
         )
     try:
-        for cell_rows in results:
+        for cell_rows, cell_warnings in results:
             if path is not None:
                 _append(path, cell_rows)
             rows.extend(cell_rows)
+            _merge_tallies(tallies, cell_warnings)
             if bar is not None:
                 bar.update(1)
     finally:  # also on Ctrl-C: what follows starts on a fresh line
