@@ -137,32 +137,36 @@ def test_a_concurrent_run_on_the_output_dir_is_refused(csv_path, tmp_path, capsy
 
 
 def test_two_processes_on_one_output_dir(csv_path, tmp_path):
-    # The real thing: the second process finds the first one's lock.
+    # The real thing: the second process finds the first one's lock. The
+    # first one's cells wait for the file "release", so it holds the lock
+    # until the second has finished, however slowly the processes start.
     import subprocess
     import sys
     import time
 
     out = tmp_path / "out"
-    slow = (
-        "import time, sys\n"
-        "import missingkernels.experiments._cv as cv\n"
+    release = tmp_path / "release"
+    blocking = (
+        "import pathlib, sys, time\n"
+        "import missingkernels.experiments._runner as runner\n"
         "from missingkernels.cli import main\n"
-        "run = cv._run_cell\n"
-        "def slow(*a, **k):\n"
-        "    time.sleep(0.5)\n"
+        "run = runner._run_cell\n"
+        "def wait_then_run(*a, **k):\n"
+        "    deadline = time.monotonic() + 120\n"
+        f"    while not pathlib.Path({str(release)!r}).exists():\n"
+        "        assert time.monotonic() < deadline\n"
+        "        time.sleep(0.05)\n"
         "    return run(*a, **k)\n"
-        "cv._run_cell = slow\n"
-        "import missingkernels.experiments._runner as r\n"
-        "r._run_cell = slow\n"
+        "runner._run_cell = wait_then_run\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     args = ["compare", "--csv", str(csv_path), "--target", "label", "--quick",
-            "--methods", "mean,zero", "--output-dir", str(out),
+            "--methods", "mean", "--output-dir", str(out),
             "--no-progress"]  # fmt: skip
-    first = subprocess.Popen([sys.executable, "-c", slow, *args])
+    first = subprocess.Popen([sys.executable, "-c", blocking, *args])
     try:
-        deadline = time.monotonic() + 60
-        while not (out / "results.csv.config.json").exists():
+        deadline = time.monotonic() + 120
+        while not (out / "results.csv.config.json").exists():  # written locked
             assert first.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         second = subprocess.run(
@@ -172,6 +176,7 @@ def test_two_processes_on_one_output_dir(csv_path, tmp_path):
             timeout=120,
         )
     finally:
+        release.touch()
         assert first.wait(timeout=120) == 0
     assert second.returncode == 2
     assert second.stderr.strip().count("\n") == 0
