@@ -169,7 +169,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         results = Path(args.output_dir) / "results.csv"
         print(
-            f"\ncompare: interrupted; the cells finished so far are kept in "
+            f"compare: interrupted; the cells finished so far are kept in "
             f"{results}: rerun the same command to resume.",
             file=sys.stderr,
         )
@@ -204,10 +204,6 @@ def _compare(args: argparse.Namespace) -> int:
 
     if (args.dataset is None) == (args.csv is None):
         return _fail("give a dataset name or --csv PATH (not both).")
-    out = Path(args.output_dir)
-    problem = _output_dir_error(out)
-    if problem:
-        return _fail(problem)
     try:
         if args.csv is not None:
             ds = mkd.load_csv(args.csv, target=args.target, task=args.task)
@@ -232,6 +228,11 @@ def _compare(args: argparse.Namespace) -> int:
             "classification needs at least two; check --target, or use --task "
             "regression for a numeric target."
         )
+    # After the data checks: a refused run leaves no empty directory behind.
+    out = Path(args.output_dir)
+    problem = _output_dir_error(out)
+    if problem:
+        return _fail(problem)
     quick = args.quick
     if args.methods:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
