@@ -28,12 +28,14 @@ from ._registry import (
 from ._version import __version__
 from .estimators import (
     SOCPSVC,
+    ExpectedKernelFeatures,
     MissingKernelSVC,
     MissingKernelSVR,
     MissingKernelTransformer,
 )
 
 __all__ = [
+    "ExpectedKernelFeatures",
     "MissingKernelSVC",
     "MissingKernelSVR",
     "MissingKernelTransformer",

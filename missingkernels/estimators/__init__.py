@@ -1,15 +1,17 @@
 """Scikit-learn estimators on expected kernels: X may contain NaN."""
 
+from ._features import ExpectedKernelFeatures
 from ._geom import GeomSVC
 from ._socp import SOCPSVC, cone_weight
 from ._svm import MissingKernelSVC, MissingKernelSVR
 from ._transformer import MissingKernelTransformer
 
 __all__ = [
-    "SOCPSVC",
+    "ExpectedKernelFeatures",
     "GeomSVC",
     "MissingKernelSVC",
     "MissingKernelSVR",
     "MissingKernelTransformer",
+    "SOCPSVC",
     "cone_weight",
 ]

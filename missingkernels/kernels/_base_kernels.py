@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
 
 from .._numerics import scale_gamma
 from .._sklearn_compat import Interval, StrOptions
@@ -92,6 +93,24 @@ class BaseKernel(BaseEstimator):
         """Fitted attributes the expected kernel exposes as its own."""
         return {}
 
+    def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
+        """A map of complete rows whose inner products are (or average to) the
+        kernel, for :class:`~missingkernels.ExpectedKernelFeatures`.
+
+        Returns an object with ``transform(A)`` and ``n_components``, or None
+        when the kernel has none (the features then use Nystroem). The
+        expectation table's cells average it over the conditionals.
+
+        Parameters
+        ----------
+        train : BaseConditionals
+            The conditionals of the training rows (e.g. for the categories).
+        n_components : int
+            The number of features wanted (random maps).
+        random_state : int, RandomState instance or None
+        """
+        return None
+
     @classmethod
     def kernel_name(cls) -> str:
         """The short name used in messages: ``name``, else the class name."""
@@ -166,6 +185,21 @@ class RBF(BaseKernel):
     def fitted_attributes(self) -> dict[str, Any]:
         return {"gamma_": self.gamma_, "metric_covariance_": self.metric_covariance_}
 
+    def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
+        """Random Fourier features (paired cos/sin, ``n_components // 2``
+        frequencies ``w ~ N(0, 2 gamma I)`` in the metric's coordinates)."""
+        from ._features import FourierMap, fourier_frequencies
+
+        metric = self._metric
+        omega = fourier_frequencies(
+            n_components,
+            len(metric.center),
+            self.gamma_,
+            metric.whitening if metric.precision is not None else None,
+            check_random_state(random_state),
+        )
+        return FourierMap(omega=omega, center=metric.center)
+
 
 class Linear(BaseKernel):
     """The linear kernel ``x^T y``."""
@@ -177,6 +211,12 @@ class Linear(BaseKernel):
 
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         return np.einsum("nd,nd->n", A, A)
+
+    def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
+        """The exact map: the row itself."""
+        from ._features import IdentityMap
+
+        return IdentityMap(train.n_features)
 
 
 class SimpleMatching(BaseKernel):
@@ -196,6 +236,10 @@ class SimpleMatching(BaseKernel):
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         return np.ones(len(A))
 
+    def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
+        """The exact map: one-hot codes over the training codes, ``/ sqrt(d)``."""
+        return _category_map(train, presence=False)
+
 
 class Presence(BaseKernel):
     """Presence ``1/d sum_v 1[x_v = 1] 1[y_v = 1]`` for 0/1 features."""
@@ -211,3 +255,17 @@ class Presence(BaseKernel):
 
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         return (np.asarray(A) == 1.0).mean(axis=1)
+
+    def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
+        """The exact map: ``1[x_v = 1] / sqrt(d)`` (the probability if missing)."""
+        return _category_map(train, presence=True)
+
+
+def _category_map(train: Any, presence: bool) -> Any:
+    from ._features import CategoryMap
+
+    cats = tuple(
+        np.asarray(train.feature_values(v), dtype=np.float64)
+        for v in range(train.n_features)
+    )
+    return CategoryMap(categories=cats, presence=presence)

@@ -23,7 +23,7 @@ from ..conditionals import (
     SampleConditionals,
 )
 from ..conditionals._base import BLOCK_ELEMENTS as _BLOCK_ELEMENTS
-from . import _rbf
+from . import _features, _rbf
 from ._base_kernels import RBF, BaseKernel, Linear, Presence, SimpleMatching
 from ._table import DRAWS_CELL, Expectation
 
@@ -42,10 +42,14 @@ class _RBFCell:
     ``-1/2 log n_i`` inside the exponent, ``n_i = E k(X_i, X_i')``."""
 
     def __init__(
-        self, sides: Callable[[Any, _rbf.Metric], list[_rbf.Side]], gaussian: bool
+        self,
+        sides: Callable[[Any, _rbf.Metric], list[_rbf.Side]],
+        gaussian: bool,
+        fourier: Callable[[Any, Any], np.ndarray],
     ) -> None:
         self.sides = sides
         self.gaussian = gaussian
+        self.fourier = fourier
 
     @staticmethod
     def _with_offsets(sides: list[_rbf.Side], off: np.ndarray) -> list[_rbf.Side]:
@@ -108,6 +112,19 @@ class _RBFCell:
                     _set_diagonal(K, np.exp(self_x + norm))
             return K
 
+    def features(
+        self, base: RBF, c: Any, feature_map: Any, normalised: bool
+    ) -> np.ndarray:
+        """Expected Fourier features; genRBF divides row i by ``sqrt(n_i)``."""
+        psi = self.fourier(c, feature_map)
+        if normalised:
+            with np.errstate(under="ignore"):
+                log_n = self._self_log(
+                    self.sides(c, base._metric), base.gamma_, base._metric
+                )
+            psi *= np.exp(-0.5 * log_n)[:, None]
+        return psi
+
     def variance(
         self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
     ) -> np.ndarray:
@@ -156,8 +173,10 @@ class _RBFCell:
         return V
 
 
-def _rbf_cell(conditionals: type, sides: Callable, gaussian: bool) -> Expectation:
-    cell = _RBFCell(sides, gaussian)
+def _rbf_cell(
+    conditionals: type, sides: Callable, gaussian: bool, fourier: Callable
+) -> Expectation:
+    cell = _RBFCell(sides, gaussian, fourier)
     return Expectation(
         RBF,
         conditionals,
@@ -165,6 +184,7 @@ def _rbf_cell(conditionals: type, sides: Callable, gaussian: bool) -> Expectatio
         cell.variance,
         normalises=True,
         description=f"RBF over {conditionals.__name__}: closed form, compiled",
+        features=cell.features,
     )
 
 
@@ -328,6 +348,19 @@ def _moment_variance(cx: Any, cy: Any) -> np.ndarray:
     return V
 
 
+def _first_moment_features(
+    base: Any, c: Any, feature_map: Any, normalised: bool
+) -> np.ndarray:
+    """The expected linear kernel's exact map: ``E[X_i]``."""
+    return np.asarray(c.first_moments(), dtype=np.float64)
+
+
+def _category_features(
+    base: Any, c: Any, feature_map: Any, normalised: bool
+) -> np.ndarray:
+    return _features.matching_features(c, feature_map)
+
+
 def _linear_cell(
     conditionals: type,
     same_draw_variance: Callable[[Any], np.ndarray],
@@ -351,6 +384,7 @@ def _linear_cell(
         _linear_gram,
         variance,
         description=f"linear over {conditionals.__name__}: closed form",
+        features=_first_moment_features,
     )
 
 
@@ -411,6 +445,7 @@ def _matching_cell(base_kernel: type[BaseKernel], conditionals: type) -> Expecta
             f"{base_kernel.kernel_name()} over {conditionals.__name__}: "
             "closed form per feature"
         ),
+        features=_category_features,
     )
 
 
@@ -421,9 +456,15 @@ def _gaussian_sides(c: Any, metric: _rbf.Metric) -> list[_rbf.Side]:
 def _builtin_expectations() -> dict[str, Expectation]:
     """Name -> cell of the built-in closed forms (read by the registry hook)."""
     return {
-        "rbf/gaussian": _rbf_cell(GaussianConditionals, _gaussian_sides, True),
-        "rbf/mixture": _rbf_cell(MixtureConditionals, _rbf.mixture_sides, False),
-        "rbf/samples": _rbf_cell(SampleConditionals, _rbf.sample_sides, False),
+        "rbf/gaussian": _rbf_cell(
+            GaussianConditionals, _gaussian_sides, True, _features.gaussian_fourier
+        ),
+        "rbf/mixture": _rbf_cell(
+            MixtureConditionals, _rbf.mixture_sides, False, _features.mixture_fourier
+        ),
+        "rbf/samples": _rbf_cell(
+            SampleConditionals, _rbf.sample_sides, False, _features.draws_average
+        ),
         "linear/gaussian": _linear_cell(
             GaussianConditionals,
             _gaussian_same_draw_variance,
@@ -438,6 +479,7 @@ def _builtin_expectations() -> dict[str, Expectation]:
             BaseConditionals,
             _linear_gram,
             description="linear over any representation: its first moments",
+            features=_first_moment_features,
         ),
         "matching/categorical": _matching_cell(SimpleMatching, CategoricalConditionals),
         "matching/samples": _matching_cell(SimpleMatching, SampleConditionals),

@@ -29,7 +29,7 @@ import numpy as np
 from ..conditionals import BaseConditionals, SampleConditionals
 from ._base_kernels import BaseKernel
 
-__all__ = ["Expectation", "find_expectation", "supported"]
+__all__ = ["Expectation", "expected_features", "find_expectation", "supported"]
 
 # Elements per block of the draws average (bounds its temporaries to ~128 MB).
 _DRAWS_BLOCK = 1 << 24
@@ -66,6 +66,12 @@ class Expectation:
         instance; else the variance is estimated over draws.
     description : str, default=""
         One line for listings.
+    features : callable, optional
+        ``features(base, c, feature_map, normalised) -> ndarray`` of shape
+        ``(n_samples, n_components)``: expected features of the rows of ``c``
+        (their inner products are, or average over the feature map's
+        randomness to, ``E k`` between independent rows), given the base
+        kernel's :meth:`~missingkernels.kernels.BaseKernel.feature_map`.
 
     Examples
     --------
@@ -88,6 +94,7 @@ class Expectation:
     applies: Callable[[Any], bool] | None = None
     variance_applies: Callable[[Any], bool] | None = None
     description: str = ""
+    features: Callable[..., np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         if not (
@@ -298,6 +305,29 @@ def expected_variance(
     return _evaluate(cell.variance, cell, base, rx, ry, diagonal, normalised, 2)
 
 
+def expected_features(
+    base: Any,
+    c: Any,
+    feature_map: Any,
+    *,
+    normalised: bool = False,
+    options: DrawOptions | None = None,
+) -> np.ndarray:
+    """Expected features of the rows of ``c`` through the table (a cell's
+    ``features``, or the average of ``feature_map`` over draws).
+
+    Raises NotImplementedError when the cell has no features (use Nystroem).
+    """
+    options = options or DrawOptions()
+    cell, c, _ = _resolve(base, c, None, options)
+    if cell.features is None or feature_map is None:
+        raise NotImplementedError(
+            f"No expected features of the {type(base).kernel_name()} base kernel "
+            f"over {type(c).__name__}."
+        )
+    return cell.features(base, c, feature_map, normalised)
+
+
 # -- the draws cell: any base kernel over pairs of draws ------------------------------
 
 
@@ -360,10 +390,23 @@ def _draws_variance(
     return np.maximum(V, 0.0)
 
 
+def _draws_features(
+    base: Any, s: SampleConditionals, feature_map: Any, normalised: bool
+) -> np.ndarray:
+    if normalised:
+        raise NotImplementedError(
+            "Normalised expected features over draws have no exact form here."
+        )
+    from ._features import draws_average
+
+    return draws_average(s, feature_map)
+
+
 DRAWS_CELL = Expectation(
     BaseKernel,
     SampleConditionals,
     _draws_gram,
     _draws_variance,
     description="Any base kernel over draws: the average over pairs of draws",
+    features=_draws_features,
 )

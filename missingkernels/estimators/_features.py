@@ -1,0 +1,273 @@
+"""Expected kernel features: linear models on expected kernels, at any n."""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.utils import check_random_state
+
+from .._sklearn_compat import Interval, StrOptions, _fit_context
+from .._validation import validate_missing_data
+from ..kernels._table import expected_features
+from ._base import KernelParamsMixin
+
+# Rows per block of transform: bounds the temporaries of the conditionals.
+_ROWS = 1 << 14
+
+
+class ExpectedKernelFeatures(
+    ClassNamePrefixFeaturesOutMixin, KernelParamsMixin, TransformerMixin, BaseEstimator
+):
+    """Map rows with NaN to features whose inner products are the expected kernel.
+
+    A linear model on these features (``LinearSVC``, ``LogisticRegression``,
+    ``Ridge``, ``SGDClassifier``) is a kernel machine on the expected kernel
+    without an ``n x n`` Gram matrix: memory and time grow linearly in the
+    number of rows.
+
+    - ``method="expected"``: the base kernel's feature map averaged over the
+      conditionals of the missing entries, in closed form through the
+      expectation table. Exact for ``expected_linear`` (the conditional means)
+      and the Belanche kernels (one-hot codes, or the conditional PMF of a
+      missing entry); random Fourier features for the RBF family (genRBF's
+      normalisation and the Mahalanobis metric included), whose inner
+      products average to the expected kernel over ``random_state``, with an
+      error falling like ``1/sqrt(n_components)``.
+    - ``method="nystroem"``: ``K(X, L) K(L, L)^(-1/2)`` for ``n_components``
+      landmark training rows ``L``, with exact entries of any registry kernel.
+    - ``method="auto"``: ``"expected"`` where the kernel and the density's
+      representation have it, else ``"nystroem"``.
+
+    Inner products estimate the kernel between independent rows: a row's
+    feature vector with itself gives ``E k(X_i, X_i')``, not the
+    ``"same_draw"`` diagonal of the kernel.
+
+    Parameters
+    ----------
+    kernel : str, default="genrbf"
+        A registry kernel name.
+    density : str, density estimator or None, default=None
+        Registry name, unfitted density object or None for the kernel's default.
+    gamma : float or "scale", default="scale"
+        RBF width; ignored by kernels without one.
+    metric : {"euclidean", "mahalanobis"}, default="euclidean"
+        Scalar product of the RBF kernels; ignored by other kernels.
+    kernel_params : dict, default=None
+        Other parameters of the kernel.
+    method : {"auto", "expected", "nystroem"}, default="auto"
+    n_components : int, default=500
+        Random Fourier features (``2 * max(1, n_components // 2)``: cos and
+        sin pairs) or Nystroem landmarks; exact maps have their own size.
+    landmarks : {"uniform", "kmeans"}, default="uniform"
+        Nystroem landmarks: training rows drawn uniformly, or the training
+        rows nearest to k-means centres of the conditional means.
+    dtype : {"float64", "float32"}, default="float64"
+        Of the output.
+    random_state : int, RandomState instance or None, default=None
+        Frequencies and landmarks.
+
+    Attributes
+    ----------
+    kernel_ : object
+        The fitted kernel; ``kernel_.density_`` is the fitted density.
+    method_ : {"exact", "fourier", "nystroem"}
+        The map used.
+    feature_map_ : object or None
+        The base kernel's feature map (``"exact"`` and ``"fourier"``).
+    landmarks_ : ndarray of shape (n_landmarks, n_features) or None
+        The Nystroem landmark rows.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    References
+    ----------
+    .. [1] A. Rahimi, B. Recht. "Random features for large-scale kernel
+       machines", NIPS 2007.
+    .. [2] C. Williams, M. Seeger. "Using the Nystroem method to speed up
+       kernel machines", NIPS 2001.
+    .. [3] M. Śmieja, Ł. Struski, J. Tabor, M. Marzec. "Generalized RBF
+       kernel for incomplete data", Knowledge-Based Systems 173 (2019).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from missingkernels import ExpectedKernelFeatures
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 4))
+    >>> y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> X[rng.random(X.shape) < 0.3] = np.nan
+    >>> model = make_pipeline(
+    ...     StandardScaler(),
+    ...     ExpectedKernelFeatures(n_components=300, random_state=0),
+    ...     LogisticRegression(C=10.0, max_iter=1000),
+    ... ).fit(X[:200], y[:200])
+    >>> model.score(X[200:], y[200:]) > 0.6
+    True
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **KernelParamsMixin._kernel_parameter_constraints,
+        "method": [StrOptions({"auto", "expected", "nystroem"})],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "landmarks": [StrOptions({"uniform", "kmeans"})],
+        "dtype": [StrOptions({"float64", "float32"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernel: str = "genrbf",
+        density: Any = None,
+        gamma: Any = "scale",
+        metric: str = "euclidean",
+        kernel_params: dict | None = None,
+        method: str = "auto",
+        n_components: int = 500,
+        landmarks: str = "uniform",
+        dtype: str = "float64",
+        random_state: Any = None,
+    ) -> None:
+        self.kernel = kernel
+        self.density = density
+        self.gamma = gamma
+        self.metric = metric
+        self.kernel_params = kernel_params
+        self.method = method
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.dtype = dtype
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X: Any, y: Any = None) -> ExpectedKernelFeatures:
+        """Fit the kernel's density, then the feature map, on the training rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows, NaN where missing.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : ExpectedKernelFeatures
+        """
+        X = validate_missing_data(self, X, reset=True, min_samples=2)
+        rng = check_random_state(self.random_state)
+        self.kernel_ = self._make_kernel().fit(X)
+        self.feature_map_ = None
+        self.landmarks_ = None
+        if self.method != "nystroem":
+            self._fit_expected(X, rng)
+        if self.feature_map_ is None:
+            self._fit_nystroem(X, rng)
+        return self
+
+    def _fit_expected(self, X: np.ndarray, rng: np.random.RandomState) -> None:
+        from ..kernels._features import FourierMap
+
+        kernel = self.kernel_
+        _, train = kernel._conditionals(X)
+        fmap = kernel.base_kernel_.feature_map(train, self.n_components, rng)
+        try:
+            # The table decides whether the map averages over this
+            # representation; two rows are enough to find out.
+            self._features(fmap, X[:2])
+        except NotImplementedError as exc:
+            if self.method == "expected":
+                raise ValueError(
+                    f"method='expected': {exc} Use method='nystroem' (any kernel) "
+                    "or another density."
+                ) from None
+            return
+        self.feature_map_ = fmap
+        self.method_ = "fourier" if isinstance(fmap, FourierMap) else "exact"
+        self._n_features_out = int(fmap.n_components)
+
+    def _fit_nystroem(self, X: np.ndarray, rng: np.random.RandomState) -> None:
+        m = min(int(self.n_components), X.shape[0])
+        if self.landmarks == "uniform":
+            rows = np.sort(rng.choice(X.shape[0], size=m, replace=False))
+        else:
+            rows = self._kmeans_rows(X, m, rng)
+        L = X[rows]
+        # Independent-rows convention, as every cross entry K(x, l).
+        K = self.kernel_(L, L.copy())
+        w, U = linalg.eigh(0.5 * (K + K.T))
+        keep = w > max(w.max(), 0.0) * 1e-12
+        self.landmarks_ = L
+        self._normaliser = U[:, keep] / np.sqrt(w[keep])
+        self.method_ = "nystroem"
+        self._n_features_out = int(keep.sum())
+
+    def _kmeans_rows(
+        self, X: np.ndarray, m: int, rng: np.random.RandomState
+    ) -> np.ndarray:
+        from sklearn.cluster import KMeans
+
+        _, train = self.kernel_._conditionals(X)
+        means = np.asarray(train.first_moments(), dtype=np.float64)
+        centres = (
+            KMeans(n_clusters=m, n_init=1, random_state=rng).fit(means).cluster_centers_
+        )
+        chosen: list[int] = []
+        for centre in centres:
+            dist = ((means - centre) ** 2).sum(axis=1)
+            dist[chosen] = np.inf
+            chosen.append(int(np.argmin(dist)))
+        return np.sort(np.array(chosen))
+
+    def _features(self, fmap: Any, X: np.ndarray) -> np.ndarray:
+        kernel = self.kernel_
+        _, c = kernel._conditionals(X)
+        return expected_features(
+            kernel.base_kernel_,
+            c,
+            fmap,
+            normalised=kernel._normalised,
+            options=kernel._draw_options(),
+        )
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Return the expected kernel features of the rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components_out)
+            ``Z @ Z_other.T`` estimates (or equals) the expected kernel
+            between independent rows.
+        """
+        X = validate_missing_data(self, X, reset=False)
+        out = np.empty((X.shape[0], self._n_features_out), dtype=self.dtype)
+        for s in range(0, X.shape[0], _ROWS):
+            block = X[s : s + _ROWS]
+            if self.method_ == "nystroem":
+                assert self.landmarks_ is not None
+                Z = self.kernel_(block, self.landmarks_) @ self._normaliser
+            else:
+                Z = self._features(self.feature_map_, block)
+            out[s : s + len(block)] = Z
+        return out
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags

@@ -1,0 +1,169 @@
+"""Expected kernel features: maps ``psi`` with ``psi(x)^T psi(y) = E k(X, Y)``.
+
+Exact finite maps where they exist (linear: the first moments; simple
+matching and presence: one-hot codes or the conditional PMFs), and random
+Fourier features for the RBF family, averaged in closed form over Gaussian
+conditionals: for ``w`` a frequency and ``X ~ N(mu, C)``,
+``E exp(i w^T X) = exp(-w^T C w / 2) exp(i w^T mu)``, so the paired map
+``[cos(W mu), sin(W mu)] * exp(-diag(W C W^T) / 2) / sqrt(D/2)`` has inner
+products whose average over frequencies ``w ~ N(0, 2 gamma I)`` is the
+expected RBF between independent rows (only the missing block of ``C``
+enters). Mixtures average their components' features by the row's weights;
+draws average the features of the draws. genRBF's normalisation divides each
+row's features by ``sqrt(E k(X_i, X_i'))``, computed exactly.
+
+See ``docs/theory.rst``, "Expected kernel features".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..conditionals import (
+    GaussianConditionals,
+    MixtureConditionals,
+    SampleConditionals,
+)
+
+__all__ = ["CategoryMap", "FourierMap", "IdentityMap"]
+
+
+@dataclass(frozen=True)
+class FourierMap:
+    """Random Fourier features of the RBF on complete rows (paired cos/sin).
+
+    ``omega`` holds the frequencies in the data's coordinates (for the
+    Mahalanobis metric, whitened frequencies mapped back), ``center`` the
+    point the rows are taken from (the kernel is translation invariant).
+    """
+
+    omega: np.ndarray  # (n_frequencies, n_features)
+    center: np.ndarray  # (n_features,)
+
+    @property
+    def n_components(self) -> int:
+        return 2 * self.omega.shape[0]
+
+    def phases(self, means: np.ndarray) -> np.ndarray:
+        return (means - self.center) @ self.omega.T
+
+    def transform(self, A: np.ndarray, damping: np.ndarray | None = None) -> np.ndarray:
+        """``[cos, sin] / sqrt(D/2)`` of complete rows (times ``damping``)."""
+        phase = self.phases(A)
+        scale = np.sqrt(1.0 / self.omega.shape[0])
+        amp = scale if damping is None else scale * damping
+        return np.hstack([amp * np.cos(phase), amp * np.sin(phase)])
+
+
+@dataclass(frozen=True)
+class IdentityMap:
+    """The linear kernel's exact map: the row itself."""
+
+    n_features: int
+
+    @property
+    def n_components(self) -> int:
+        return self.n_features
+
+    def transform(self, A: np.ndarray) -> np.ndarray:
+        return np.asarray(A, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class CategoryMap:
+    """Exact map of simple matching (one-hot per feature, scaled by
+    ``1/sqrt(d)``) or of presence (``1[x_v = 1] / sqrt(d)``).
+
+    ``categories`` are the training codes per feature; a code not among them
+    matches nothing (its one-hot block is zero).
+    """
+
+    categories: tuple[np.ndarray, ...]
+    presence: bool
+
+    @property
+    def n_components(self) -> int:
+        if self.presence:
+            return int(sum(np.count_nonzero(c == 1.0) for c in self.categories))
+        return int(sum(len(c) for c in self.categories))
+
+    def transform(self, A: np.ndarray) -> np.ndarray:
+        A = np.asarray(A, dtype=np.float64)
+        d = A.shape[1]
+        blocks = [
+            (
+                A[:, v : v + 1] == cats[None, cats == 1.0 if self.presence else ...]
+            ).astype(np.float64)
+            for v, cats in enumerate(self.categories)
+        ]
+        return np.hstack(blocks) / np.sqrt(d)
+
+
+def fourier_frequencies(
+    n_components: int, n_features: int, gamma: float, whitening: Any, rng: Any
+) -> np.ndarray:
+    """``max(1, n_components // 2)`` frequencies ``w ~ N(0, 2 gamma I)`` (whitened
+    coordinates), mapped to the data's coordinates by ``whitening``."""
+    n = max(1, n_components // 2)
+    w = rng.standard_normal((n, n_features)) * np.sqrt(2.0 * gamma)
+    if whitening is None:
+        return np.asarray(w)
+    # w^T x' with x' = x @ Wh equals (Wh w)^T x.
+    return np.asarray(w @ np.asarray(whitening).T)
+
+
+# -- features of representations ------------------------------------------------------
+
+
+def gaussian_fourier(c: GaussianConditionals, fmap: FourierMap) -> np.ndarray:
+    """Fourier features of Gaussian conditionals, damped per missing pattern."""
+    damping = np.ones((c.n_samples, fmap.omega.shape[0]))
+    for p, pattern in enumerate(c.patterns):
+        cols = np.flatnonzero(pattern)
+        if cols.size == 0:
+            continue
+        rows = c.pattern_index == p
+        W = fmap.omega[:, cols]
+        quad = np.einsum("kj,jl,kl->k", W, np.asarray(c.covariances[p]), W)
+        damping[rows] = np.exp(-0.5 * np.maximum(quad, 0.0))[None, :]
+    return fmap.transform(c.means, damping)
+
+
+def mixture_fourier(c: MixtureConditionals, fmap: FourierMap) -> np.ndarray:
+    """The components' Fourier features averaged by each row's weights."""
+    out = np.zeros((c.n_samples, fmap.n_components))
+    for k in range(c.n_components):
+        out += c.weights[:, k : k + 1] * gaussian_fourier(c.component(k), fmap)
+    return out
+
+
+def draws_average(c: SampleConditionals, fmap: Any) -> np.ndarray:
+    """The features of the draws, averaged (any complete-row map)."""
+    out = np.zeros((c.n_samples, fmap.n_components))
+    for draw in c.samples:
+        out += fmap.transform(draw)
+    out /= c.n_draws
+    return out
+
+
+def matching_features(c: Any, fmap: CategoryMap) -> np.ndarray:
+    """Simple matching or presence features of categorical conditionals or
+    draws: per feature, the row's distribution over the training codes (a
+    one-hot code when observed), scaled by ``1/sqrt(d)``."""
+    d = c.n_features
+    blocks = []
+    for v in range(d):
+        known = np.asarray(fmap.categories[v], dtype=np.float64)
+        # pmf needs every value present; codes unseen in training are dropped.
+        cats = np.union1d(known, c.feature_values(v))
+        pmf = np.asarray(c.pmf(v, cats), dtype=np.float64)
+        block = pmf[:, np.isin(cats, known)]
+        if fmap.presence:
+            block = block[:, known == 1.0]
+        blocks.append(block)
+    if not blocks:
+        return np.zeros((c.n_samples, 0))
+    return np.hstack(blocks) / np.sqrt(d)
