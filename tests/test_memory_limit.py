@@ -83,3 +83,16 @@ def test_bad_limits_say_what_is_expected(bad):
         parse_memory(bad)
     with pytest.raises(TypeError):
         parse_memory(True)
+
+
+def test_socp_kernel_form_estimates_its_problem_before_building_it():
+    pytest.importorskip("cvxpy")
+    from missingkernels import SOCPSVC
+
+    X, y = _data(500)
+    with config_context(max_gram_memory="100MB"):
+        with pytest.raises(ValueError, match="500 second-order cones") as info:
+            SOCPSVC().fit(X, y)
+        assert "form='linear'" in str(info.value)
+        # The linear form's memory does not grow with n^2: it still fits.
+        assert SOCPSVC(form="linear").fit(X, y).score(X, y) > 0.6

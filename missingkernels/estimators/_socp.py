@@ -9,6 +9,7 @@ import numpy as np
 from scipy import linalg, stats
 from sklearn.base import BaseEstimator
 
+from .._config import format_bytes, max_gram_memory
 from .._numerics import psd_factor
 from .._optional import import_optional
 from .._registry import new_density
@@ -65,6 +66,28 @@ def cone_weight(kappa: float, bound: str) -> float:
     if bound == "chebyshev":
         return float(np.sqrt(kappa / (1.0 - kappa)))
     raise ValueError(f"bound must be 'gaussian' or 'chebyshev', got {bound!r}.")
+
+
+# Bytes per n^2 of the kernel form's problem through cvxpy and SCS, from
+# benchmarks/bench_socp.py's peak memory (about 0.5 KB; rounded up).
+_SOCP_BYTES_PER_ENTRY = 600
+
+
+def _check_problem_memory(n: int) -> None:
+    """ValueError before the kernel form's problem outgrows the memory limit."""
+    needed = _SOCP_BYTES_PER_ENTRY * n * n
+    limit, source = max_gram_memory()
+    if needed > limit:
+        raise ValueError(
+            f"SOCPSVC(form='kernel') on {n} rows builds {n} second-order cones "
+            f"of dimension {n + 1}: about {format_bytes(needed)} through cvxpy "
+            f"and the solver, above the limit of {format_bytes(limit)} "
+            f"({source}). Use form='linear' (memory linear in the rows), "
+            "MissingKernelSVC (kappa=0.5 is the SVM on the expected kernel), or "
+            "a subsample; raise the limit with "
+            "missingkernels.set_config(max_gram_memory=...) if the machine has "
+            "the memory."
+        )
 
 
 class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
@@ -149,6 +172,18 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
     compilation dominate the fit). ``benchmarks/bench_socp.py`` compares the
     solvers' fit times. Rows with no missing entry have zero variance and get
     the plain hinge constraint.
+
+    Sizes. The kernel form's problem holds about ``3 n^2`` numbers (the Gram
+    matrix, its square-root factor and the ``n x n`` kernel standard
+    deviations of the cones), which cvxpy and the solver copy several times:
+    memory grows like ``n^2`` and the solve time faster, so it serves up to a
+    few thousand rows. Before building the problem, the fit estimates its
+    memory and refuses, with advice, above the package's Gram memory limit
+    (:func:`missingkernels.set_config`). The cones need the full matrix of
+    standard deviations: a low-rank factor of the kernel does not shrink
+    them, and the RBF Gram is numerically of full rank anyway. The linear
+    form's memory grows like ``n d + P d^2`` (``P`` missing patterns): use it,
+    or :class:`~missingkernels.MissingKernelSVC`, for larger data.
 
     References
     ----------
@@ -268,6 +303,7 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
         self.solver_ = solver
 
     def _fit_kernel_form(self, cp: Any, X: np.ndarray, signs: np.ndarray) -> None:
+        _check_problem_memory(X.shape[0])
         self.kernel_ = self._make_kernel().fit(X)
         if not hasattr(self.kernel_, "variance"):
             raise ValueError(

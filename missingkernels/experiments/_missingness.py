@@ -291,8 +291,8 @@ def simulate_missing(
         raise ValueError(
             "simulate_missing needs complete, finite data: X has "
             f"{int(np.sum(np.isnan(X)))} NaN and {int(np.sum(np.isinf(X)))} inf "
-            f"entries (first at row {bad[0]}, column {bad[1]}). Drop or impute "
-            "them before simulating missingness."
+            f"entries (first at row {bad[0]}, column {bad[1]}, both 0-based). Drop "
+            "or impute them before simulating missingness."
         )
     rng = check_random_state(random_state)
     n, d = X.shape
