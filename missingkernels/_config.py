@@ -104,9 +104,11 @@ def check_gram_memory(owner: str, n_rows: int, n_cols: int) -> None:
         raise ValueError(
             f"{owner}: the {n_rows} x {n_cols} Gram matrix needs about "
             f"{format_bytes(needed)} (the matrix and one working copy), above the "
-            f"limit of {format_bytes(limit)} ({source}). Fit on fewer rows (a "
-            "random subsample), predict in smaller batches, or, if the machine "
-            "has the memory, raise the limit with "
+            f"limit of {format_bytes(limit)} ({source}). Use the route without a "
+            "Gram matrix (MissingKernelSVC/SVR(route='features'), or "
+            "ExpectedKernelFeatures and a linear model), fit on a random "
+            "subsample, predict in smaller batches, or, if the machine has the "
+            "memory, raise the limit with "
             "missingkernels.set_config(max_gram_memory=...)."
         )
 

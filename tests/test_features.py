@@ -195,3 +195,31 @@ def test_features_and_a_linear_model_approach_the_exact_svm():
 @parametrize_with_checks([ExpectedKernelFeatures(n_components=20, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_the_feature_route_of_the_svms_approaches_the_exact_route():
+    from missingkernels import MissingKernelSVR
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(700, 4))
+    y = (X[:, 0] * X[:, 1] + 0.5 * X[:, 2] > 0).astype(int)
+    X = mcar(rng, X, 0.3)
+    tr, te = slice(0, 500), slice(500, None)
+    exact = MissingKernelSVC(gamma=0.25, C=10.0, route="exact").fit(X[tr], y[tr])
+    feats = MissingKernelSVC(
+        gamma=0.25, C=10.0, route="features", n_components=3000, random_state=0
+    ).fit(X[tr], y[tr])
+    assert exact.route_ == "exact" and feats.route_ == "features"
+    agree = (exact.predict(X[te]) == feats.predict(X[te])).mean()
+    assert agree > 0.9
+    assert feats.score(X[te], y[te]) >= exact.score(X[te], y[te]) - 0.05
+    target = rng.normal(size=700)
+    reg = MissingKernelSVR(route="features", n_components=200, random_state=0)
+    assert reg.fit(X[tr], target[tr]).predict(X[te]).shape == (200,)
+
+
+@parametrize_with_checks(
+    [MissingKernelSVC(route="features", n_components=50, random_state=0)]
+)
+def test_feature_route_is_sklearn_compatible(estimator, check):
+    check(estimator)

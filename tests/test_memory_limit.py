@@ -32,14 +32,28 @@ def test_a_gram_above_the_limit_is_refused_before_allocation():
     try:
         with config_context(max_gram_memory="4GiB"):
             with pytest.raises(ValueError, match="40000 x 40000 Gram") as info:
-                MissingKernelSVC().fit(X, y)
+                MissingKernelSVC(route="exact").fit(X, y)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     message = str(info.value)
     assert "23.8 GiB" in message and "4.0 GiB" in message
+    assert "route='features'" in message and "ExpectedKernelFeatures" in message
     assert "set_config(max_gram_memory" in message and "subsample" in message
     assert peak < 200 * 2**20  # the density's fit, not the 12.8 GB Gram
+
+
+def test_auto_takes_the_feature_route_above_the_limit():
+    X, y = _data(3000)
+    with config_context(max_gram_memory=16 * 3000 * 3000 - 1):
+        svc = MissingKernelSVC(gamma=0.5, n_components=300, random_state=0)
+        svc.fit(X, y)
+        assert svc.route_ == "features"
+        assert svc.features_.method_ == "fourier"
+        assert not hasattr(svc, "support_")
+        assert svc.score(X, y) > 0.9
+    with config_context(max_gram_memory=16 * 3000 * 3000):
+        assert MissingKernelSVC().fit(X, y).route_ == "exact"
 
 
 def test_the_limit_counts_the_matrix_and_one_copy():

@@ -7,17 +7,26 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.svm import SVC, SVR
+from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR
 
+from .._config import max_gram_memory
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import validate_missing_data, validate_missing_data_xy
-from ._base import KernelParamsMixin, cross_gram_on_support, row_chunks
+from ._base import (
+    KernelParamsMixin,
+    cross_gram_on_support,
+    pass_feature_names,
+    row_chunks,
+)
 
 _SVM_CONSTRAINTS: dict = {
     "C": [Interval(Real, 0.0, None, closed="neither")],
     "tol": [Interval(Real, 0.0, None, closed="neither")],
     "max_iter": [Interval(Integral, -1, None, closed="left")],
     "shrinking": ["boolean"],
+    "route": [StrOptions({"auto", "exact", "features"})],
+    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
     "cache_size": [Interval(Real, 0, None, closed="neither")],
 }
 
@@ -25,8 +34,26 @@ _SVM_CONSTRAINTS: dict = {
 class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     _task: ClassVar[str] = ""
 
+    route: str
+    n_components: int
+    random_state: Any
+    features_: Any
+
+    def _choose_route(self, n: int) -> str:
+        if self.route != "auto":
+            return self.route
+        # The exact route needs the n x n Gram (counted with one copy).
+        return "exact" if 16 * n * n <= max_gram_memory()[0] else "features"
+
+    def _make_linear(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
     def _fit_svm(self, X: Any, y: Any) -> Any:
         X, y = validate_missing_data_xy(self, X, y, task=self._task)
+        self.route_ = self._choose_route(X.shape[0])
+        if self.route_ == "features":
+            return self._fit_features(X, y)
+        self.features_ = None
         self.kernel_ = self._make_kernel().fit(X)
         K = self.kernel_(X)
         self.svm_ = self._make_svm().fit(K, y)
@@ -42,6 +69,29 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         self.n_iter_ = self.svm_.n_iter_
         return self
 
+    def _fit_features(self, X: np.ndarray, y: np.ndarray) -> Any:
+        """The route without a Gram matrix: expected kernel features, then a
+        linear SVM on them (its hinge loss and C as the kernel SVM's)."""
+        from ._features import ExpectedKernelFeatures
+
+        self.features_ = ExpectedKernelFeatures(
+            kernel=self.kernel,
+            density=self.density,
+            gamma=self.gamma,
+            metric=self.metric,
+            kernel_params=self.kernel_params,
+            n_components=self.n_components,
+            random_state=self.random_state,
+        )
+        pass_feature_names(self, self.features_)
+        Z = self.features_.fit(X).transform(X)
+        self.kernel_ = self.features_.kernel_
+        self.svm_ = self._make_linear().fit(Z, y)
+        self.intercept_ = np.atleast_1d(self.svm_.intercept_)
+        self.n_iter_ = self.svm_.n_iter_
+        self.X_fit_ = X
+        return self
+
     def _make_svm(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -55,6 +105,8 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         """
         X = validate_missing_data(self, X, reset=False)
         apply = getattr(self.svm_, method)
+        if self.route_ == "features":
+            return np.asarray(apply(self.features_.transform(X)))
         # Scoring the training rows (the same array): each support vector
         # meets itself as in training, not as an independent copy of its row.
         training = X.shape == self.X_fit_.shape and np.array_equal(
@@ -118,13 +170,29 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         As in :class:`sklearn.svm.SVC`.
     break_ties : bool, default=False
         As in :class:`sklearn.svm.SVC`.
+    route : {"auto", "exact", "features"}, default="auto"
+        ``"exact"``: the SVM on the training Gram matrix. ``"features"``: no
+        Gram matrix; :class:`~missingkernels.ExpectedKernelFeatures` (random
+        Fourier features for the RBF family, exact maps where they exist)
+        and a linear SVM with the same loss and ``C``, in time and memory
+        linear in the rows. ``"auto"``: exact while the training Gram fits
+        the memory limit (:func:`missingkernels.set_config`), else features.
+    n_components : int, default=2000
+        Features of the ``"features"`` route.
+    random_state : int, RandomState instance or None, default=None
+        Frequencies (and landmarks) of the ``"features"`` route.
 
     Attributes
     ----------
     kernel_ : object
         The fitted registry kernel; ``kernel_.density_`` is the fitted density.
-    svm_ : sklearn.svm.SVC
-        The fitted SVM on the precomputed Gram matrix.
+    svm_ : sklearn.svm.SVC or sklearn.svm.LinearSVC
+        The fitted SVM on the precomputed Gram matrix (or, on the
+        ``"features"`` route, the linear SVM on the features).
+    route_ : {"exact", "features"}
+        The route taken.
+    features_ : ExpectedKernelFeatures or None
+        The fitted feature map of the ``"features"`` route.
     classes_ : ndarray of shape (n_classes,)
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors among the training rows.
@@ -201,6 +269,9 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         cache_size: float = 200,
         decision_function_shape: str = "ovr",
         break_ties: bool = False,
+        route: str = "auto",
+        n_components: int = 2000,
+        random_state: Any = None,
     ) -> None:
         self.kernel = kernel
         self.density = density
@@ -215,6 +286,20 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         self.cache_size = cache_size
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
+        self.route = route
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def _make_linear(self) -> LinearSVC:
+        return LinearSVC(
+            C=self.C,
+            loss="hinge",
+            dual=True,
+            class_weight=self.class_weight,
+            tol=self.tol,
+            max_iter=self.max_iter if self.max_iter > 0 else 10000,
+            random_state=self.random_state,
+        )
 
     def _make_svm(self) -> SVC:
         return SVC(
@@ -247,7 +332,8 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         """
         self._fit_svm(X, y)
         self.classes_ = self.svm_.classes_
-        self.n_support_ = self.svm_.n_support_
+        if self.route_ == "exact":
+            self.n_support_ = self.svm_.n_support_
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -312,14 +398,28 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         Use libsvm's shrinking heuristic.
     cache_size : float, default=200
         Kernel cache in MB.
+    route : {"auto", "exact", "features"}, default="auto"
+        ``"exact"``: the SVM on the training Gram matrix. ``"features"``: no
+        Gram matrix; :class:`~missingkernels.ExpectedKernelFeatures` (random
+        Fourier features for the RBF family, exact maps where they exist)
+        and a linear SVM with the same loss and ``C``, in time and memory
+        linear in the rows. ``"auto"``: exact while the training Gram fits
+        the memory limit (:func:`missingkernels.set_config`), else features.
+    n_components : int, default=2000
+        Features of the ``"features"`` route.
+    random_state : int, RandomState instance or None, default=None
+        Frequencies (and landmarks) of the ``"features"`` route.
 
     Attributes
     ----------
     kernel_ : object
         The fitted registry kernel; ``kernel_.density_`` is the fitted density.
-    svm_ : sklearn.svm.SVR
+    svm_ : sklearn.svm.SVR or sklearn.svm.LinearSVR
+    route_ : {"exact", "features"}
+    features_ : ExpectedKernelFeatures or None
     support_, support_vectors_, dual_coef_, intercept_, n_iter_ : ndarray
-        As in :class:`MissingKernelSVC`.
+        As in :class:`MissingKernelSVC` (the support attributes on the
+        ``"exact"`` route only).
     X_fit_ : ndarray of shape (n_samples, n_features)
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -363,6 +463,9 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         max_iter: int = -1,
         shrinking: bool = True,
         cache_size: float = 200,
+        route: str = "auto",
+        n_components: int = 2000,
+        random_state: Any = None,
     ) -> None:
         self.kernel = kernel
         self.density = density
@@ -375,6 +478,20 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         self.max_iter = max_iter
         self.shrinking = shrinking
         self.cache_size = cache_size
+        self.route = route
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def _make_linear(self) -> LinearSVR:
+        return LinearSVR(
+            C=self.C,
+            epsilon=self.epsilon,
+            loss="epsilon_insensitive",
+            dual=True,
+            tol=self.tol,
+            max_iter=self.max_iter if self.max_iter > 0 else 10000,
+            random_state=self.random_state,
+        )
 
     def _make_svm(self) -> SVR:
         return SVR(
