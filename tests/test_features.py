@@ -223,3 +223,15 @@ def test_the_feature_route_of_the_svms_approaches_the_exact_route():
 )
 def test_feature_route_is_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_density_rows_fits_the_kernel_on_a_random_subsample():
+    from missingkernels.densities import GaussianEMDensity
+
+    X = _numeric(n=300)
+    f = ExpectedKernelFeatures(density_rows=80, n_components=8, random_state=4)
+    f.fit(X)
+    chosen = np.sort(np.random.RandomState(4).choice(300, 80, replace=False))
+    reference = GaussianEMDensity().fit(X[chosen])
+    np.testing.assert_allclose(f.kernel_.density_.mean_, reference.mean_)
+    assert f.transform(X).shape == (300, 8)

@@ -71,6 +71,12 @@ class ExpectedKernelFeatures(
         rows nearest to k-means centres of the conditional means.
     dtype : {"float64", "float32"}, default="float64"
         Of the output.
+    density_rows : int or None, default=None
+        Fit the kernel (its density, gamma="scale") on at most this many
+        training rows drawn at random; None: on all of them. A Gaussian
+        density in ``d`` dimensions is estimated well from a few times
+        ``d**2`` rows, and EM's cost grows with the rows: on millions of rows
+        this keeps the fit to seconds, at a statistical cost only.
     random_state : int, RandomState instance or None, default=None
         Frequencies and landmarks.
 
@@ -122,6 +128,7 @@ class ExpectedKernelFeatures(
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"uniform", "kmeans"})],
         "dtype": [StrOptions({"float64", "float32"})],
+        "density_rows": [Interval(Integral, 2, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
@@ -137,6 +144,7 @@ class ExpectedKernelFeatures(
         n_components: int = 500,
         landmarks: str = "uniform",
         dtype: str = "float64",
+        density_rows: int | None = None,
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
@@ -148,6 +156,7 @@ class ExpectedKernelFeatures(
         self.n_components = n_components
         self.landmarks = landmarks
         self.dtype = dtype
+        self.density_rows = density_rows
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -167,6 +176,9 @@ class ExpectedKernelFeatures(
         """
         X = validate_missing_data(self, X, reset=True, min_samples=2)
         rng = check_random_state(self.random_state)
+        if self.density_rows is not None and X.shape[0] > self.density_rows:
+            chosen = np.sort(rng.choice(X.shape[0], self.density_rows, replace=False))
+            X = X[chosen]
         self.kernel_ = self._make_kernel().fit(X)
         self.feature_map_ = None
         self.landmarks_ = None

@@ -30,6 +30,10 @@ from ..conditionals import (
 
 __all__ = ["CategoryMap", "FourierMap", "IdentityMap"]
 
+# Patterns per batch of the damping: bounds its (patterns x k x frequencies)
+# temporaries to a few tens of MB.
+_PATTERN_BLOCK = 256
+
 
 @dataclass(frozen=True)
 class FourierMap:
@@ -120,15 +124,22 @@ def fourier_frequencies(
 
 def gaussian_fourier(c: GaussianConditionals, fmap: FourierMap) -> np.ndarray:
     """Fourier features of Gaussian conditionals, damped per missing pattern."""
-    damping = np.ones((c.n_samples, fmap.omega.shape[0]))
-    for p, pattern in enumerate(c.patterns):
-        cols = np.flatnonzero(pattern)
-        if cols.size == 0:
-            continue
-        rows = c.pattern_index == p
-        W = fmap.omega[:, cols]
-        quad = np.einsum("kj,jl,kl->k", W, np.asarray(c.covariances[p]), W)
-        damping[rows] = np.exp(-0.5 * np.maximum(quad, 0.0))[None, :]
+    n_freq = fmap.omega.shape[0]
+    per_pattern = np.zeros((len(c.patterns), n_freq))
+    counts = c.patterns.sum(axis=1)
+    # Patterns with the same number k of missing features in one batch:
+    # quad[p, f] = w_f[J_p]^T C_p w_f[J_p], no Python loop over patterns.
+    for k in np.unique(counts[counts > 0]):
+        group = np.flatnonzero(counts == k)
+        covs = np.stack([np.asarray(c.covariances[p]) for p in group])
+        cols = np.stack([np.flatnonzero(c.patterns[p]) for p in group])
+        for s in range(0, len(group), _PATTERN_BLOCK):
+            W = fmap.omega.T[cols[s : s + _PATTERN_BLOCK]]  # (P, k, F)
+            CW = covs[s : s + _PATTERN_BLOCK] @ W
+            per_pattern[group[s : s + _PATTERN_BLOCK]] = np.einsum(
+                "pkf,pkf->pf", W, CW
+            )
+    damping = np.exp(-0.5 * np.maximum(per_pattern, 0.0))[c.pattern_index]
     return fmap.transform(c.means, damping)
 
 
