@@ -13,7 +13,7 @@ from types import ModuleType
 
 #: The extras of ``pyproject.toml`` and the modules they provide.
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "dask": ("distributed",),
+    "dask": ("dask", "distributed"),
     "experiments": ("joblib", "pandas", "scikit_posthocs", "statsmodels", "tqdm"),
     "plots": ("matplotlib",),
     "r": ("rpy2",),

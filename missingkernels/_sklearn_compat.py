@@ -28,12 +28,15 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _check_feature_names, _check_n_features
 
 __all__ = [
     "HasMethods",
     "Interval",
     "InvalidParameterError",
     "StrOptions",
+    "_check_feature_names",
+    "_check_n_features",
     "_fit_context",
     "available_if",
     "validate_params",

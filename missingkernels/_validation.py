@@ -83,9 +83,21 @@ def _check_range(estimator: Any, X: np.ndarray) -> None:
     if X.size == 0:
         return
     missing = np.isnan(X)
-    size = np.where(missing, 0.0, np.abs(X)).max(axis=0)
     hi = np.where(missing, -np.inf, X).max(axis=0)
     lo = np.where(missing, np.inf, X).min(axis=0)
+    check_range_summary(estimator, hi, lo)
+
+
+def check_range_summary(estimator: Any, hi: np.ndarray, lo: np.ndarray) -> None:
+    """:func:`_check_range` from each feature's largest and smallest observed
+    value (``-inf``/``inf`` for a feature never observed).
+
+    What a blockwise (dask) validation reduces its blocks to.
+    """
+    size = np.maximum(
+        np.where(np.isfinite(hi), np.abs(hi), 0.0),
+        np.where(np.isfinite(lo), np.abs(lo), 0.0),
+    )
     with np.errstate(invalid="ignore", over="ignore"):
         spread = np.where(hi > lo, hi - lo, 0.0)
     name = type(estimator).__name__
@@ -110,6 +122,19 @@ def _check_range(estimator: Any, X: np.ndarray) -> None:
             "would make these features look constant. Rescale them, e.g. with "
             "sklearn.preprocessing.StandardScaler in a Pipeline (fitted on the "
             "training rows only); gamma='scale' adapts to the new scale."
+        )
+
+
+def check_observed_columns(estimator: Any, counts: np.ndarray, n_rows: int) -> None:
+    """ValueError naming the features with no observed entry (``counts == 0``)
+    among ``n_rows`` training rows."""
+    empty = np.flatnonzero(np.asarray(counts) == 0)
+    if empty.size:
+        raise ValueError(
+            f"{type(estimator).__name__}: no training row has a value for "
+            f"{describe_features(estimator, empty)} (missing in every one of "
+            f"the {n_rows} rows), so nothing can be learned about it. Drop "
+            "such columns before fitting."
         )
 
 
@@ -216,14 +241,7 @@ def _validate(
             ) from exc
         raise
     if require_observed_columns and X.shape[0] > 0:
-        empty = np.flatnonzero(np.isnan(X).all(axis=0))
-        if empty.size:
-            raise ValueError(
-                f"{type(estimator).__name__}: no training row has a value for "
-                f"{describe_features(estimator, empty)} (missing in every one of "
-                f"the {X.shape[0]} rows), so nothing can be learned about it. Drop "
-                "such columns before fitting."
-            )
+        check_observed_columns(estimator, (~np.isnan(X)).sum(axis=0), X.shape[0])
     _check_range(estimator, X)
     if y is None:
         return X

@@ -24,6 +24,8 @@ ORIGINS = {
     "Interval": "sklearn.utils._param_validation",
     "InvalidParameterError": "sklearn.utils._param_validation",
     "StrOptions": "sklearn.utils._param_validation",
+    "_check_feature_names": "sklearn.utils.validation",
+    "_check_n_features": "sklearn.utils.validation",
     "_fit_context": "sklearn.base",
     "available_if": "sklearn.utils.metaestimators",
     "validate_params": "sklearn.utils._param_validation",

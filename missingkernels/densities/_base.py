@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._dask import as_row_blocks, is_dask_collection
 from .._validation import validate_missing_data
 
 #: The conditional representations a density may return, by tag.
@@ -38,7 +39,10 @@ class BaseDensity(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            At least two rows; every feature observed at least once.
+            At least two rows; every feature observed at least once. The EM
+            densities also take a dask array or DataFrame, and fit it out of
+            core from per-block sums (the same fit as in memory); other
+            densities read it into memory.
         y : None
             Ignored; present for scikit-learn compatibility.
 
@@ -47,6 +51,12 @@ class BaseDensity(BaseEstimator):
         self : object
         """
         self._validate_params()
+        if is_dask_collection(X) and hasattr(self, "_fit_dask"):
+            # Out of core: the density reduces per-block sums (the EM densities).
+            self._fit_dask(
+                as_row_blocks(self, X, reset=True, purpose=f"{type(self).__name__}.fit")
+            )
+            return self
         X = validate_missing_data(self, X, reset=True, min_samples=2)
         self._fit(X)
         return self

@@ -10,6 +10,7 @@ subclass supplies the starts, one EM step and the fitted attributes.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -43,13 +44,86 @@ class _SingularCovarianceError(ArithmeticError):
 
 @dataclass(frozen=True, eq=False)
 class _EMData:
-    """The rows an EM run fits, on the standardised scale, and its ridge."""
+    """The rows an EM run fits, on the standardised scale, and its ridge.
 
-    Z0: np.ndarray  # (n, d) standardised rows, zero where missing
-    groups: PatternGroups  # pattern_groups of the missing entries
+    In memory, ``Z0`` and ``groups`` hold the rows. Out of core, ``source``
+    holds the raw row blocks of a dask array; each pass standardises them
+    block by block (:func:`_em_sums`).
+    """
+
+    Z0: np.ndarray | None  # (n, d) standardised rows, zero where missing
+    groups: PatternGroups | None  # pattern_groups of the missing entries
     center: np.ndarray  # (d,) the standardisation: X = center + scale * Z
     scale: np.ndarray  # (d,)
     ridge: float
+    n: int  # rows with an observed entry
+    n_patterns: int  # distinct missing patterns among them
+    source: Any = None  # dask array of row blocks, or None
+
+
+def _standardise(
+    X: np.ndarray, center: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, PatternGroups]:
+    """Rows with an observed entry, standardised and zero where missing, and
+    their pattern groups."""
+    X = np.asarray(X, dtype=np.float64)
+    used = ~np.isnan(X).all(axis=1)
+    Z = (X[used] - center) / scale
+    mask = np.isnan(Z)
+    return np.where(mask, 0.0, Z), pattern_groups(mask)
+
+
+def _standardised_sums(
+    block: np.ndarray,
+    center: np.ndarray,
+    scale: np.ndarray,
+    function: Callable[..., tuple[Any, ...]],
+    *args: Any,
+) -> tuple[Any, ...]:
+    Z0, groups = _standardise(block, center, scale)
+    return function(Z0, groups, *args)
+
+
+def _em_sums(
+    data: _EMData, function: Callable[..., tuple[Any, ...]], *args: Any
+) -> tuple[Any, ...]:
+    """``function(Z0, groups, *args)`` (sums over rows) over all the rows.
+
+    In memory one call; out of core one call per row block, the sums added
+    in block order (the E-step is row-wise, so both give the same sums up to
+    the order of the additions).
+    """
+    if data.source is None:
+        return function(data.Z0, data.groups, *args)
+    from .._dask import block_sums
+
+    return block_sums(
+        data.source, _standardised_sums, data.center, data.scale, function, *args
+    )
+
+
+def _recentre(
+    scatter: np.ndarray,
+    weighted_sum: np.ndarray,
+    weight: float,
+    old: np.ndarray,
+    new: np.ndarray,
+) -> np.ndarray:
+    """``sum w (x - new)(x - new)'`` from ``sum w (x - old)(x - old)'``,
+    ``sum w x`` and ``sum w``.
+
+    The E-step sums scatter about the current mean, known before the pass
+    (one pass per iteration); the M-step moves it to the new mean. Both are
+    close, so nothing cancels badly on the standardised scale.
+    """
+    a = weighted_sum - weight * old
+    delta = new - old
+    return (
+        scatter
+        - np.outer(a, delta)
+        - np.outer(delta, a)
+        + weight * np.outer(delta, delta)
+    )
 
 
 @dataclass
@@ -90,16 +164,50 @@ class _BaseEMDensity(BaseDensity):
         # well conditioned.
         center = np.nanmean(Xu, axis=0)
         scale = np.nanstd(Xu, axis=0)
-        scale[constant_features(Xu)] = 1.0
-        Z = (Xu - center) / scale
-        mask = np.isnan(Z)
-        Z0 = np.where(mask, 0.0, Z)
-        # Jacobian of the standardisation, to report the log-likelihood of X.
-        log_jacobian = float(np.sum((~mask) * np.log(scale)))
-        groups = pattern_groups(mask)
+        constant = constant_features(Xu)
+        scale[constant] = 1.0
+        Z0, groups = _standardise(Xu, center, scale)
+        counts = (~groups.missing).sum(axis=0)
+        ridge = _starting_ridge(self, constant)
+        data = _EMData(Z0, groups, center, scale, ridge, len(Z0), groups.n_patterns)
+        self._fit_em(data, counts)
 
-        starts = self._starts(Z0)
-        data = _EMData(Z0, groups, center, scale, _starting_ridge(self, Xu))
+    def _fit_dask(self, X: Any) -> None:
+        """:meth:`_fit` on the row blocks of a dask array, out of core.
+
+        A first pass validates the values and sums each feature's observed
+        entries, a second their squared deviations from the mean (so the
+        standardisation is ``np.nanmean``/``np.nanstd`` of all the rows, as in
+        memory), then every EM iteration is one pass: the E-step's sums per
+        block, the M-step in the driver. The iterates are those of the
+        in-memory fit up to the order of floating-point additions.
+        """
+        from .._dask import block_map, summarise_columns
+
+        summary = summarise_columns(
+            self, X, min_samples=2, require_observed_columns=True
+        )
+        self._check_n_rows(summary.n_used)
+        center = summary.mean
+        parts = block_map(X, _deviations_and_patterns, center)
+        squares = parts[0][0]
+        for part in parts[1:]:
+            squares = squares + part[0]
+        n_patterns = len(np.unique(np.concatenate([part[1] for part in parts])))
+        scale = np.sqrt(squares / summary.counts)
+        scale[summary.constant] = 1.0
+        ridge = _starting_ridge(self, summary.constant)
+        data = _EMData(
+            None, None, center, scale, ridge, summary.n_used, n_patterns, source=X
+        )
+        self._fit_em(data, summary.counts)
+
+    def _fit_em(self, data: _EMData, counts: np.ndarray) -> None:
+        """EM from every start (restarting with a ridge if needed); store the
+        best run. ``counts``: observed entries per feature."""
+        # Jacobian of the standardisation, to report the log-likelihood of X.
+        log_jacobian = float(np.sum(counts * np.log(data.scale)))
+        starts = self._starts(data)
         try:
             runs = [self._run(data, start) for start in starts]
         except _SingularCovarianceError as exc:
@@ -109,7 +217,7 @@ class _BaseEMDensity(BaseDensity):
                     f"with ridge={data.ridge:g} ({exc}). {self._singular_advice}"
                 ) from None
             data = replace(data, ridge=_AUTO_RIDGE)
-            _warn_auto_ridge(self, f"{exc} The fit was restarted.")
+            _warn_auto_ridge(self, f"{exc} The fit was restarted.", stacklevel=5)
             runs = [self._run(data, start) for start in starts]
         best = max(runs, key=lambda run: run.trace[-1])
         if not best.converged:
@@ -118,7 +226,7 @@ class _BaseEMDensity(BaseDensity):
                 f"{self.max_iter} iterations (largest parameter change still "
                 f"above tol={self.tol:g}); increase max_iter.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         self._store(data, best.params)
         self.loglik_trace_ = np.asarray(best.trace) - log_jacobian
@@ -146,30 +254,51 @@ class _BaseEMDensity(BaseDensity):
         trace.append(self._objective(data, params))
         return _EMRun(params, trace, n_iter, converged)
 
-    # -- what a subclass supplies ------------------------------------------
-    def _check_n_rows(self, n_used: int) -> None:
-        """Raise ValueError when ``n_used`` rows with an observed entry are
-        too few to fit."""
-        raise NotImplementedError  # pragma: no cover - abstract
-
-    def _starts(self, Z0: np.ndarray) -> list[Any]:
-        """The starting points, one EM run each (``Z0``: zero where missing)."""
-        raise NotImplementedError  # pragma: no cover - abstract
-
-    def _initial(self, data: _EMData, start: Any) -> Params:
-        """The parameters at ``start``."""
-        raise NotImplementedError  # pragma: no cover - abstract
-
     def _step(
         self, data: _EMData, params: Params, iteration: int
     ) -> tuple[float, Params]:
         """The penalised log-likelihood at ``params`` and the parameters after
         one EM step; raises :class:`_SingularCovarianceError` (see
         :func:`_check_singular`)."""
-        raise NotImplementedError  # pragma: no cover - abstract
+        sums = _em_sums(data, self._e_step, params, True)
+        objective = float(sums[0]) - self._penalty_at(data, params)
+        return objective, self._m_step(data, params, sums[1:], iteration)
 
     def _objective(self, data: _EMData, params: Params) -> float:
         """The penalised log-likelihood at ``params``."""
+        loglik = _em_sums(data, self._e_step, params, False)[0]
+        return float(loglik) - self._penalty_at(data, params)
+
+    def _penalty_at(self, data: _EMData, params: Params) -> float:
+        covariances = params[-1]
+        if covariances.ndim == 2:
+            covariances = covariances[None]
+        return _penalty(covariances, data.n, data.ridge)
+
+    # -- what a subclass supplies ------------------------------------------
+    #: ``e_step(Z0, groups, params, fill)``: a module-level function (shipped
+    #: to dask workers) returning sums over the rows ``Z0``: the
+    #: log-likelihood first, then, when ``fill``, what :meth:`_m_step` needs.
+    _e_step: ClassVar[Callable[..., tuple[Any, ...]]]
+
+    def _check_n_rows(self, n_used: int) -> None:
+        """Raise ValueError when ``n_used`` rows with an observed entry are
+        too few to fit."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _starts(self, data: _EMData) -> list[Any]:
+        """The starting points, one EM run each."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _initial(self, data: _EMData, start: Any) -> Params:
+        """The parameters at ``start``."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _m_step(
+        self, data: _EMData, params: Params, sums: tuple[Any, ...], iteration: int
+    ) -> Params:
+        """The parameters after one EM step from the E-step's ``sums`` (without
+        the log-likelihood); raises :class:`_SingularCovarianceError`."""
         raise NotImplementedError  # pragma: no cover - abstract
 
     def _store(self, data: _EMData, params: Params) -> None:
@@ -177,16 +306,31 @@ class _BaseEMDensity(BaseDensity):
         raise NotImplementedError  # pragma: no cover - abstract
 
 
-def _starting_ridge(density: Any, X: np.ndarray) -> float:
-    """``density.ridge``, or the automatic ridge when it is 0 and a feature of
-    ``X`` takes a single value on its observed entries.
+def _deviations_and_patterns(
+    block: np.ndarray, center: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per block: summed squared deviations of the observed entries from
+    ``center``, and the distinct missing patterns of the rows with an observed
+    entry (packed, as :func:`~missingkernels.conditionals.group_patterns`)."""
+    block = np.asarray(block, dtype=np.float64)
+    missing = np.isnan(block)
+    squares = np.where(missing, 0.0, block - center) ** 2
+    used = ~missing.all(axis=1)
+    packed = np.packbits(missing[used], axis=1)
+    keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1])))
+    return squares.sum(axis=0), np.unique(keys.ravel())
+
+
+def _starting_ridge(density: Any, constant: np.ndarray) -> float:
+    """``density.ridge``, or the automatic ridge when it is 0 and a feature
+    takes a single value on its observed entries (``constant``, a mask).
 
     Such a feature makes the ML covariance singular for certain: starting with
     the ridge avoids finding out tens of EM iterations in and restarting (the
     restart gives the same fit).
     """
     ridge = float(density.ridge)
-    constant = np.flatnonzero(constant_features(X))
+    constant = np.flatnonzero(constant)
     if ridge == 0 and constant.size:
         ridge = _AUTO_RIDGE
         _warn_auto_ridge(

@@ -10,6 +10,7 @@ import numpy as np
 from .._sklearn_compat import Interval
 from ..conditionals import GaussianConditionals
 from ..conditionals._gaussian import condition_gaussian
+from ..conditionals._patterns import PatternGroups
 from ._em import (
     Params,
     SingularCovarianceWarning,
@@ -17,10 +18,28 @@ from ._em import (
     _check_singular,
     _EMData,
     _pattern_cov_sum,
-    _penalty,
+    _recentre,
 )
 
 __all__ = ["GaussianEMDensity", "SingularCovarianceWarning"]
+
+
+def _gaussian_e_step(
+    Z0: np.ndarray, groups: PatternGroups, params: Params, fill: bool
+) -> tuple[Any, ...]:
+    """The E-step's sums over the rows ``Z0``: the log-likelihood, then (when
+    ``fill``) the conditional means' sum, their scatter about the current mean
+    and the summed conditional covariances."""
+    m, S = params
+    cond = condition_gaussian(Z0, groups, m, S, fill=fill, logpdf=True)
+    assert cond.logpdf is not None
+    loglik = float(cond.logpdf.sum())
+    if not fill:
+        return (loglik,)
+    assert cond.means is not None
+    centred = cond.means - m
+    cov_sum = _pattern_cov_sum(groups, cond.blocks, Z0.shape[1])
+    return loglik, cond.means.sum(axis=0), centred.T @ centred, cov_sum
 
 
 class GaussianEMDensity(_BaseEMDensity):
@@ -130,6 +149,7 @@ class GaussianEMDensity(_BaseEMDensity):
         self.tol = tol
         self.ridge = ridge
 
+    _e_step = staticmethod(_gaussian_e_step)
     _singular_what: ClassVar[str] = "the covariance"
     _singular_advice: ClassVar[str] = (
         "Increase ridge (e.g. 1e-3) or drop collinear or constant features."
@@ -144,43 +164,33 @@ class GaussianEMDensity(_BaseEMDensity):
                 "information)."
             )
 
-    def _starts(self, Z0: np.ndarray) -> list[Any]:
+    def _starts(self, data: _EMData) -> list[Any]:
         return [None]
 
     def _initial(self, data: _EMData, start: Any) -> Params:
         # Observed means and variances, no correlation (standardised).
-        d = data.Z0.shape[1]
+        d = len(data.center)
         return np.zeros(d), np.eye(d)
 
-    def _step(
-        self, data: _EMData, params: Params, iteration: int
-    ) -> tuple[float, Params]:
-        m, S = params
-        n, d = data.Z0.shape
-        cond = condition_gaussian(data.Z0, data.groups, m, S, logpdf=True)
-        assert cond.means is not None and cond.logpdf is not None
-        cov_sum = _pattern_cov_sum(data.groups, cond.blocks, d)
-        objective = float(cond.logpdf.sum()) - _penalty(S[None], n, data.ridge)
-        m_new = cond.means.mean(axis=0)
-        centred = cond.means - m_new
-        S_new = (centred.T @ centred + cov_sum) / n
+    def _m_step(
+        self, data: _EMData, params: Params, sums: tuple[Any, ...], iteration: int
+    ) -> Params:
+        m = params[0]
+        total, scatter, cov_sum = sums
+        n, d = data.n, len(m)
+        m_new = total / n
+        S_new = (_recentre(scatter, total, n, m, m_new) + cov_sum) / n
         S_new = 0.5 * (S_new + S_new.T)
         if data.ridge > 0:
             S_new[np.diag_indices(d)] += data.ridge
         _check_singular(S_new, iteration)
-        return objective, (m_new, S_new)
-
-    def _objective(self, data: _EMData, params: Params) -> float:
-        m, S = params
-        cond = condition_gaussian(data.Z0, data.groups, m, S, fill=False, logpdf=True)
-        assert cond.logpdf is not None
-        return float(cond.logpdf.sum()) - _penalty(S[None], len(data.Z0), data.ridge)
+        return m_new, S_new
 
     def _store(self, data: _EMData, params: Params) -> None:
         m, S = params
         self.mean_ = data.center + data.scale * m
         self.covariance_ = S * np.outer(data.scale, data.scale)
-        self.n_patterns_ = data.groups.n_patterns
+        self.n_patterns_ = data.n_patterns
 
     # -- conditionals ------------------------------------------------------
     def _conditionals(self, X: np.ndarray) -> GaussianConditionals:

@@ -20,7 +20,8 @@ from ._em import (
     _check_singular,
     _EMData,
     _pattern_cov_sum,
-    _penalty,
+    _recentre,
+    _standardise,
 )
 
 __all__ = ["GaussianMixtureDensity"]
@@ -28,6 +29,72 @@ __all__ = ["GaussianMixtureDensity"]
 # Smallest effective component size, as a fraction of the rows: keeps an
 # emptied component's M-step finite (its weight is then ~0 anyway).
 _MIN_RESP = 1e-10
+# Rows of the k-means start of a fit out of core (gathered in the driver);
+# above it, a uniform sample of about this many.
+_START_ROWS = 100_000
+
+
+def _mixture_sums(
+    Z0: np.ndarray, groups: PatternGroups, params: Params, fill: bool
+) -> tuple[Any, ...]:
+    """The E-step's sums over the rows ``Z0``: the log-likelihood, then (when
+    ``fill``) per component the summed posterior weights, the weighted sums
+    of the filled rows, their weighted scatter about the current means and
+    the weighted conditional covariances."""
+    pi, m, S = params
+    filled, resp, loglik, blocks = _mixture_e_step(Z0, groups, pi, m, S, fill=fill)
+    if not fill:
+        return (loglik,)
+    K, d = m.shape
+    weighted = np.einsum("nk,knd->kd", resp, filled)
+    scatter = np.empty((K, d, d))
+    cov_sum = np.empty((K, d, d))
+    for k in range(K):
+        centred = filled[k] - m[k]
+        scatter[k] = (resp[:, k, None] * centred).T @ centred
+        cov_sum[k] = _pattern_cov_sum(groups, blocks[k], d, resp[:, k])
+    return loglik, resp.sum(axis=0), weighted, scatter, cov_sum
+
+
+def _start_rows(data: _EMData, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The standardised rows (zero where missing) and their mask for the
+    k-means start of a fit out of core.
+
+    All the rows with an observed entry when there are at most
+    ``_START_ROWS`` (the in-memory start, exactly), else about that many drawn
+    uniformly, block by block, with a generator seeded by ``seed`` and the
+    block's position.
+    """
+    from .._dask import block_map
+
+    fraction = min(1.0, _START_ROWS / data.n)
+    parts = block_map(
+        data.source,
+        _block_start_rows,
+        data.center,
+        data.scale,
+        fraction,
+        seed,
+        pass_index=True,
+    )
+    Z0 = np.concatenate([p[0] for p in parts])
+    mask = np.concatenate([p[1] for p in parts])
+    return Z0, mask
+
+
+def _block_start_rows(
+    block: np.ndarray,
+    index: int,
+    center: np.ndarray,
+    scale: np.ndarray,
+    fraction: float,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    Z0, groups = _standardise(block, center, scale)
+    if fraction < 1.0:
+        keep = np.random.default_rng([seed, index]).random(len(Z0)) < fraction
+        return Z0[keep], groups.missing[keep]
+    return Z0, groups.missing
 
 
 class GaussianMixtureDensity(_BaseEMDensity):
@@ -150,6 +217,7 @@ class GaussianMixtureDensity(_BaseEMDensity):
         self.n_init = n_init
         self.random_state = random_state
 
+    _e_step = staticmethod(_mixture_sums)
     _singular_what: ClassVar[str] = "a component covariance"
     _singular_advice: ClassVar[str] = "Increase ridge or use fewer components."
 
@@ -162,45 +230,50 @@ class GaussianMixtureDensity(_BaseEMDensity):
                 f"observed entry; got {n_used}. Use fewer components or more rows."
             )
 
-    def _starts(self, Z0: np.ndarray) -> list[Any]:
-        """k-means labels of the mean-imputed rows, one per initialisation."""
-        seeds = integer_seeds(self.random_state, self.n_init)
+    def _starts(self, data: _EMData) -> list[Any]:
+        """k-means labels of the mean-imputed rows, one per initialisation,
+        with the rows they label."""
+        if data.source is None:
+            assert data.Z0 is not None and data.groups is not None
+            Z0, mask = data.Z0, data.groups.missing
+            seeds = integer_seeds(self.random_state, self.n_init)
+        else:
+            seeds = integer_seeds(self.random_state, self.n_init + 1)
+            Z0, mask = _start_rows(data, int(seeds[-1]))
+            seeds = seeds[:-1]
         return [
-            KMeans(self.n_components, n_init=1, random_state=int(seed)).fit_predict(Z0)
+            (
+                Z0,
+                mask,
+                KMeans(self.n_components, n_init=1, random_state=int(seed)).fit_predict(
+                    Z0
+                ),
+            )
             for seed in seeds
         ]
 
     def _initial(self, data: _EMData, start: Any) -> Params:
-        return _initial_parameters(
-            data.Z0, data.groups.missing, start, self.n_components
-        )
+        Z0, mask, labels = start
+        return _initial_parameters(Z0, mask, labels, self.n_components)
 
-    def _step(
-        self, data: _EMData, params: Params, iteration: int
-    ) -> tuple[float, Params]:
-        pi, m, S = params
-        n, d = data.Z0.shape
+    def _m_step(
+        self, data: _EMData, params: Params, sums: tuple[Any, ...], iteration: int
+    ) -> Params:
+        m, S = params[1], params[2]
+        R, weighted, scatter, cov_sum = sums
+        n, d = data.n, m.shape[1]
         K = self.n_components
-        filled, resp, loglik, blocks = _mixture_e_step(data.Z0, data.groups, pi, m, S)
-        objective = loglik - _penalty(S, n, data.ridge)
         floor = (n / K) * data.ridge * np.eye(d)
-        Nk = np.maximum(resp.sum(axis=0), _MIN_RESP * n)
+        Nk = np.maximum(R, _MIN_RESP * n)
         pi_new = Nk / Nk.sum()
-        m_new = np.einsum("nk,knd->kd", resp, filled) / Nk[:, None]
+        m_new = weighted / Nk[:, None]
         S_new = np.empty_like(S)
         for k in range(K):
-            centred = filled[k] - m_new[k]
-            scatter = (resp[:, k, None] * centred).T @ centred
-            scatter += _pattern_cov_sum(data.groups, blocks[k], d, resp[:, k])
-            S_k = (scatter + floor) / Nk[k]
+            around = _recentre(scatter[k], weighted[k], R[k], m[k], m_new[k])
+            S_k = (around + cov_sum[k] + floor) / Nk[k]
             S_new[k] = 0.5 * (S_k + S_k.T)
             _check_singular(S_new[k], iteration)
-        return objective, (pi_new, m_new, S_new)
-
-    def _objective(self, data: _EMData, params: Params) -> float:
-        pi, m, S = params
-        loglik = _mixture_e_step(data.Z0, data.groups, pi, m, S, fill=False)[2]
-        return loglik - _penalty(S, len(data.Z0), data.ridge)
+        return pi_new, m_new, S_new
 
     def _store(self, data: _EMData, params: Params) -> None:
         pi, m, S = params

@@ -1,0 +1,289 @@
+"""Dask collections as input: detection, validation and block reductions.
+
+Nothing here imports dask at module level: :func:`is_dask_collection`
+recognises a collection by its type, and the functions that build graphs
+import dask through :func:`~missingkernels._optional.import_optional` (the
+``dask`` extra), so numpy-only users never load it.
+
+A dask array or DataFrame is read as *row blocks*: every block holds all the
+columns of some rows. The estimators of the package are row-wise (a row's
+conditionals and features depend only on the row and the fitted state), so
+blockwise results equal the in-memory ones; fits reduce per-block sums.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ._optional import import_optional
+from ._validation import check_observed_columns, check_range_summary
+
+__all__ = [
+    "ColumnSummary",
+    "as_row_blocks",
+    "block_map",
+    "block_sums",
+    "import_dask",
+    "is_dask_collection",
+    "summarise_columns",
+]
+
+
+def is_dask_collection(X: Any) -> bool:
+    """Whether ``X`` is a dask collection (array, DataFrame, ...).
+
+    Looks at the type only (the dask collection protocol), so that numpy,
+    pandas and lists never import dask.
+    """
+    return callable(getattr(type(X), "__dask_graph__", None))
+
+
+def import_dask(purpose: str) -> ModuleType:
+    """``dask.array``, or an ImportError naming ``purpose`` and the extra."""
+    return import_optional("dask.array", "dask", purpose)
+
+
+def as_row_blocks(estimator: Any, X: Any, *, reset: bool, purpose: str) -> Any:
+    """A dask array of float64 row blocks, checked without reading the data.
+
+    Checks what :func:`~missingkernels._validation.validate_missing_data`
+    checks from the metadata: a 2D numeric collection, its number of features
+    and column names (set on ``estimator`` when ``reset``, compared with the
+    fitted ones otherwise, as scikit-learn does). What needs the values
+    (infinities, empty columns, the range) is :func:`summarise_columns`'s.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    X : dask Array or DataFrame of shape (n_samples, n_features)
+    reset : bool
+        True at fit time.
+    purpose : str
+        What needs dask, for the ImportError (e.g. ``"GaussianEMDensity.fit"``).
+
+    Returns
+    -------
+    X : dask Array of shape (n_samples, n_features), dtype float64
+        Chunked by rows only (row-chunk sizes may be unknown for a DataFrame).
+    """
+    from ._sklearn_compat import _check_feature_names, _check_n_features
+
+    import_dask(purpose)
+    name = type(estimator).__name__
+    if hasattr(X, "dtypes") and hasattr(X, "to_dask_array"):  # a DataFrame
+        dtypes = list(X.dtypes)
+        bad = [
+            str(c) for c, t in zip(X.columns, dtypes, strict=True) if not _numeric(t)
+        ]
+        if bad:
+            raise ValueError(
+                f"{name} needs numeric X (NaN for missing entries); columns "
+                f"{bad} are not numeric. Encode categorical columns as numbers "
+                "first (e.g. with sklearn.preprocessing.OrdinalEncoder)."
+            )
+        import pandas as pd
+
+        # scikit-learn reads the names of a pandas frame: an empty one with
+        # the same columns gives the in-memory checks without reading data.
+        _check_feature_names(estimator, pd.DataFrame(columns=X.columns), reset=reset)
+        X = X.to_dask_array()
+    elif not hasattr(X, "ndim") or not hasattr(X, "dtype"):
+        raise TypeError(
+            f"{name}: expected a dask Array or DataFrame, got {type(X).__name__}; "
+            "call .to_dask_array() on other collections."
+        )
+    else:
+        if not _numeric(X.dtype):
+            raise ValueError(
+                f"{name} needs numeric X (NaN for missing entries); got a dask "
+                f"array of dtype {X.dtype}. Encode categorical columns as "
+                "numbers first (e.g. with sklearn.preprocessing.OrdinalEncoder)."
+            )
+        _check_feature_names(estimator, X, reset=reset)
+    if X.ndim != 2:
+        raise ValueError(
+            f"Expected a 2D array, got a {X.ndim}D dask array instead "
+            f"(shape {X.shape}); {name} takes rows of features."
+        )
+    if X.shape[1] == 0:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of "
+            f"1 is required by {name}."
+        )
+    _check_n_features(estimator, X, reset=reset)
+    # One chunk across the columns: every block holds whole rows.
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X.astype(np.float64)
+
+
+def _numeric(dtype: Any) -> bool:
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:  # pandas extension dtypes (nullable Int64, Float64, ...)
+        return bool(getattr(dtype, "_is_numeric", False))
+    return kind in "biuf"
+
+
+@dataclass(frozen=True)
+class ColumnSummary:
+    """What one pass over the rows gives (observed entries only).
+
+    Attributes
+    ----------
+    n_rows : int
+    n_used : int
+        Rows with at least one observed entry.
+    counts : ndarray of shape (n_features,)
+        Observed entries per feature.
+    sums : ndarray of shape (n_features,)
+    hi, lo : ndarray of shape (n_features,)
+        Largest and smallest observed value (``-inf``/``inf`` when none).
+    """
+
+    n_rows: int
+    n_used: int
+    counts: np.ndarray
+    sums: np.ndarray
+    hi: np.ndarray
+    lo: np.ndarray
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Observed mean of each feature (``np.nanmean``)."""
+        return self.sums / self.counts
+
+    @property
+    def constant(self) -> np.ndarray:
+        """Features whose observed entries take one value (as
+        :func:`~missingkernels._numerics.constant_features`)."""
+        return ~(self.hi > self.lo)
+
+
+def _column_block(block: np.ndarray) -> tuple[Any, ...]:
+    block = np.asarray(block, dtype=np.float64)
+    missing = np.isnan(block)
+    observed = ~missing
+    return (
+        block.shape[0],
+        int(observed.any(axis=1).sum()),
+        observed.sum(axis=0),
+        np.where(missing, 0.0, block).sum(axis=0),
+        np.where(missing, -np.inf, block).max(axis=0, initial=-np.inf),
+        np.where(missing, np.inf, block).min(axis=0, initial=np.inf),
+        bool(np.isinf(block).any()),
+    )
+
+
+def summarise_columns(
+    estimator: Any, X: Any, *, min_samples: int, require_observed_columns: bool
+) -> ColumnSummary:
+    """One pass over row blocks: the checks that need the values, and the sums.
+
+    Raises the errors :func:`~missingkernels._validation.validate_missing_data`
+    raises for the same rows (infinity, too few rows, a feature missing in
+    every row, values outside float64's squares).
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    X : dask Array
+        From :func:`as_row_blocks`.
+    min_samples : int
+    require_observed_columns : bool
+
+    Returns
+    -------
+    summary : ColumnSummary
+    """
+    import dask
+
+    parts = dask.compute(*[dask.delayed(_column_block)(b) for b in _blocks(X)])
+    if any(part[6] for part in parts):
+        raise ValueError(
+            "Input X contains infinity or a value too large for dtype('float64')."
+        )
+    n_rows = sum(int(part[0]) for part in parts)
+    if n_rows < min_samples:
+        raise ValueError(
+            f"Found array with {n_rows} sample(s) (shape=({n_rows}, "
+            f"{X.shape[1]})) while a minimum of {min_samples} is required by "
+            f"{type(estimator).__name__}."
+        )
+    counts = _sum([p[2] for p in parts])
+    if require_observed_columns and n_rows > 0:
+        check_observed_columns(estimator, counts, n_rows)
+    hi = np.max([p[4] for p in parts], axis=0)
+    lo = np.min([p[5] for p in parts], axis=0)
+    check_range_summary(estimator, hi, lo)
+    return ColumnSummary(
+        n_rows=n_rows,
+        n_used=sum(int(p[1]) for p in parts),
+        counts=counts,
+        sums=_sum([p[3] for p in parts]),
+        hi=hi,
+        lo=lo,
+    )
+
+
+def _blocks(X: Any) -> list[Any]:
+    """The row blocks of a dask array, as delayed objects, in row order."""
+    return list(X.to_delayed().ravel())
+
+
+def _sum(values: Sequence[Any]) -> Any:
+    # In block order: the same additions on every run and cluster.
+    total = values[0]
+    for value in values[1:]:
+        total = total + value
+    return total
+
+
+def block_map(
+    X: Any, function: Callable[..., Any], *args: Any, pass_index: bool = False
+) -> list[Any]:
+    """``function(block, *args)`` of every row block, computed, in row order.
+
+    With ``pass_index``, ``function(block, index, *args)`` with the block's
+    position (e.g. to seed a per-block draw reproducibly).
+    """
+    import dask
+
+    make = dask.delayed(function, pure=True)
+    blocks = _blocks(X)
+    if pass_index:
+        calls = [make(b, i, *args) for i, b in enumerate(blocks)]
+    else:
+        calls = [make(b, *args) for b in blocks]
+    return list(dask.compute(*calls))
+
+
+def block_sums(
+    X: Any, function: Callable[..., tuple[Any, ...]], *args: Any
+) -> tuple[Any, ...]:
+    """``function(block, *args)`` on every row block, summed entry by entry.
+
+    ``function`` returns a tuple of numbers and arrays (sums over the block's
+    rows); the tuples of the blocks are added in block order, in the driver,
+    so the result does not depend on the scheduler.
+
+    Parameters
+    ----------
+    X : dask Array
+        Row blocks (:func:`as_row_blocks`).
+    function : callable
+        A module-level function (shipped to the workers).
+    *args
+        Further arguments, the same for every block (small arrays).
+
+    Returns
+    -------
+    sums : tuple
+    """
+    parts = block_map(X, function, *args)
+    return tuple(_sum(column) for column in zip(*parts, strict=True))

@@ -1,0 +1,189 @@
+"""Out of core on dask: EM fits from per-block sums equal the in-memory fits."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from missingkernels.densities import (
+    GaussianEMDensity,
+    GaussianMixtureDensity,
+    SingularCovarianceWarning,
+)
+
+da = pytest.importorskip("dask.array")
+
+
+def _data(seed=0, n=600, d=4, rate=0.3):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(d, d))
+    # Far from zero and of different scales: the standardisation matters.
+    X = rng.normal(size=(n, d)) @ A * np.arange(1, d + 1) + 10.0 * np.arange(d)
+    X[rng.random(X.shape) < rate] = np.nan
+    X[[3, 17]] = np.nan  # rows with nothing observed are left out of the fit
+    return X
+
+
+def _assert_same_fit(a, b, names, atol=1e-8):
+    for name in names:
+        expected, actual = getattr(a, name), getattr(b, name)
+        np.testing.assert_allclose(actual, expected, rtol=0, atol=atol, err_msg=name)
+    assert a.n_iter_ == b.n_iter_
+    assert a.converged_ == b.converged_
+    assert a.ridge_ == b.ridge_
+    assert a.n_features_in_ == b.n_features_in_
+
+
+GAUSSIAN = ("mean_", "covariance_", "loglik_trace_", "n_patterns_")
+MIXTURE = ("weights_", "means_", "covariances_", "loglik_trace_")
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [(100, 4), (37, 2), (600, 4), (5, 4)],
+    ids=["rows", "rows-and-columns", "one-block", "tiny-blocks"],
+)
+def test_gaussian_em_on_dask_equals_in_memory(chunks):
+    X = _data()
+    X[:5] = np.nan  # a block of the tiny chunking has no observed entry
+    expected = GaussianEMDensity().fit(X)
+    fitted = GaussianEMDensity().fit(da.from_array(X, chunks=chunks))
+    _assert_same_fit(expected, fitted, GAUSSIAN)
+    # The fit is not trivially at its start.
+    assert expected.n_iter_ > 5 and expected.n_patterns_ > 5
+
+
+def test_gaussian_em_on_dask_with_ridge_and_float32_blocks():
+    X = _data(seed=1).astype(np.float32)
+    expected = GaussianEMDensity(ridge=1e-2).fit(X)
+    fitted = GaussianEMDensity(ridge=1e-2).fit(da.from_array(X, chunks=(128, 4)))
+    _assert_same_fit(expected, fitted, GAUSSIAN)
+
+
+def test_constant_feature_warns_and_fits_the_same_on_dask():
+    X = _data(seed=2)
+    X[~np.isnan(X[:, 1]), 1] = 5.0
+    with pytest.warns(SingularCovarianceWarning, match="column 1") as record:
+        fitted = GaussianEMDensity().fit(da.from_array(X, chunks=(100, 4)))
+    # Reported at the caller's line, as in memory.
+    assert record[0].filename == __file__
+    with pytest.warns(SingularCovarianceWarning):
+        expected = GaussianEMDensity().fit(X)
+    _assert_same_fit(expected, fitted, GAUSSIAN)
+
+
+def test_mixture_on_dask_equals_in_memory():
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(-3, 1, (300, 3)), rng.normal(3, 1.5, (300, 3))])
+    X[rng.random(X.shape) < 0.25] = np.nan
+    params = {"n_components": 2, "n_init": 2, "random_state": 0}
+    expected = GaussianMixtureDensity(**params).fit(X)
+    fitted = GaussianMixtureDensity(**params).fit(da.from_array(X, chunks=(90, 3)))
+    _assert_same_fit(expected, fitted, MIXTURE)
+    assert expected.n_iter_ > 3
+
+
+def test_mixture_on_dask_starts_from_a_sample_of_many_rows(monkeypatch):
+    from missingkernels.densities import _mixture
+
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(-4, 1, (400, 2)), rng.normal(4, 1, (400, 2))])
+    X[rng.random(X.shape) < 0.2] = np.nan
+    monkeypatch.setattr(_mixture, "_START_ROWS", 100)
+    dX = da.from_array(X, chunks=(150, 2))
+    first = GaussianMixtureDensity(n_components=2, random_state=0).fit(dX)
+    again = GaussianMixtureDensity(n_components=2, random_state=0).fit(dX)
+    np.testing.assert_array_equal(first.means_, again.means_)
+    np.testing.assert_allclose(np.sort(first.means_[:, 0]), [-4, 4], atol=0.3)
+    assert np.all(np.diff(first.loglik_trace_) >= -1e-8)
+
+
+def test_dask_dataframe_fits_with_its_column_names():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X = _data(seed=5)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    fitted = GaussianEMDensity().fit(dd.from_pandas(frame, npartitions=3))
+    expected = GaussianEMDensity().fit(frame)
+    _assert_same_fit(expected, fitted, GAUSSIAN)
+    assert list(fitted.feature_names_in_) == ["a", "b", "c", "d"]
+    # New rows are checked against the names, as after an in-memory fit.
+    fitted.conditionals(frame.iloc[:3])
+
+
+def _in_memory_error(density, X):
+    with pytest.raises(ValueError) as info:
+        density.fit(X)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("case", ["empty-column", "infinity", "one-row", "huge"])
+def test_dask_input_is_refused_as_in_memory(case):
+    X = _data(seed=6, n=50)
+    if case == "empty-column":
+        X[:, 2] = np.nan
+    elif case == "infinity":
+        X[7, 1] = np.inf
+    elif case == "one-row":
+        X = X[:1]
+    else:
+        X[:, 0] *= 1e150
+    message = _in_memory_error(GaussianEMDensity(), X)
+    with pytest.raises(ValueError) as info:
+        GaussianEMDensity().fit(da.from_array(X, chunks=(20, 4)))
+    assert str(info.value) == message
+
+
+def test_non_numeric_dask_array_is_refused():
+    X = da.from_array(np.array([["a", "b"], ["c", "d"]], dtype=object), chunks=1)
+    with pytest.raises(ValueError, match="needs numeric X"):
+        GaussianEMDensity().fit(X)
+
+
+def test_too_few_used_rows_on_dask():
+    X = np.array([[1.0, 2.0], [np.nan, np.nan], [np.nan, np.nan]])
+    message = _in_memory_error(GaussianEMDensity(), X)
+    with pytest.raises(ValueError) as info:
+        GaussianEMDensity().fit(da.from_array(X, chunks=(1, 2)))
+    assert str(info.value) == message
+
+
+def test_numpy_users_never_import_dask():
+    code = (
+        "import sys, numpy as np\n"
+        "from missingkernels.densities import GaussianEMDensity\n"
+        "X = np.random.default_rng(0).normal(size=(50, 3))\n"
+        "X[::4, 1] = np.nan\n"
+        "GaussianEMDensity().fit(X).conditionals(X)\n"
+        "assert 'dask' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_without_dask_the_error_names_the_extra(monkeypatch):
+    X = da.from_array(_data(seed=7, n=20))
+    monkeypatch.setitem(sys.modules, "dask.array", None)
+    with pytest.raises(ImportError, match=r"GaussianEMDensity.fit needs dask\.array"):
+        GaussianEMDensity().fit(X)
+
+
+def test_gaussian_em_on_a_local_cluster_equals_in_memory():
+    distributed = pytest.importorskip("distributed")
+    X = _data(seed=8)
+    expected = GaussianEMDensity().fit(X)
+    with (
+        warnings.catch_warnings(),
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        fitted = GaussianEMDensity().fit(da.from_array(X, chunks=(150, 4)))
+    _assert_same_fit(expected, fitted, GAUSSIAN)
