@@ -22,6 +22,7 @@
 #' @seealso \link{missingkernels-python} for choosing the Python environment,
 #'   \code{vignette("missingkernels", package = "missingkernels")}.
 #' @keywords internal
+#' @importFrom stats fitted predict
 "_PACKAGE"
 
 #' Choosing the Python environment

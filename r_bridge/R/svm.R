@@ -51,9 +51,10 @@
 #'   kernel's default (\code{"gaussian_em"} for the RBF and linear kernels,
 #'   \code{"categorical"} for Belanche's kernels), a registry name (see
 #'   \code{\link{mk_densities}}), or a Python density object.
-#' @param gamma The RBF width, \eqn{k(x, y) = \exp(-\gamma \|x - y\|^2)}, a
+#' @param gamma The RBF width,
+#'   \eqn{k(x, y) = \exp(-\gamma \|x - y\|^2)}{k(x, y) = exp(-gamma ||x - y||^2)}, a
 #'   positive number, or \code{"scale"} for \eqn{1 / (d \cdot}{1 / (d *}
-#'   variance of the observed entries\eqn{)}. Ignored by kernels without a
+#'   variance of the observed entries\eqn{)}{)}. Ignored by kernels without a
 #'   width.
 #' @param C The regularisation parameter (cost) of the SVM.
 #' @param epsilon The width of the insensitive tube (regression only).

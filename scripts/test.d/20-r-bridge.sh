@@ -2,7 +2,8 @@
 # cwd = repository root, helpers from scripts/_setup.sh). Idempotent:
 #   .venv-r   Python env with numpy<2 (reticulate 1.28 cannot convert numpy 2)
 #   .r-lib    R library with the installed r_bridge package
-# then the testthat tests and the vignette (-> r_bridge/doc/missingkernels.html).
+# then the Rd/NAMESPACE check (roxygen2), the testthat tests, the vignette
+# (-> r_bridge/doc/missingkernels.html) and R CMD check --no-manual.
 
 mk_ensure_venv .venv-r "-e .[experiments] numpy<2"
 
@@ -16,6 +17,9 @@ if ! RETICULATE_PYTHON="$mk_rb_python" Rscript -e 'quit(status = !reticulate::py
     mk_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libpython3-dev >/dev/null
     RETICULATE_PYTHON="$mk_rb_python" Rscript -e 'reticulate::py_config(); quit(status = !reticulate::py_available(TRUE))'
 fi
+
+mk_log "r_bridge man/ and NAMESPACE against the roxygen comments"
+Rscript r_bridge/tools/roxygenize.R --check
 
 # Reinstall the R package only when a file of it changed.
 mk_rb_stamp="$(cd "$MK_ROOT" && find r_bridge -type f -not -path 'r_bridge/doc/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
@@ -41,3 +45,26 @@ R_LIBS="$MK_ROOT/.r-lib" RETICULATE_PYTHON="$mk_rb_python" MISSINGKERNELS_REQUIR
 mk_log "r_bridge vignette -> r_bridge/doc/missingkernels.html"
 R_LIBS="$MK_ROOT/.r-lib" RETICULATE_PYTHON="$mk_rb_python" \
     Rscript r_bridge/tools/build-vignette.R
+
+# R CMD check on the built tarball, in a scratch directory; Status must be OK
+# (a NOTE or WARNING fails the step).
+mk_log "R CMD build + R CMD check --no-manual r_bridge"
+mk_rb_check="$(mktemp -d)"
+mk_rb_status=0
+(
+    cd "$mk_rb_check"
+    export R_LIBS="$MK_ROOT/.r-lib" RETICULATE_PYTHON="$mk_rb_python" MISSINGKERNELS_REQUIRE_PYTHON=1
+    R CMD build "$MK_ROOT/r_bridge" >build.log 2>&1 || { cat build.log >&2; exit 1; }
+    R CMD check --no-manual missingkernels_*.tar.gz >check.log 2>&1 || true
+    if ! grep -q '^Status: OK' check.log; then
+        cat check.log >&2
+        for f in missingkernels.Rcheck/00install.out missingkernels.Rcheck/tests/testthat.Rout.fail; do
+            if [ -e "$f" ]; then cat "$f" >&2; fi
+        done
+        echo "error: R CMD check r_bridge is not Status: OK" >&2
+        exit 1
+    fi
+    mk_log "R CMD check: Status: OK"
+) || mk_rb_status=$?
+rm -rf "$mk_rb_check"
+[ "$mk_rb_status" = 0 ] || exit "$mk_rb_status"
