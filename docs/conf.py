@@ -165,6 +165,7 @@ PUBLIC_MODULES = [
     "missingkernels.conditionals",
     "missingkernels.densities",
     "missingkernels.estimators",
+    "missingkernels.dask",
     "missingkernels.datasets",
     "missingkernels.experiments",
     "missingkernels.hookspecs",

@@ -187,3 +187,61 @@ def test_gaussian_em_on_a_local_cluster_equals_in_memory():
     ):
         fitted = GaussianEMDensity().fit(da.from_array(X, chunks=(150, 4)))
     _assert_same_fit(expected, fitted, GAUSSIAN)
+
+
+# -- blockwise conditionals and features ----------------------------------
+
+
+def _classification(seed=0, n=1200, d=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    return X, y
+
+
+def test_conditional_means_are_blockwise_the_in_memory_ones():
+    from missingkernels.dask import conditional_means
+
+    X = _data(seed=9)
+    for density in (
+        GaussianEMDensity().fit(X),
+        GaussianMixtureDensity(n_components=2, random_state=0).fit(X),
+    ):
+        means = conditional_means(density, da.from_array(X, chunks=(70, 4)))
+        assert means.chunks[0] == da.from_array(X, chunks=(70, 4)).chunks[0]
+        expected = density.conditionals(X).first_moments()
+        np.testing.assert_allclose(means.compute(), expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["genrbf", "expected_linear"])
+def test_expected_features_are_blockwise_the_in_memory_ones(kernel):
+    from missingkernels import ExpectedKernelFeatures
+    from missingkernels.dask import expected_features
+
+    X, _ = _classification(seed=10, n=500)
+    features = ExpectedKernelFeatures(
+        kernel=kernel, n_components=64, dtype="float32", random_state=0
+    ).fit(X)
+    Z = expected_features(features, da.from_array(X, chunks=(120, 2)))
+    expected = features.transform(X)
+    assert Z.dtype == expected.dtype and Z.shape == expected.shape
+    np.testing.assert_array_equal(Z.compute(), expected)
+
+
+def test_expected_features_of_a_dask_dataframe_check_the_names():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    from missingkernels import ExpectedKernelFeatures
+    from missingkernels.dask import expected_features
+
+    X, _ = _classification(seed=11, n=300)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    features = ExpectedKernelFeatures(n_components=20, random_state=0).fit(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no per-block feature-name warning
+        Z = expected_features(features, dd.from_pandas(frame, npartitions=2))
+        np.testing.assert_array_equal(Z.compute(), features.transform(frame))
+    renamed = dd.from_pandas(frame.rename(columns={"a": "z"}), npartitions=2)
+    with pytest.raises(ValueError, match="feature names"):
+        expected_features(features, renamed)

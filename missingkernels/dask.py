@@ -1,0 +1,146 @@
+"""Out of core on dask: conditionals, expected kernel features and linear models.
+
+The densities and feature maps of the package are row-wise: a row's
+conditionals and features depend only on the row and the fitted state, never
+on the other rows of its batch. So a dask array (or DataFrame) of any size is
+processed block of rows by block of rows, on any dask scheduler or
+``distributed`` cluster, with the results of the in-memory computation:
+
+- :class:`~missingkernels.densities.GaussianEMDensity` and
+  :class:`~missingkernels.densities.GaussianMixtureDensity` ``.fit`` take a
+  dask collection directly (map-reduce of per-block sufficient statistics);
+- :func:`conditional_means` and :func:`expected_features` map fitted
+  estimators over the row blocks and return dask arrays.
+
+This module imports dask only when one of its functions is called (the
+``dask`` extra: ``pip install "missingkernels[dask]"``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ._dask import as_row_blocks, import_dask, is_dask_collection
+
+__all__ = ["conditional_means", "expected_features"]
+
+
+def _map_rows(estimator: Any, X: Any, method: Any, purpose: str) -> Any:
+    """``method(block)`` over the row blocks of X, checked like a transform."""
+    da = import_dask(purpose)
+    if not is_dask_collection(X):
+        raise TypeError(
+            f"{purpose} takes a dask Array or DataFrame; got {type(X).__name__}. "
+            "Call the estimator's own method on in-memory data."
+        )
+    X = as_row_blocks(estimator, X, reset=False, purpose=purpose)
+    # One fully missing row tells the width and dtype of the output without
+    # reading any data (a row may be entirely missing).
+    probe = np.asarray(_quiet(method, np.full((1, X.shape[1]), np.nan)))
+    return da.map_blocks(
+        _quiet,
+        method,
+        X,
+        chunks=(X.chunks[0], (probe.shape[1],)),
+        dtype=probe.dtype,
+        meta=np.empty((0, probe.shape[1]), dtype=probe.dtype),
+    )
+
+
+def _quiet(method: Any, block: np.ndarray) -> Any:
+    # The column names were checked once, on the collection; the blocks are
+    # plain arrays.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "X does not have valid feature names")
+        return method(block)
+
+
+def _first_moments(density: Any, block: np.ndarray) -> np.ndarray:
+    return np.asarray(density.conditionals(block).first_moments(), np.float64)
+
+
+def conditional_means(density: Any, X: Any) -> Any:
+    """The rows with missing entries replaced by their conditional means.
+
+    ``density.conditionals(block).first_moments()`` of every row block: the
+    same values as in memory, as a lazy dask array.
+
+    Parameters
+    ----------
+    density : fitted density estimator
+        E.g. a :class:`~missingkernels.densities.GaussianEMDensity`, fitted
+        in memory or on a dask collection.
+    X : dask Array or DataFrame of shape (n_samples, n_features)
+        Rows with NaN where missing.
+
+    Returns
+    -------
+    means : dask Array of shape (n_samples, n_features), dtype float64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from missingkernels.densities import GaussianEMDensity
+    >>> from missingkernels.dask import conditional_means
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.multivariate_normal([0, 0], [[1, 0.9], [0.9, 1]], size=1000)
+    >>> X[rng.random(1000) < 0.3, 1] = np.nan
+    >>> dX = da.from_array(X, chunks=(250, 2))
+    >>> density = GaussianEMDensity().fit(dX)
+    >>> means = conditional_means(density, dX)
+    >>> means.chunks[0]
+    (250, 250, 250, 250)
+    >>> bool(np.allclose(means.compute(), density.conditionals(X).first_moments()))
+    True
+    """
+    import functools
+
+    method = functools.partial(_first_moments, density)
+    return _map_rows(density, X, method, "missingkernels.dask.conditional_means")
+
+
+def expected_features(transformer: Any, X: Any) -> Any:
+    """``transformer.transform`` over the row blocks of a dask collection.
+
+    For a fitted :class:`~missingkernels.ExpectedKernelFeatures`, or a fitted
+    scikit-learn ``Pipeline`` of transformers ending in one: the features of
+    each row depend only on the row and the fitted map, so the blocks give the
+    in-memory features.
+
+    Parameters
+    ----------
+    transformer : fitted transformer
+        Its ``transform`` must accept a row whose entries are all missing
+        (one is used to find the output's width and dtype).
+    X : dask Array or DataFrame of shape (n_samples, n_features)
+        Rows with NaN where missing; a DataFrame's column names are checked
+        against those seen in fit.
+
+    Returns
+    -------
+    Z : dask Array of shape (n_samples, n_features_out)
+        Lazy; row chunks as in X, one chunk across the features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from missingkernels import ExpectedKernelFeatures
+    >>> from missingkernels.dask import expected_features
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(1000, 3))
+    >>> X[rng.random(X.shape) < 0.2] = np.nan
+    >>> features = ExpectedKernelFeatures(n_components=50, random_state=0).fit(X)
+    >>> Z = expected_features(features, da.from_array(X, chunks=(400, 3)))
+    >>> Z.shape, Z.chunks[0]
+    ((1000, 50), (400, 400, 200))
+    >>> bool(np.allclose(Z.compute(), features.transform(X)))
+    True
+    """
+    return _map_rows(
+        transformer, X, transformer.transform, "missingkernels.dask.expected_features"
+    )
