@@ -10,7 +10,10 @@ processed block of rows by block of rows, on any dask scheduler or
   :class:`~missingkernels.densities.GaussianMixtureDensity` ``.fit`` take a
   dask collection directly (map-reduce of per-block sufficient statistics);
 - :func:`conditional_means` and :func:`expected_features` map fitted
-  estimators over the row blocks and return dask arrays.
+  estimators over the row blocks and return dask arrays;
+- :func:`partial_fit` trains an incremental scikit-learn model
+  (``SGDClassifier``, ``SGDRegressor``, ...) block by block, one block in the
+  driver's memory at a time.
 
 This module imports dask only when one of its functions is called (the
 ``dask`` extra: ``pip install "missingkernels[dask]"``).
@@ -25,7 +28,7 @@ import numpy as np
 
 from ._dask import as_row_blocks, import_dask, is_dask_collection
 
-__all__ = ["conditional_means", "expected_features"]
+__all__ = ["conditional_means", "expected_features", "partial_fit"]
 
 
 def _map_rows(estimator: Any, X: Any, method: Any, purpose: str) -> Any:
@@ -144,3 +147,104 @@ def expected_features(transformer: Any, X: Any) -> Any:
     return _map_rows(
         transformer, X, transformer.transform, "missingkernels.dask.expected_features"
     )
+
+
+def partial_fit(
+    model: Any,
+    X: Any,
+    y: Any,
+    *,
+    classes: Any = None,
+    n_epochs: int = 1,
+) -> Any:
+    """Train an incremental model over the row blocks of a dask collection.
+
+    Calls ``model.partial_fit`` on each block of rows in order (``n_epochs``
+    times over all blocks): only one block is in the driver's memory at a
+    time, computed wherever dask runs (e.g. a ``distributed`` cluster). The
+    result is that of the same calls on the same blocks in memory. Any
+    scikit-learn estimator with ``partial_fit`` works, such as
+    ``SGDClassifier`` (``loss="hinge"``: a linear SVM; ``"log_loss"``:
+    logistic regression), ``SGDRegressor``, ``Perceptron`` or
+    ``MiniBatchKMeans``.
+
+    Parameters
+    ----------
+    model : estimator with ``partial_fit``
+        Trained in place and returned.
+    X : dask Array or DataFrame of shape (n_samples, n_features)
+        E.g. the output of :func:`expected_features`.
+    y : dask Array or Series of shape (n_samples,)
+        With as many row blocks as X, of the same lengths.
+    classes : array-like, optional
+        All the class labels (a classifier needs them at the first call);
+        by default the distinct labels of y, found in one pass over it.
+    n_epochs : int, default=1
+        Passes over the blocks. Shuffle the rows beforehand if blocks are
+        ordered by label or time (SGD assumes rows in random order).
+
+    Returns
+    -------
+    model : estimator
+        The same object, trained.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from sklearn.linear_model import SGDClassifier
+    >>> from missingkernels.dask import partial_fit
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> dX, dy = da.from_array(X, chunks=500), da.from_array(y, chunks=500)
+    >>> model = partial_fit(SGDClassifier(random_state=0), dX, dy, n_epochs=2)
+    >>> model.classes_.tolist(), model.score(X, y) > 0.95
+    ([0, 1], True)
+    """
+    import dask
+    from sklearn.base import is_classifier
+
+    da = import_dask("missingkernels.dask.partial_fit")
+    if not hasattr(model, "partial_fit"):
+        raise TypeError(
+            f"{type(model).__name__} has no partial_fit; use an incremental "
+            "estimator such as sklearn.linear_model.SGDClassifier."
+        )
+    if not (is_dask_collection(X) and is_dask_collection(y)):
+        raise TypeError(
+            "missingkernels.dask.partial_fit takes dask collections X and y; got "
+            f"{type(X).__name__} and {type(y).__name__}."
+        )
+    if int(n_epochs) < 1:
+        raise ValueError(f"n_epochs must be at least 1; got {n_epochs}.")
+    if hasattr(X, "to_dask_array"):
+        X = X.to_dask_array()
+    if hasattr(y, "to_dask_array"):
+        y = y.to_dask_array()
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2D; got shape {X.shape}.")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    x_blocks, y_blocks = list(X.to_delayed().ravel()), list(y.to_delayed().ravel())
+    if len(x_blocks) != len(y_blocks):
+        raise ValueError(
+            f"X has {len(x_blocks)} row blocks and y {len(y_blocks)}; rechunk y "
+            "like X (e.g. y.rechunk(X.chunks[0]))."
+        )
+    kwargs = {}
+    if is_classifier(model):
+        if classes is None:
+            (classes,) = dask.compute(da.unique(y))
+        kwargs["classes"] = np.asarray(classes)
+    for _ in range(int(n_epochs)):
+        for xb, yb in zip(x_blocks, y_blocks, strict=True):
+            block, target = dask.compute(xb, yb)
+            if len(block) != len(target):
+                raise ValueError(
+                    f"A row block of X has {len(block)} rows and the matching "
+                    f"block of y {len(target)}; chunk y like X."
+                )
+            if len(block):
+                model.partial_fit(block, target, **kwargs)
+    return model

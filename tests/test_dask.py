@@ -245,3 +245,82 @@ def test_expected_features_of_a_dask_dataframe_check_the_names():
     renamed = dd.from_pandas(frame.rename(columns={"a": "z"}), npartitions=2)
     with pytest.raises(ValueError, match="feature names"):
         expected_features(features, renamed)
+
+
+def test_blockwise_helpers_refuse_what_they_cannot_do():
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.svm import LinearSVC
+
+    from missingkernels.dask import conditional_means, partial_fit
+
+    X = _data(seed=12, n=40)
+    density = GaussianEMDensity().fit(X)
+    with pytest.raises(TypeError, match="takes a dask Array or DataFrame"):
+        conditional_means(density, X)
+    dX = da.from_array(np.nan_to_num(X), chunks=10)
+    with pytest.raises(TypeError, match="has no partial_fit"):
+        partial_fit(LinearSVC(), dX, da.zeros(40, chunks=10))
+    with pytest.raises(ValueError, match="4 row blocks and y 2"):
+        partial_fit(GaussianNB(), dX, da.zeros(40, chunks=20))
+    with pytest.raises(ValueError, match="chunk y like X"):
+        partial_fit(GaussianNB(), dX, da.zeros(40, chunks=(5, 15, 10, 10)))
+
+
+# -- a linear model trained block by block ---------------------------------
+
+
+def _in_memory_route(X, y, X_test, block):
+    """The same deterministic steps as the dask route, on numpy arrays."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import SGDClassifier
+
+    from missingkernels import ExpectedKernelFeatures
+
+    density = GaussianEMDensity().fit(X)
+    features = ExpectedKernelFeatures(
+        gamma=0.5, n_components=100, random_state=0, density=FrozenEstimator(density)
+    ).fit(X[:block])
+    Z = features.transform(X)
+    model = SGDClassifier(alpha=1e-3, random_state=0)
+    for _ in range(3):
+        for s in range(0, len(Z), block):
+            model.partial_fit(Z[s : s + block], y[s : s + block], classes=[0, 1])
+    return model, model.predict(features.transform(X_test))
+
+
+def test_pipeline_on_a_local_cluster_predicts_as_in_memory():
+    distributed = pytest.importorskip("distributed")
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import SGDClassifier
+
+    from missingkernels import ExpectedKernelFeatures
+    from missingkernels.dask import expected_features, partial_fit
+
+    X, y = _classification(seed=13, n=1500)
+    X, y, X_test, y_test = X[:1200], y[:1200], X[1200:], y[1200:]
+    expected_model, expected = _in_memory_route(X, y, X_test, block=300)
+
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        dX = da.from_array(X, chunks=(300, 4))
+        dy = da.from_array(y, chunks=300)
+        density = GaussianEMDensity().fit(dX)
+        features = ExpectedKernelFeatures(
+            gamma=0.5,
+            n_components=100,
+            random_state=0,
+            density=FrozenEstimator(density),
+        ).fit(dX[:300].compute())
+        model = SGDClassifier(alpha=1e-3, random_state=0)
+        partial_fit(model, expected_features(features, dX), dy, n_epochs=3)
+        Z_test = expected_features(features, da.from_array(X_test, chunks=(100, 4)))
+        predicted = Z_test.map_blocks(model.predict, drop_axis=1, dtype=int).compute()
+
+    np.testing.assert_allclose(model.coef_, expected_model.coef_, rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(predicted, expected)
+    # It learned the XOR-like labels, which no linear model of X separates.
+    assert np.mean(predicted == y_test) > 0.65

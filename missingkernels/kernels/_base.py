@@ -172,7 +172,9 @@ class BaseExpectedKernel(BaseEstimator):
         pass_feature_names(self, density)
         pass_feature_names(self, base)
         self._check_supported(base, _representation_class(density), density)
-        density.fit(X)
+        # y passed explicitly: sklearn.frozen.FrozenEstimator (a density
+        # fitted elsewhere, e.g. out of core on dask) requires it.
+        density.fit(X, None)
         self.density_ = density
         train = self._check_conditionals(base, density.conditionals(X))
         base.fit(X, train, density)
