@@ -227,3 +227,5 @@
   }
   x
 }
+
+`%||%` <- function(a, b) if (is.null(a)) b else a

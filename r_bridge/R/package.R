@@ -8,8 +8,9 @@
 #'
 #' \itemize{
 #'   \item \code{\link{mk_svm}}: classification and regression (formula and
-#'     matrix interfaces), with \code{predict}, \code{print} and
-#'     \code{summary} methods.
+#'     matrix interfaces), with \code{predict}, \code{print},
+#'     \code{summary}, \code{update}, \code{plot} and the other methods of
+#'     R's models (\link{mk_svm-methods}).
 #'   \item \code{\link{mk_kernel_matrix}}: Gram matrices.
 #'   \item \code{\link{mk_kernels}}, \code{\link{mk_densities}},
 #'     \code{\link{mk_baselines}}: the plugin registry as data frames.

@@ -73,17 +73,24 @@
 #'   \code{type} (\code{"classification"} or \code{"regression"}),
 #'   \code{levels} (the response levels), \code{classes} (the levels present
 #'   in the training response, in the order of the decision values),
-#'   \code{n_sv} (number of support vectors), \code{x} and \code{y} (the
-#'   training design matrix, unscaled, and response), and \code{py_model}
-#'   (the fitted Python estimator). See
-#'   \code{\link{predict.mk_svm}}.
+#'   \code{n_sv} (number of support vectors), \code{index} (the rows of
+#'   the support vectors, counted from 1), \code{x} and \code{y} (the
+#'   training design matrix, unscaled, and response), \code{fitted} (the
+#'   predictions for the training rows), \code{training_error}
+#'   (misclassification rate or mean squared error), \code{call} (with
+#'   \code{mk_svm}, for \code{update()}), for formula fits \code{terms} and
+#'   \code{model} (the model frame), and \code{py_model} (the fitted Python
+#'   estimator). See \code{\link{predict.mk_svm}} and
+#'   \link{mk_svm-methods}.
 #' @references M. Smieja, L. Struski, J. Tabor, M. Marzec (2019). Generalized
 #'   RBF kernel for incomplete data. \emph{Knowledge-Based Systems} 173.
 #'
 #'   H. S. Anderson, M. R. Gupta (2011). Expected kernel for missing features
 #'   in support vector machines. \emph{IEEE Statistical Signal Processing
 #'   Workshop}.
-#' @seealso \code{\link{predict.mk_svm}}, \code{\link{mk_kernel_matrix}},
+#' @seealso \code{\link{predict.mk_svm}}, \link{mk_svm-methods} (\code{update},
+#'   \code{model.frame}, \code{residuals}, ...), \code{\link{plot.mk_svm}},
+#'   \code{\link{mk_kernel_matrix}},
 #'   \link{missingkernels-python} for choosing the Python environment.
 #' @examples
 #' if (mk_available()) {
@@ -130,8 +137,11 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset) {
     columns = colnames(x)
   )
   fit <- .mk_svm_fit(x, y, design, ..., epsilon_given = "epsilon" %in% ...names())
+  cl[[1L]] <- as.name("mk_svm") # update() calls the generic
   fit$call <- cl
   fit$formula <- stats::formula(mt)
+  fit$terms <- mt
+  fit$model <- mf
   fit
 }
 
@@ -152,6 +162,7 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
     epsilon = epsilon, scale = scale, density_params = density_params,
     epsilon_given = !missing(epsilon), ...
   )
+  cl[[1L]] <- as.name("mk_svm") # update() calls the generic
   fit$call <- cl
   fit
 }
@@ -322,7 +333,11 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
   } else {
     .mk_np()$array(as.double(y), dtype = "float64")
   }
-  .mk_call(model$fit(.mk_to_numpy(xs), y_py), "fitting", colnames(x))
+  X_py <- .mk_to_numpy(xs)
+  .mk_call(model$fit(X_py, y_py), "fitting", colnames(x))
+  fitted <- .mk_predict_py(model, X_py, classification, levels(y), colnames(x))
+  names(fitted) <- rownames(x)
+  support <- tryCatch(.mk_from_numpy(model$support_), error = function(e) NULL)
 
   incomplete <- !stats::complete.cases(x)
   structure(
@@ -347,9 +362,12 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
       feature_names = colnames(x),
       n_incomplete_rows = sum(incomplete),
       missing_rate = mean(is.na(x)),
-      n_sv = length(.mk_from_numpy(model$support_)),
+      n_sv = length(support),
+      index = if (!is.null(support)) as.integer(support) + 1L,
       x = x,
       y = y,
+      fitted = fitted,
+      training_error = .mk_training_error(y, fitted),
       py_model = model
     ),
     class = "mk_svm"
@@ -394,6 +412,22 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
     }
   }
   NA_real_
+}
+
+# Predicted classes (a factor with `levels`) or values of a fitted Python
+# estimator on a NumPy array.
+.mk_predict_py <- function(model, X, classification, levels, columns) {
+  pred <- .mk_from_numpy(.mk_call(model$predict(X), "predicting", columns))
+  if (classification) {
+    pred <- factor(levels[as.integer(pred) + 1L], levels = levels)
+  }
+  pred
+}
+
+# The training error: the misclassification rate (classification) or the
+# mean squared error (regression) of the fitted values.
+.mk_training_error <- function(y, fitted) {
+  if (is.factor(y)) mean(fitted != y) else mean((y - fitted)^2)
 }
 
 # Evaluates a Python call; a Python exception becomes an R error whose
@@ -571,10 +605,7 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision"), ..
   X <- .mk_to_numpy(.mk_apply_scaling(x, object$scaling))
   model <- object$py_model
   if (!classification || type == "response") {
-    pred <- .mk_from_numpy(.mk_call(model$predict(X), "predicting", object$feature_names))
-    if (classification) {
-      pred <- factor(object$levels[as.integer(pred) + 1L], levels = object$levels)
-    }
+    pred <- .mk_predict_py(model, X, classification, object$levels, object$feature_names)
     names(pred) <- rn
     return(pred)
   }
@@ -591,7 +622,9 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision"), ..
 
 #' @rdname predict.mk_svm
 #' @export
-fitted.mk_svm <- function(object, ...) predict(object)
+fitted.mk_svm <- function(object, ...) {
+  object$fitted %||% predict(object)
+}
 
 #' @rdname summary.mk_svm
 #' @export
@@ -629,13 +662,21 @@ print.mk_svm <- function(x, ...) {
   cat(sprintf("Features: %d%s   support vectors: %d\n",
     x$n_features, if (x$scale) " (standardised)" else "", x$n_sv
   ))
+  if (!is.null(x$training_error)) {
+    cat(sprintf("Training error: %.4g (%s)\n", x$training_error,
+      if (x$type == "classification") "misclassification rate" else "mean squared error"
+    ))
+  }
 }
 
 #' Summaries of a missing-data SVM
 #'
-#' \code{print} shows the settings and sizes; \code{summary} adds the
-#' fraction of missing entries per feature, the support vectors per class
-#' and the fit on the training rows (accuracy, or \eqn{R^2} and RMSE).
+#' \code{print} shows the kernel, the density of the missing entries, the
+#' other settings, the sizes, the number of support vectors and the training
+#' error (misclassification rate, or mean squared error for regression, of
+#' the fitted values); \code{summary} adds the fraction of missing entries
+#' per feature, the support vectors per class and the fit on the training
+#' rows (accuracy, or \eqn{R^2}{R^2} and RMSE).
 #'
 #' @param object,x A model fitted by \code{\link{mk_svm}} (or its summary).
 #' @param ... Unused.
@@ -652,13 +693,14 @@ print.mk_svm <- function(x, ...) {
 #' }
 #' @export
 summary.mk_svm <- function(object, ...) {
-  .mk_check_model(object)
   out <- object
   out$missing_by_feature <- colMeans(is.na(object$x))
-  pred <- predict(object)
+  pred <- fitted(object)
   if (object$type == "classification") {
-    counts <- .mk_from_numpy(object$py_model$n_support_)
-    out$sv_per_class <- stats::setNames(as.integer(counts), object$classes)
+    if (length(object$index)) {
+      counts <- table(factor(object$y[object$index], levels = object$classes))
+      out$sv_per_class <- stats::setNames(as.integer(counts), object$classes)
+    }
     out$training <- c(accuracy = mean(pred == object$y))
   } else {
     res <- object$y - pred
