@@ -61,6 +61,16 @@
 #' @param scale Logical: standardise the columns (see Details).
 #' @param density_params A named list of parameters of the density (e.g.
 #'   \code{list(max_iter = 200)}); needs \code{density} to be a name.
+#' @param probability Logical: also fit a calibrated classifier, for class
+#'   probabilities with \code{predict(fit, type = "prob")} (classification
+#'   only). It costs \code{calibration_folds + 1} more fits of the SVM.
+#' @param calibration How decision values become probabilities:
+#'   \code{"sigmoid"} (Platt scaling, as libsvm and \code{e1071::svm}) or
+#'   \code{"isotonic"} (monotone, needs more rows); see
+#'   \code{\link{predict.mk_svm}}.
+#' @param calibration_folds The number of cross-validation folds (stratified,
+#'   in row order) whose held-out decision values the calibration is fitted
+#'   to; every class needs at least that many training rows.
 #' @param ... Passed on to the Python estimator
 #'   (\code{missingkernels.MissingKernelSVC} or \code{MissingKernelSVR}),
 #'   e.g. \code{metric = "mahalanobis"}, \code{class_weight = "balanced"} or
@@ -68,7 +78,8 @@
 #'   list(diagonal = "independent")}, \code{tol}, \code{max_iter}. For the
 #'   formula method: the arguments of the default method (\code{kernel},
 #'   \code{density}, \code{gamma}, \code{C}, \code{epsilon}, \code{scale},
-#'   \code{density_params}) and these.
+#'   \code{density_params}, \code{probability}, \code{calibration},
+#'   \code{calibration_folds}) and these.
 #' @return An object of class \code{"mk_svm"}: a list with, among others,
 #'   \code{type} (\code{"classification"} or \code{"regression"}),
 #'   \code{levels} (the response levels), \code{classes} (the levels present
@@ -149,7 +160,9 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset) {
 #' @export
 mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
                            gamma = "scale", C = 1, epsilon = 0.1,
-                           scale = TRUE, density_params = NULL, ...) {
+                           scale = TRUE, density_params = NULL,
+                           probability = FALSE, calibration = "sigmoid",
+                           calibration_folds = 5, ...) {
   cl <- match.call()
   if (missing(y)) {
     stop("`y` is missing: use mk_svm(x, y, ...) or mk_svm(y ~ ., data).",
@@ -160,6 +173,8 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
   fit <- .mk_svm_fit(built$x, y, built$design,
     kernel = kernel, density = density, gamma = gamma, C = C,
     epsilon = epsilon, scale = scale, density_params = density_params,
+    probability = probability, calibration = calibration,
+    calibration_folds = calibration_folds,
     epsilon_given = !missing(epsilon), ...
   )
   cl[[1L]] <- as.name("mk_svm") # update() calls the generic
@@ -296,7 +311,9 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
 
 .mk_svm_fit <- function(x, y, design, kernel = "genrbf", density = NULL,
                         gamma = "scale", C = 1, epsilon = 0.1, scale = TRUE,
-                        density_params = NULL, epsilon_given = FALSE, ...) {
+                        density_params = NULL, probability = FALSE,
+                        calibration = "sigmoid", calibration_folds = 5,
+                        epsilon_given = FALSE, ...) {
   y <- .mk_response(y, nrow(x))
   if (!nrow(x)) stop("There are no training rows.", call. = FALSE)
   if (!is.character(kernel) || length(kernel) != 1L || is.na(kernel)) {
@@ -309,6 +326,9 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
   if (classification && epsilon_given) {
     warning("`epsilon` is used for regression only; ignored.", call. = FALSE)
   }
+  calibration <- .mk_calibration_args(
+    probability, calibration, calibration_folds, classification, y
+  )
   extra <- list(...)
   scaling <- if (scale) .mk_scaling(x) else NULL
   xs <- .mk_apply_scaling(x, scaling)
@@ -338,6 +358,9 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
   fitted <- .mk_predict_py(model, X_py, classification, levels(y), colnames(x))
   names(fitted) <- rownames(x)
   support <- tryCatch(.mk_from_numpy(model$support_), error = function(e) NULL)
+  calibrated <- if (!is.null(calibration)) {
+    .mk_fit_calibrated(model, X_py, y_py, calibration, colnames(x))
+  }
 
   incomplete <- !stats::complete.cases(x)
   structure(
@@ -368,7 +391,10 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
       y = y,
       fitted = fitted,
       training_error = .mk_training_error(y, fitted),
-      py_model = model
+      probability = !is.null(calibration),
+      calibration = calibration,
+      py_model = model,
+      py_calibrated = calibrated
     ),
     class = "mk_svm"
   )
@@ -412,6 +438,60 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
     }
   }
   NA_real_
+}
+
+# The checked probability settings: NULL (no probabilities) or
+# list(method, folds).
+.mk_calibration_args <- function(probability, calibration, folds, classification, y) {
+  if (!is.logical(probability) || length(probability) != 1L || is.na(probability)) {
+    stop("`probability` must be TRUE or FALSE.", call. = FALSE)
+  }
+  if (!is.character(calibration) || length(calibration) != 1L ||
+    !calibration %in% c("sigmoid", "isotonic")) {
+    stop("`calibration` must be \"sigmoid\" (Platt scaling) or \"isotonic\".",
+      call. = FALSE
+    )
+  }
+  if (!is.numeric(folds) || length(folds) != 1L || is.na(folds) || folds < 2 ||
+    folds != round(folds)) {
+    stop("`calibration_folds` must be a whole number of at least 2.", call. = FALSE)
+  }
+  if (!probability) {
+    return(NULL)
+  }
+  if (!classification) {
+    stop("`probability = TRUE` is for classification; the response is numeric.",
+      call. = FALSE
+    )
+  }
+  counts <- table(droplevels(y))
+  if (min(counts) < folds) {
+    stop(sprintf(
+      paste0(
+        "Class probabilities are calibrated by %d-fold cross-validation, but ",
+        "class '%s' has only %d training row(s): lower `calibration_folds` ",
+        "(at least 2) or use probability = FALSE."
+      ),
+      as.integer(folds), names(counts)[which.min(counts)], min(counts)
+    ), call. = FALSE)
+  }
+  list(method = calibration, folds = as.integer(folds))
+}
+
+# scikit-learn's CalibratedClassifierCV around an unfitted copy of the
+# estimator: the calibrator (a sigmoid, or an isotonic regression, per class
+# one-versus-rest) is fitted on the decision values of cross-validation and
+# applied to a copy refitted on all rows (ensemble = False, as libsvm's Platt
+# scaling).
+.mk_fit_calibrated <- function(model, X, y, calibration, columns) {
+  sk_calibration <- reticulate::import("sklearn.calibration", convert = FALSE)
+  sk_base <- reticulate::import("sklearn.base", convert = FALSE)
+  calibrated <- .mk_call(sk_calibration$CalibratedClassifierCV(
+    sk_base$clone(model),
+    method = calibration$method, cv = calibration$folds, ensemble = FALSE
+  ), "creating the calibrated classifier")
+  .mk_call(calibrated$fit(X, y), "calibrating the probabilities", columns)
+  calibrated
 }
 
 # Predicted classes (a factor with `levels`) or values of a fitted Python
@@ -570,7 +650,18 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
 #'   decision values of the SVM: for two classes a vector, positive values
 #'   favouring the second class in \code{object$classes}; for more classes a
 #'   matrix of one-versus-rest scores with one column per class. For
-#'   regression both types give the predicted values.
+#'   regression both types give the predicted values. \code{"prob"} for
+#'   class probabilities (classification; the model must have been fitted
+#'   with \code{probability = TRUE}): a matrix with one column per class,
+#'   named by the levels (those present in the training response), and rows
+#'   summing to 1. They come from scikit-learn's
+#'   \code{CalibratedClassifierCV} around the Python estimator: a sigmoid
+#'   (Platt scaling, \code{calibration = "sigmoid"}) or an isotonic
+#'   regression (\code{"isotonic"}) fitted, one class against the rest, to
+#'   the decision values of a cross-validation of the training rows and
+#'   applied to the SVM refitted on all of them, then normalised. The most
+#'   probable class can differ from \code{type = "response"} near the
+#'   decision boundary.
 #' @param ... Unused.
 #' @return A factor (classification, \code{type = "response"}), a numeric
 #'   vector or a numeric matrix, with one element or row per row of
@@ -583,20 +674,38 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
 #'   fit <- mk_svm(x, y, C = 10)
 #'   predict(fit, rbind(c(NA, NA), c(2, 2)))
 #'   predict(fit, x, type = "decision")
+#'   fit_p <- mk_svm(x, y, C = 10, probability = TRUE, calibration_folds = 3)
+#'   predict(fit_p, rbind(c(NA, NA), c(2, 2)), type = "prob")
 #' }
 #' @export
-predict.mk_svm <- function(object, newdata, type = c("response", "decision"), ...) {
+predict.mk_svm <- function(object, newdata, type = c("response", "decision", "prob"),
+                           ...) {
   type <- match.arg(type)
   .mk_check_model(object)
+  classification <- object$type == "classification"
+  if (type == "prob") {
+    if (!classification) {
+      stop("type = \"prob\" is for classification; this is a regression model.",
+        call. = FALSE
+      )
+    }
+    if (!isTRUE(object$probability)) {
+      stop("This model was fitted without class probabilities: refit it with ",
+        "probability = TRUE, e.g. update(fit, probability = TRUE).",
+        call. = FALSE
+      )
+    }
+  }
   x <- if (missing(newdata) || is.null(newdata)) {
     object$x
   } else {
     .mk_design_new(object$design, newdata)
   }
   rn <- rownames(x)
-  classification <- object$type == "classification"
   if (!nrow(x)) {
-    return(if (classification && type == "response") {
+    return(if (type == "prob") {
+      matrix(numeric(), 0L, length(object$classes), dimnames = list(NULL, object$classes))
+    } else if (classification && type == "response") {
       factor(character(), levels = object$levels)
     } else {
       numeric()
@@ -608,6 +717,13 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision"), ..
     pred <- .mk_predict_py(model, X, classification, object$levels, object$feature_names)
     names(pred) <- rn
     return(pred)
+  }
+  if (type == "prob") {
+    prob <- .mk_from_numpy(
+      .mk_call(object$py_calibrated$predict_proba(X), "probabilities", object$feature_names)
+    )
+    prob <- matrix(prob, nrow(x), dimnames = list(rn, object$classes))
+    return(prob)
   }
   scores <- .mk_from_numpy(
     .mk_call(model$decision_function(X), "decision values", object$feature_names)
