@@ -16,6 +16,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from missingkernels import ExpectedKernelFeatures, MissingKernelSVC, get_density
+from missingkernels.densities import SingularCovarianceWarning
 
 DENSITIES = {
     "gaussian_em": {},
@@ -219,10 +220,20 @@ def test_the_feature_route_of_the_svms_approaches_the_exact_route():
 
 
 @parametrize_with_checks(
-    [MissingKernelSVC(route="features", n_components=50, random_state=0)]
+    [MissingKernelSVC(route="features", n_components=50, random_state=0)],
+    expected_failed_checks=lambda est: {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "sample_weight weights the SVM's loss only, not the features' density"
+        )
+    },
 )
 def test_feature_route_is_sklearn_compatible(estimator, check):
-    check(estimator)
+    # The sample_weight checks fit on a handful of rows, where the density
+    # says its covariance is singular: expected there.
+    with warnings.catch_warnings():
+        if "sample_weight" in check.func.__name__:
+            warnings.simplefilter("ignore", SingularCovarianceWarning)
+        check(estimator)
 
 
 def test_density_rows_fits_the_kernel_on_a_random_subsample():

@@ -48,15 +48,15 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     def _make_linear(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _fit_svm(self, X: Any, y: Any) -> Any:
+    def _fit_svm(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         X, y = validate_missing_data_xy(self, X, y, task=self._task)
         self.route_ = self._choose_route(X.shape[0])
         if self.route_ == "features":
-            return self._fit_features(X, y)
+            return self._fit_features(X, y, sample_weight)
         self.features_ = None
         self.kernel_ = self._make_kernel().fit(X)
         K = self.kernel_(X)
-        self.svm_ = self._make_svm().fit(K, y)
+        self.svm_ = self._make_svm().fit(K, y, sample_weight=sample_weight)
         # Only support vectors are needed to score new rows.
         self.support_ = self.svm_.support_
         self.support_vectors_ = X[self.support_]
@@ -69,7 +69,9 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         self.n_iter_ = self.svm_.n_iter_
         return self
 
-    def _fit_features(self, X: np.ndarray, y: np.ndarray) -> Any:
+    def _fit_features(
+        self, X: np.ndarray, y: np.ndarray, sample_weight: Any = None
+    ) -> Any:
         """The route without a Gram matrix: expected kernel features, then a
         linear SVM on them (its hinge loss and C as the kernel SVM's)."""
         from ._features import ExpectedKernelFeatures
@@ -86,7 +88,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         pass_feature_names(self, self.features_)
         Z = self.features_.fit(X).transform(X)
         self.kernel_ = self.features_.kernel_
-        self.svm_ = self._make_linear().fit(Z, y)
+        self.svm_ = self._make_linear().fit(Z, y, sample_weight=sample_weight)
         self.intercept_ = np.atleast_1d(self.svm_.intercept_)
         self.n_iter_ = self.svm_.n_iter_
         self.X_fit_ = X
@@ -315,7 +317,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         )
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X: Any, y: Any) -> MissingKernelSVC:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MissingKernelSVC:
         """Fit the density, the training Gram matrix and the SVM.
 
         Parameters
@@ -325,12 +327,17 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
             missing; every feature must be observed in some row).
         y : array-like of shape (n_samples,)
             Class labels, at least two classes, no NaN.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-row weights of the SVM's loss (row ``i``'s penalty is
+            ``C * sample_weight[i]``), passed to the SVM's ``fit``. The
+            density of the missing entries and ``gamma="scale"`` are fitted
+            on the rows unweighted.
 
         Returns
         -------
         self : MissingKernelSVC
         """
-        self._fit_svm(X, y)
+        self._fit_svm(X, y, sample_weight)
         self.classes_ = self.svm_.classes_
         if self.route_ == "exact":
             self.n_support_ = self.svm_.n_support_
@@ -505,7 +512,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         )
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X: Any, y: Any) -> MissingKernelSVR:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MissingKernelSVR:
         """Fit the density, the training Gram matrix and the SVR.
 
         Parameters
@@ -514,12 +521,17 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
             Training rows; NaN marks missing entries.
         y : array-like of shape (n_samples,)
             Numeric target, no NaN or inf.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-row weights of the SVR's loss (row ``i``'s penalty is
+            ``C * sample_weight[i]``), passed to the SVR's ``fit``. The
+            density of the missing entries and ``gamma="scale"`` are fitted
+            on the rows unweighted.
 
         Returns
         -------
         self : MissingKernelSVR
         """
-        return self._fit_svm(X, y)
+        return self._fit_svm(X, y, sample_weight)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predict the target.
