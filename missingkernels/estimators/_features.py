@@ -38,9 +38,9 @@ class ExpectedKernelFeatures(
       expectation table. Exact for ``expected_linear`` (the conditional means)
       and the Belanche kernels (one-hot codes, or the conditional PMF of a
       missing entry); random Fourier features for the RBF family (genRBF's
-      normalisation and the Mahalanobis metric included), whose inner
-      products average to the expected kernel over ``random_state``, with an
-      error falling like ``1/sqrt(n_components)``.
+      normalisation and the Mahalanobis metric included; orthogonal
+      frequencies), whose inner products average to the expected kernel over
+      ``random_state``, with an error falling like ``1/sqrt(n_components)``.
     - ``method="nystroem"``: ``K(X, L) K(L, L)^(-1/2)`` for ``n_components``
       landmark training rows ``L``, with exact entries of any registry kernel.
     - ``method="auto"``: ``"expected"`` where the kernel and the density's
@@ -97,9 +97,11 @@ class ExpectedKernelFeatures(
     ----------
     .. [1] A. Rahimi, B. Recht. "Random features for large-scale kernel
        machines", NIPS 2007.
-    .. [2] C. Williams, M. Seeger. "Using the Nystroem method to speed up
+    .. [2] F. X. Yu, A. T. Suresh, K. Choromanski, D. Holtmann-Rice, S. Kumar.
+       "Orthogonal random features", NIPS 2016.
+    .. [3] C. Williams, M. Seeger. "Using the Nystroem method to speed up
        kernel machines", NIPS 2001.
-    .. [3] M. Śmieja, Ł. Struski, J. Tabor, M. Marzec. "Generalized RBF
+    .. [4] M. Śmieja, Ł. Struski, J. Tabor, M. Marzec. "Generalized RBF
        kernel for incomplete data", Knowledge-Based Systems 173 (2019).
 
     Examples
