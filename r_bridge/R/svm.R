@@ -9,15 +9,32 @@
 #' response: a factor (or a logical or character vector, converted to a
 #' factor) gives classification, a numeric vector regression.
 #'
-#' \strong{Missing values.} Unlike most R modelling functions, whose default
-#' \code{na.action = na.omit} drops incomplete rows, \code{mk_svm} always uses
-#' \code{\link[stats]{na.pass}} for the predictors: an \code{NA} reaches
-#' Python as \code{NaN} and the kernel integrates over it. A missing factor
-#' value makes all of that factor's indicator columns missing. Rows whose
-#' \emph{response} is missing cannot be used for training and are an error
-#' (drop them first). \code{predict} returns a prediction for every row of
-#' \code{newdata}, including rows with missing values (even entirely missing
-#' rows).
+#' \strong{Missing values.} Unlike most R modelling functions, whose
+#' \code{na.action} drops incomplete rows, \code{mk_svm} applies
+#' \code{na.action} to the \strong{response only}: rows with missing
+#' predictor values are always kept (an \code{NA} reaches Python as
+#' \code{NaN} and the kernel integrates over it; a missing factor value makes
+#' all of that factor's indicator columns missing). Rows whose response is
+#' missing cannot be used for training: \code{na.action = na.omit} (the
+#' default) drops them, \code{na.exclude} drops them too but pads
+#' \code{fitted()}, \code{residuals()} and \code{predict(fit)} with
+#' \code{NA} at their positions, \code{na.fail} refuses them with an error.
+#' The dropped rows are recorded in \code{fit$na.action}. \code{predict}
+#' returns a prediction for every row of \code{newdata}, including rows with
+#' missing values (even entirely missing rows).
+#'
+#' \strong{Weights.} \code{weights} are case weights of the SVM's loss (row
+#' \eqn{i} is penalised with \code{C * weights[i]}), passed to the Python
+#' estimator's \code{fit} as \code{sample_weight}; the density of the
+#' missing entries and \code{gamma = "scale"} are fitted unweighted. For
+#' the formula method they are looked up in \code{data}, as in
+#' \code{\link[stats]{lm}}.
+#'
+#' \strong{Arguments.} An argument that is neither an argument of
+#' \code{mk_svm} nor a parameter of the Python estimator is an error that
+#' names it and the accepted ones (with a hint for the names of
+#' \code{e1071::svm}, e.g. \code{cost} is \code{C}), raised before Python
+#' is called.
 #'
 #' \strong{Conversions.} Integer and logical columns become doubles (so their
 #' \code{NA} becomes \code{NaN}, not a sentinel integer). Factors (ordered or
@@ -59,6 +76,11 @@
 #' @param C The regularisation parameter (cost) of the SVM.
 #' @param epsilon The width of the insensitive tube (regression only).
 #' @param scale Logical: standardise the columns (see Details).
+#' @param weights Optional non-negative case weights, one per training row
+#'   (see Details).
+#' @param na.action A function applied to the \emph{response} (see Details):
+#'   \code{\link[stats]{na.omit}} (default), \code{na.exclude} or
+#'   \code{na.fail}.
 #' @param density_params A named list of parameters of the density (e.g.
 #'   \code{list(max_iter = 200)}); needs \code{density} to be a name.
 #' @param probability Logical: also fit a calibrated classifier, for class
@@ -124,10 +146,12 @@ mk_svm <- function(x, ...) UseMethod("mk_svm")
 
 #' @rdname mk_svm
 #' @export
-mk_svm.formula <- function(formula, data = NULL, ..., subset) {
+mk_svm.formula <- function(formula, data = NULL, ..., subset, weights,
+                           na.action = stats::na.omit) {
   cl <- match.call()
+  .mk_check_arguments(...names(), ...length(), formula = TRUE)
   mf <- match.call(expand.dots = FALSE)
-  mf <- mf[c(1L, match(c("formula", "data", "subset"), names(mf), 0L))]
+  mf <- mf[c(1L, match(c("formula", "data", "subset", "weights"), names(mf), 0L))]
   mf$na.action <- quote(stats::na.pass) # keep rows with NA (see Details)
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, parent.frame())
@@ -138,6 +162,14 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset) {
   .mk_check_columns(mf[-1L], "the predictors")
   response <- names(mf)[attr(mt, "response")]
   y <- stats::model.response(mf)
+  # na.action concerns the response only: rows with missing predictors stay
+  na <- .mk_response_na(y, na.action, rownames(mf))
+  if (!is.null(na$action)) {
+    mf <- mf[na$keep, , drop = FALSE]
+    y <- stats::model.response(mf)
+  }
+  attr(mf, "na.action") <- na$action
+  w <- stats::model.weights(mf)
   mf <- .mk_drop_predictor_levels(mf, response)
   contrasts <- .mk_contrasts(mf, response)
   x <- .mk_model_matrix(mt, mf, contrasts)
@@ -147,7 +179,10 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset) {
     xlevels = stats::.getXlevels(mt, mf), contrasts = contrasts,
     columns = colnames(x)
   )
-  fit <- .mk_svm_fit(x, y, design, ..., epsilon_given = "epsilon" %in% ...names())
+  fit <- .mk_svm_fit(x, y, design, ...,
+    weights = w, epsilon_given = "epsilon" %in% ...names()
+  )
+  fit$na.action <- na$action
   cl[[1L]] <- as.name("mk_svm") # update() calls the generic
   fit$call <- cl
   fit$formula <- stats::formula(mt)
@@ -162,21 +197,35 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
                            gamma = "scale", C = 1, epsilon = 0.1,
                            scale = TRUE, density_params = NULL,
                            probability = FALSE, calibration = "sigmoid",
-                           calibration_folds = 5, ...) {
+                           calibration_folds = 5, weights = NULL,
+                           na.action = stats::na.omit, ...) {
   cl <- match.call()
+  .mk_check_arguments(...names(), ...length(), formula = FALSE)
   if (missing(y)) {
     stop("`y` is missing: use mk_svm(x, y, ...) or mk_svm(y ~ ., data).",
       call. = FALSE
     )
   }
+  n <- if (is.data.frame(x) || is.matrix(x)) nrow(x) else length(x)
+  if (!is.data.frame(y) && !is.matrix(y) && length(y) == n) {
+    na <- .mk_response_na(y, na.action, if (is.data.frame(x) || is.matrix(x)) rownames(x))
+    if (!is.null(na$action)) {
+      x <- if (is.data.frame(x) || is.matrix(x)) x[na$keep, , drop = FALSE] else x[na$keep]
+      y <- y[na$keep]
+      if (length(weights) == n) weights <- weights[na$keep]
+    }
+  } else {
+    na <- list(action = NULL)
+  }
   built <- .mk_design_fit(x)
-  fit <- .mk_svm_fit(built$x, y, built$design,
+  fit <- .mk_svm_fit(built$x, y, built$design, weights = weights,
     kernel = kernel, density = density, gamma = gamma, C = C,
     epsilon = epsilon, scale = scale, density_params = density_params,
     probability = probability, calibration = calibration,
     calibration_folds = calibration_folds,
     epsilon_given = !missing(epsilon), ...
   )
+  fit$na.action <- na$action
   cl[[1L]] <- as.name("mk_svm") # update() calls the generic
   fit$call <- cl
   fit
@@ -313,8 +362,10 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
                         gamma = "scale", C = 1, epsilon = 0.1, scale = TRUE,
                         density_params = NULL, probability = FALSE,
                         calibration = "sigmoid", calibration_folds = 5,
-                        epsilon_given = FALSE, ...) {
+                        weights = NULL, epsilon_given = FALSE, ...) {
   y <- .mk_response(y, nrow(x))
+  .mk_check_arguments(...names(), ...length(), task = if (is.factor(y)) "classification" else "regression")
+  weights <- .mk_weights(weights, nrow(x))
   if (!nrow(x)) stop("There are no training rows.", call. = FALSE)
   if (!is.character(kernel) || length(kernel) != 1L || is.na(kernel)) {
     stop("`kernel` must be one registry name, see mk_kernels().", call. = FALSE)
@@ -354,12 +405,13 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
     .mk_np()$array(as.double(y), dtype = "float64")
   }
   X_py <- .mk_to_numpy(xs)
-  .mk_call(model$fit(X_py, y_py), "fitting", colnames(x))
+  w_py <- if (!is.null(weights)) .mk_np()$array(weights, dtype = "float64")
+  .mk_call(model$fit(X_py, y_py, sample_weight = w_py), "fitting", colnames(x))
   fitted <- .mk_predict_py(model, X_py, classification, levels(y), colnames(x))
   names(fitted) <- rownames(x)
   support <- tryCatch(.mk_from_numpy(model$support_), error = function(e) NULL)
   calibrated <- if (!is.null(calibration)) {
-    .mk_fit_calibrated(model, X_py, y_py, calibration, colnames(x))
+    .mk_fit_calibrated(model, X_py, y_py, w_py, calibration, colnames(x))
   }
 
   incomplete <- !stats::complete.cases(x)
@@ -389,6 +441,7 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
       index = if (!is.null(support)) as.integer(support) + 1L,
       x = x,
       y = y,
+      weights = weights,
       fitted = fitted,
       training_error = .mk_training_error(y, fitted),
       probability = !is.null(calibration),
@@ -483,14 +536,17 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
 # one-versus-rest) is fitted on the decision values of cross-validation and
 # applied to a copy refitted on all rows (ensemble = False, as libsvm's Platt
 # scaling).
-.mk_fit_calibrated <- function(model, X, y, calibration, columns) {
+.mk_fit_calibrated <- function(model, X, y, sample_weight, calibration, columns) {
   sk_calibration <- reticulate::import("sklearn.calibration", convert = FALSE)
   sk_base <- reticulate::import("sklearn.base", convert = FALSE)
   calibrated <- .mk_call(sk_calibration$CalibratedClassifierCV(
     sk_base$clone(model),
     method = calibration$method, cv = calibration$folds, ensemble = FALSE
   ), "creating the calibrated classifier")
-  .mk_call(calibrated$fit(X, y), "calibrating the probabilities", columns)
+  .mk_call(
+    calibrated$fit(X, y, sample_weight = sample_weight),
+    "calibrating the probabilities", columns
+  )
   calibrated
 }
 
@@ -696,11 +752,16 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision", "pr
       )
     }
   }
-  x <- if (missing(newdata) || is.null(newdata)) {
-    object$x
-  } else {
-    .mk_design_new(object$design, newdata)
+  if (missing(newdata) || is.null(newdata)) {
+    # the training rows; with na.action = na.exclude padded with NA where
+    # the response was missing
+    return(stats::napredict(object$na.action, .mk_predict(object, object$x, type)))
   }
+  .mk_predict(object, .mk_design_new(object$design, newdata), type)
+}
+
+.mk_predict <- function(object, x, type) {
+  classification <- object$type == "classification"
   rn <- rownames(x)
   if (!nrow(x)) {
     return(if (type == "prob") {
@@ -739,7 +800,10 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision", "pr
 #' @rdname predict.mk_svm
 #' @export
 fitted.mk_svm <- function(object, ...) {
-  object$fitted %||% predict(object)
+  if (is.null(object$fitted)) {
+    return(predict(object))
+  }
+  stats::napredict(object$na.action, object$fitted)
 }
 
 #' @rdname summary.mk_svm
@@ -775,6 +839,10 @@ print.mk_svm <- function(x, ...) {
     "Training rows: %d, %d with missing values (%.1f%% of entries missing), kept\n",
     x$n, x$n_incomplete_rows, 100 * x$missing_rate
   ))
+  if (length(x$na.action)) {
+    cat(sprintf("(%d row(s) with a missing response dropped by na.action)\n", length(x$na.action)))
+  }
+  if (!is.null(x$weights)) cat("Case weights given\n")
   cat(sprintf("Features: %d%s   support vectors: %d\n",
     x$n_features, if (x$scale) " (standardised)" else "", x$n_sv
   ))
@@ -811,7 +879,7 @@ print.mk_svm <- function(x, ...) {
 summary.mk_svm <- function(object, ...) {
   out <- object
   out$missing_by_feature <- colMeans(is.na(object$x))
-  pred <- fitted(object)
+  pred <- object$fitted %||% .mk_predict(object, object$x, "response")
   if (object$type == "classification") {
     if (length(object$index)) {
       counts <- table(factor(object$y[object$index], levels = object$classes))
