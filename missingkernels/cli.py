@@ -49,6 +49,9 @@ _FULL_METHODS = (
     "iterative",
     "missforest",
     "gmm",
+    "mean_indicator",
+    "knn_indicator",
+    "hgb",
     "genrbf",
     "expected_rbf",
 )

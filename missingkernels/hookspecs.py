@@ -91,7 +91,12 @@ def missingkernels_register_baselines() -> Mapping[str, Factory]:  # type: ignor
     baselines : mapping of str to callable
         Registry name -> factory. ``factory(task, **params)`` returns an
         unfitted scikit-learn estimator (classifier for ``task="classification"``,
-        regressor for ``task="regression"``) that accepts X with NaN.
+        regressor for ``task="regression"``) that accepts X with NaN. The
+        comparisons search a pipeline ending in an SVM over ``C`` x
+        ``gamma``; for another estimator, the factory may carry the
+        attributes ``search_grid`` (dict of parameter lists searched by the
+        inner CV; default: those of ``C`` and ``gamma`` it has) and ``scale``
+        (standardise the features first; default True).
     """
 
 

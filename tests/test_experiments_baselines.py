@@ -7,6 +7,7 @@ import pytest
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 import missingkernels
 from missingkernels.conditionals import GaussianConditionals
@@ -148,3 +149,102 @@ def test_cli_lists_the_baselines_with_their_plugin(capsys):
     assert cli.main(["list", "baselines"]) == 0
     out = capsys.readouterr().out
     assert "iterative" in out and "[missingkernels.experiments]" in out
+
+
+def test_cli_lists_the_new_baselines(capsys):
+    from missingkernels import cli
+
+    assert cli.main(["list", "baselines"]) == 0
+    out = capsys.readouterr().out
+    for name in ("hgb", "mean_indicator", "knn_indicator", "missforest"):
+        assert f"  {name} " in out
+    assert {"hgb", "mean_indicator", "knn_indicator"} <= set(cli._FULL_METHODS)
+
+
+# One OpenMP thread for the boosting: on a machine whose cores are busy with
+# other work, its threads' barriers make small fits 30x slower.
+@threadpool_limits.wrap(limits=1, user_api="openmp")
+def test_hgb_takes_nan_natively_and_declares_its_own_grid(rng):
+    from sklearn.ensemble import (
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+    )
+
+    from missingkernels.experiments import resolve_method
+
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] > 0).astype(int)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    clf = missingkernels.get_baseline("hgb", task="classification", random_state=0)
+    assert isinstance(clf, HistGradientBoostingClassifier)
+    assert clf.fit(X, y).predict(X).shape == (80,)
+    reg = missingkernels.get_baseline("hgb", task="regression", max_iter=20)
+    assert isinstance(reg, HistGradientBoostingRegressor) and reg.max_iter == 20
+    assert reg.fit(X, rng.normal(size=80)).predict(X).shape == (80,)
+    with pytest.raises(ValueError, match="task must be"):
+        missingkernels.get_baseline("hgb", task="ranking")
+    # Its own inner grid (not C x gamma), on the features as given.
+    spec = resolve_method("hgb", C_grid=[1.0, 8.0], gamma_grid=[0.5])
+    assert spec.kind == "estimator" and spec.scale is False
+    assert spec.grid == {
+        "learning_rate": [0.03, 0.1, 0.3],
+        "max_leaf_nodes": [15, 31, 63],
+    }
+    assert spec.make("classification", 7).random_state == 7
+    # Peers without a declared grid keep C x gamma.
+    assert set(resolve_method("geom").grid) == {"C", "gamma"}
+
+
+@threadpool_limits.wrap(limits=1, user_api="openmp")
+def test_hgb_runs_in_a_comparison_and_records_its_grid_point(rng):
+    import json
+
+    from missingkernels.experiments import ComparisonData, run_comparison
+
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
+    res = run_comparison(
+        {"toy": ComparisonData(X, y, "classification")},
+        ["hgb", "mean_indicator"],
+        mechanisms=["mcar"],
+        rates=[0.2],
+        n_draws=1,
+        outer_folds=2,
+        inner_folds=2,
+        C_grid=[1.0],
+        gamma_grid=[0.5],
+    )
+    assert (res["error"] == "").all()
+    hgb_params = res.loc[res["method"] == "hgb", "params"].map(json.loads)
+    assert all(set(p) == {"learning_rate", "max_leaf_nodes"} for p in hgb_params)
+    ind_params = res.loc[res["method"] == "mean_indicator", "params"].map(json.loads)
+    assert all(set(p) == {"C", "gamma"} for p in ind_params)
+
+
+@pytest.mark.parametrize(
+    ("name", "imputer_cls"),
+    [("mean_indicator", "SimpleImputer"), ("knn_indicator", "KNNImputer")],
+)
+def test_indicator_baselines_append_one_column_per_incomplete_feature(
+    rng, name, imputer_cls
+):
+    X = rng.normal(loc=3.0, size=(50, 4))
+    X[::5, 1] = np.nan
+    X[1::7, 3] = np.nan
+    pipe = missingkernels.get_baseline(name, task="classification")
+    assert [s for s, _ in pipe.steps] == ["scale", "impute", "svm"]
+    assert type(pipe["impute"]).__name__ == imputer_cls
+    assert pipe["impute"].add_indicator
+    Xt = Pipeline(pipe.steps[:-1]).fit(X).transform(X)
+    # Standardised, imputed features, then 0/1 indicators of features 1 and 3.
+    assert Xt.shape == (50, 6) and not np.isnan(Xt).any()
+    np.testing.assert_array_equal(Xt[:, 4:], np.isnan(X[:, [1, 3]]).astype(float))
+    observed = ~np.isnan(X[:, 0])
+    np.testing.assert_allclose(
+        Xt[observed, 0], (X[:, 0] - X[:, 0].mean()) / X[:, 0].std()
+    )
+    if name == "mean_indicator":
+        # The standardised training mean is 0.
+        np.testing.assert_allclose(Xt[np.isnan(X[:, 1]), 1], 0.0, atol=1e-12)
+    y = (rng.random(50) > 0.5).astype(int)
+    assert pipe.fit(X, y).predict(X).shape == (50,)

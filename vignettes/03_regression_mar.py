@@ -31,7 +31,17 @@ GAMMA = {
     "mortgage": 2.0**-4,
     "stock": 2.0**-4,
 }
-METHODS = ["zero", "mean", "knn", "iterative", "genrbf", "expected_rbf"]
+METHODS = [
+    "zero",
+    "mean",
+    "knn",
+    "iterative",
+    "mean_indicator",
+    "knn_indicator",
+    "hgb",
+    "genrbf",
+    "expected_rbf",
+]
 
 
 def config(quick: bool) -> dict:
@@ -39,7 +49,7 @@ def config(quick: bool) -> dict:
     return dict(
         datasets=load(names, max_rows=300 if quick else None),
         metric="r2",
-        methods=["mean", "genrbf"] if quick else METHODS,
+        methods=["mean", "hgb", "genrbf"] if quick else METHODS,
         mechanisms=["mar"],
         rates=[0.3],
         n_draws=1 if quick else 5,
@@ -52,7 +62,11 @@ def config(quick: bool) -> dict:
             "the datasets and gammas; results only in Figures 3-4, not quoted). "
             "Deviation: the paper fixes gamma per dataset from complete-data runs; "
             "here C = 1 as in the paper and gamma is chosen by the inner CV among "
-            "the paper's per-dataset values {2^-6, 2^-5, 2^-4}."
+            "the paper's per-dataset values {2^-6, 2^-5, 2^-4}. Beside the "
+            "paper's methods: mean and k-NN imputation with missingness "
+            "indicators, and histogram gradient boosting with native missing "
+            "values (hgb, searched over learning_rate in {0.03, 0.1, 0.3} x "
+            "max_leaf_nodes in {15, 31, 63} instead of C x gamma)."
         ),
     )
 

@@ -101,7 +101,10 @@ def resolve_method(
         whose factory returns a :class:`~sklearn.pipeline.Pipeline` is of kind
         ``"pipeline"``; any other (e.g. the peer ``"geom"`` or ``"socp"``) of
         kind ``"estimator"``, grid-searched over those of ``C`` and ``gamma``
-        it has, after standardising the features.
+        it has, after standardising the features. A factory may declare its
+        own grid as an attribute ``search_grid`` (a dict of parameter lists,
+        e.g. ``"hgb"``'s learning rate and leaf count, searched instead of
+        ``C`` x ``gamma``) and ``scale=False`` to see the features as given.
     C_grid, gamma_grid : sequence of float
         The grids (the genRBF paper's by default).
     kernel_params : mapping, default=None
@@ -124,6 +127,8 @@ def resolve_method(
     'pipeline'
     >>> resolve_method("geom").kind
     'estimator'
+    >>> sorted(resolve_method("hgb").grid)
+    ['learning_rate', 'max_leaf_nodes']
     """
     from .._registry import get_baseline, get_kernel, list_baselines, list_kernels
 
@@ -147,18 +152,24 @@ def resolve_method(
             return get_baseline(name, task=task, **extra)
 
         probe = _probe_baseline(name)
+        own_grid = getattr(factory, "search_grid", None)
+        scale = bool(getattr(factory, "scale", True))
         if probe is not None and not isinstance(probe, Pipeline):
-            # An estimator taking NaN itself (a peer such as "geom"): grid over
-            # its own C and gamma, on standardised features.
+            # An estimator taking NaN itself (a peer such as "geom", or
+            # "hgb"): grid over the factory's own grid if it declares one,
+            # else over those of C and gamma it has.
             accepted = (
                 probe.get_params(deep=False) if hasattr(probe, "get_params") else {}
             )
-            grid = {
-                key: values
-                for key, values in (("C", C_grid), ("gamma", gamma_grid))
-                if key in accepted
-            }
-            return MethodSpec(name, "estimator", make_baseline, grid, scale=True)
+            if own_grid is not None:
+                grid = {key: list(values) for key, values in dict(own_grid).items()}
+            else:
+                grid = {
+                    key: values
+                    for key, values in (("C", C_grid), ("gamma", gamma_grid))
+                    if key in accepted
+                }
+            return MethodSpec(name, "estimator", make_baseline, grid, scale=scale)
         return MethodSpec(
             name, "pipeline", make_baseline, {"C": C_grid, "gamma": gamma_grid}
         )
