@@ -52,8 +52,16 @@
 #' standard deviation of its observed training entries, and the same
 #' transformation is applied to new data; constant columns are only centred.
 #'
-#' The fitted model holds a reference to a Python object: it cannot be
-#' saved with \code{saveRDS()} and used in another session; refit it there.
+#' \strong{Saving.} The fitted Python estimator travels inside the R
+#' object: it is pickled into \code{fit$python_pickle} (a raw vector) at
+#' fitting time, so a model saved with \code{saveRDS()} and read back with
+#' \code{readRDS()} in another session, or sent to a parallel worker
+#' (\pkg{parallel}, \pkg{future}), unpickles it on first use and predicts
+#' exactly as before. The session that reads it needs the Python package (the
+#' same versions of \code{missingkernels} and scikit-learn are safest; the
+#' versions used are kept as an attribute of the pickle). A model whose
+#' Python objects cannot be pickled (e.g. a density that holds an R session
+#' through rpy2) still fits, but must be refitted in a new session.
 #'
 #' @param x A numeric (double, integer or logical) matrix or a data frame of
 #'   predictors, \code{NA} where missing.
@@ -112,8 +120,8 @@
 #'   predictions for the training rows), \code{training_error}
 #'   (misclassification rate or mean squared error), \code{call} (with
 #'   \code{mk_svm}, for \code{update()}), for formula fits \code{terms} and
-#'   \code{model} (the model frame), and \code{py_model} (the fitted Python
-#'   estimator). See \code{\link{predict.mk_svm}} and
+#'   \code{model} (the model frame), \code{py_model} (the fitted Python
+#'   estimator) and \code{python_pickle} (the same, pickled). See \code{\link{predict.mk_svm}} and
 #'   \link{mk_svm-methods}.
 #' @references M. Smieja, L. Struski, J. Tabor, M. Marzec (2019). Generalized
 #'   RBF kernel for incomplete data. \emph{Knowledge-Based Systems} 173.
@@ -446,8 +454,8 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
       training_error = .mk_training_error(y, fitted),
       probability = !is.null(calibration),
       calibration = calibration,
-      py_model = model,
-      py_calibrated = calibrated
+      python = list2env(list(model = model, calibrated = calibrated), parent = emptyenv()),
+      python_pickle = .mk_pickle(model, calibrated)
     ),
     class = "mk_svm"
   )
@@ -678,17 +686,6 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
   x
 }
 
-.mk_check_model <- function(object) {
-  if (!inherits(object$py_model, "python.builtin.object") ||
-    reticulate::py_is_null_xptr(object$py_model)) {
-    stop("The Python side of this model is gone (it does not survive saveRDS() ",
-      "or a new R session): refit it with mk_svm().",
-      call. = FALSE
-    )
-  }
-  invisible(object)
-}
-
 #' Predictions of a missing-data SVM
 #'
 #' Predicts every row of \code{newdata}, including rows with missing values:
@@ -737,7 +734,6 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
 predict.mk_svm <- function(object, newdata, type = c("response", "decision", "prob"),
                            ...) {
   type <- match.arg(type)
-  .mk_check_model(object)
   classification <- object$type == "classification"
   if (type == "prob") {
     if (!classification) {
@@ -773,7 +769,7 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision", "pr
     })
   }
   X <- .mk_to_numpy(.mk_apply_scaling(x, object$scaling))
-  model <- object$py_model
+  model <- object$py_model # restored from the pickle when needed
   if (!classification || type == "response") {
     pred <- .mk_predict_py(model, X, classification, object$levels, object$feature_names)
     names(pred) <- rn
