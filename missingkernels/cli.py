@@ -338,6 +338,13 @@ def _compare(args: argparse.Namespace) -> int:
             f"\nFriedman p = {report.stats.pvalue:.3g} over "
             f"{report.stats.n_blocks} blocks; mean ranks: {report.mean_ranks()}"
         )
+    if report.pairwise is not None:
+        significant = report.pairwise.significant()
+        print(
+            f"pairwise Wilcoxon (Holm, alpha {report.pairwise.alpha}): "
+            f"{len(significant)} of {len(report.pairwise.table)} pairs differ; "
+            f"table with win/tie/loss counts in {out / 'pairwise.md'}"
+        )
     print(
         f"\nwrote {out / 'results.csv'}, {out / 'table.md'}"
         + "".join(f", {out / f}" for f in report.figures)

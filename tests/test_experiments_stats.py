@@ -143,3 +143,134 @@ def test_results_without_the_run_columns_are_explained(func, rng):
         func(res.to_dict("list"))
     with pytest.raises(ValueError, match=r"No scores for metric 'r2'"):
         func(res, "r2")
+
+
+def test_holm_matches_its_definition_and_statsmodels(rng):
+    from missingkernels.experiments import holm
+
+    p = rng.uniform(0.0, 0.2, size=15)
+    # Written out: sort, scale by m - i, running maximum, cap at 1.
+    order = np.argsort(p)
+    m = p.size
+    expected = np.empty(m)
+    running = 0.0
+    for i, idx in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[idx]))
+        expected[idx] = running
+    np.testing.assert_allclose(holm(p), expected, rtol=1e-12)
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    reference = multitest.multipletests(p, method="holm")[1]
+    np.testing.assert_allclose(holm(p), reference, rtol=1e-12)
+    assert np.isnan(holm([0.01, np.nan])[1]) and holm([0.01, np.nan])[0] == 0.01
+
+
+def test_pairwise_wilcoxon_matches_scipy_and_counts_wins(rng):
+    from missingkernels.experiments import holm, pairwise_wilcoxon
+
+    scores = _scores(rng, n=12, k=4)
+    scores.iloc[0, 1] = scores.iloc[0, 0]  # one tie between m0 and m1
+    res = pairwise_wilcoxon(scores)
+    table = res.table
+    assert len(table) == 6
+    assert list(zip(table.method_a, table.method_b, strict=True))[:3] == [
+        ("m0", "m1"),
+        ("m0", "m2"),
+        ("m0", "m3"),
+    ]
+    for row in table.itertuples(index=False):
+        a, b = scores[row.method_a].to_numpy(), scores[row.method_b].to_numpy()
+        ref = stats.wilcoxon(a, b)
+        assert row.pvalue == pytest.approx(ref.pvalue, rel=1e-12)
+        assert row.statistic == pytest.approx(ref.statistic)
+        d = a - b
+        assert (row.wins, row.ties, row.losses) == (
+            int((d > 0).sum()),
+            int((d == 0).sum()),
+            int((d < 0).sum()),
+        )
+        assert row.wins + row.ties + row.losses == row.n_blocks == 12
+        assert row.median_difference == pytest.approx(np.median(d))
+    assert table.loc[0, "ties"] == 1
+    np.testing.assert_allclose(table.pvalue_holm, holm(table.pvalue))
+    # scikit-posthocs' pairwise Wilcoxon with Holm's correction agrees.
+    sp = pytest.importorskip("scikit_posthocs")
+    long = scores.melt(var_name="method", value_name="score")
+    long["block"] = np.tile(np.arange(12), 4)
+    ref = sp.posthoc_wilcoxon(
+        long, val_col="score", group_col="method", p_adjust="holm", sort=False
+    )
+    np.testing.assert_allclose(
+        res.matrix("pvalue_holm")
+        .loc[ref.index, ref.columns]
+        .to_numpy()[~np.eye(4, dtype=bool)],
+        ref.to_numpy()[~np.eye(4, dtype=bool)],
+        rtol=1e-10,
+    )
+    # Wins of the row's method against the column's, mirrored.
+    wins = res.matrix("wins")
+    assert wins.loc["m0", "m1"] == table.loc[0, "wins"]
+    assert wins.loc["m1", "m0"] == table.loc[0, "losses"]
+
+
+def test_pairwise_wilcoxon_lower_is_better_ties_and_identical_methods():
+    from missingkernels.experiments import format_pairwise, pairwise_wilcoxon
+
+    scores = pd.DataFrame(
+        {
+            "a": [1.0, 2.0, 3.0, 4.0, 5.0],
+            "b": [1.0, 2.0, 3.0, 4.0, 5.0],
+            "c": [2.0, 2.5, 3.5, 4.4, 5.01],
+        }
+    )
+    res = pairwise_wilcoxon(scores, higher_is_better=False, tie_tolerance=0.02)
+    ab, ac = res.table.iloc[0], res.table.iloc[1]
+    # Identical methods: all ties, p = 1 (scipy has no test for zero differences).
+    assert (ab.wins, ab.ties, ab.losses, ab.pvalue) == (0, 5, 0, 1.0)
+    # Lower is better: a (lower) wins against c, except where within 0.02.
+    assert (ac.wins, ac.ties, ac.losses) == (4, 1, 0)
+    assert ac.median_difference < 0
+    text = format_pairwise(res)
+    assert text.splitlines()[0].startswith("| method a | method b |")
+    assert "| a | c | 4 / 1 / 0 |" in text
+    with pytest.raises(ValueError, match="at least 2 methods"):
+        pairwise_wilcoxon(scores[["a"]])
+    with pytest.raises(ValueError, match="missing cells"):
+        pairwise_wilcoxon(scores.assign(a=[np.nan, 1, 2, 3, 4]))
+
+
+def test_report_writes_the_pairwise_table(tmp_path, rng):
+    from missingkernels.experiments import report_comparison
+
+    pytest.importorskip("matplotlib")
+    res = _long(rng)
+    res["error"] = ""
+    rep = report_comparison(res, "accuracy", tmp_path, blocks=["dataset", "rate"])
+    assert rep.pairwise is not None
+    assert (tmp_path / "pairwise.md").read_text().strip() == rep.pairwise_table
+    k = res["method"].nunique()
+    assert len(rep.pairwise.table) == k * (k - 1) // 2
+
+
+def test_critical_difference_diagram_colours_bar_and_axis(rng):
+    matplotlib = pytest.importorskip("matplotlib")
+    from missingkernels.experiments._stats import CD_COLOURS
+
+    assert len(set(CD_COLOURS)) == 16
+    scores = _scores(rng, n=20, k=16)
+    fig = plot_critical_difference(friedman_nemenyi(scores))
+    ax = fig.axes[0]
+    texts = {t.get_text(): t for t in ax.texts}
+    # Each method's label in its own colour: 16 distinct colours.
+    colours = {
+        matplotlib.colors.to_hex(t.get_color())
+        for text, t in texts.items()
+        if text.startswith("m")
+        or (text.endswith(tuple("0123456789")) and "CD" not in text)
+    }
+    assert len(colours) == 16
+    # The CD reference bar and its label.
+    assert any(text.startswith("CD = ") for text in texts)
+    # The axis runs over the ranks 1..k.
+    assert list(ax.get_xticks()) == list(range(1, 17))
+    lo, hi = ax.get_xlim()
+    assert lo < 1 and hi > 16 and lo > 0 and hi < 17.5

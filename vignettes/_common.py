@@ -173,6 +173,7 @@ def main(
         metric,
         out,
         table_file=f"table_{metric}.md",
+        pairwise_file=f"pairwise_{metric}.md",
         title=title,
         curves="curves_{mechanism}.png" if curves else None,
     )
@@ -241,6 +242,17 @@ def main(
             f" chi2 = {stats.statistic:.2f}, p = {stats.pvalue:.3g}; Nemenyi critical "
             f"difference {stats.critical_difference:.2f} at alpha = {stats.alpha}. "
             f"Mean ranks: {rep.mean_ranks()}.",
+        ]
+    if rep.pairwise is not None:
+        lines += [
+            "",
+            f"Pairwise Wilcoxon signed-rank tests over the same "
+            f"{int(rep.pairwise.table['n_blocks'].iloc[0])} blocks, p-values "
+            f"Holm-adjusted over all {len(rep.pairwise.table)} pairs (bold: at "
+            f"most {rep.pairwise.alpha}); wins / ties / losses count the blocks "
+            "where method a scores higher / the same / lower:",
+            "",
+            rep.pairwise_table,
         ]
     if report is not None:
         lines += ["", report(results, {"summary": summary_table(results, metric)})]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _stats
-from ._stats import _BLOCK, FriedmanNemenyi
+from ._stats import _BLOCK, FriedmanNemenyi, PairwiseWilcoxon
 
 #: The columns of a (dataset, mechanism, rate, draw, outer fold) cell.
 CELL_COLUMNS = ("dataset", "mechanism", "rate", "draw", "fold")
@@ -34,6 +34,11 @@ class ComparisonReport:
     n_common_cells : int
         The (dataset, mechanism, rate, draw, fold) cells every method
         finished without an error: the only ones the test ranks on.
+    pairwise : PairwiseWilcoxon or None
+        Pairwise Wilcoxon signed-rank tests (Holm-corrected) and win/tie/loss
+        counts over the same blocks; None with fewer than two methods.
+    pairwise_table : str
+        Its Markdown table ("" without it).
     errors : dict of str to str
         Method -> the first error of its failed cells.
     n_failed_cells : int
@@ -49,6 +54,8 @@ class ComparisonReport:
     errors: dict[str, str]
     n_failed_cells: int
     figures: list[str] = field(default_factory=list)
+    pairwise: PairwiseWilcoxon | None = None
+    pairwise_table: str = ""
 
     def mean_ranks(self) -> str:
         """``"method rank, ..."``, best first ("" without a test)."""
@@ -80,6 +87,7 @@ def report_comparison(
     blocks: Sequence[str] = _BLOCK,
     title: str = "",
     curves: str | None = None,
+    pairwise_file: str = "pairwise.md",
 ) -> ComparisonReport:
     """Write the table and figures of a comparison; return the summary.
 
@@ -100,6 +108,10 @@ def report_comparison(
     curves : str or None, default=None
         File name of the score-vs-rate curves, one figure per mechanism
         (``{mechanism}`` in the name is replaced by it); None: no curves.
+    pairwise_file : str, default="pairwise.md"
+        File name of the Markdown table of the pairwise Wilcoxon
+        signed-rank tests (Holm-corrected) and win/tie/loss counts over the
+        same blocks as the Friedman test (:func:`pairwise_wilcoxon`).
 
     Returns
     -------
@@ -112,6 +124,12 @@ def report_comparison(
     scores = _stats.block_scores(common, metric, blocks=blocks)
     stats = None
     figures = []
+    pairwise = None
+    pairwise_table = ""
+    if scores.shape[0] >= 1 and scores.shape[1] >= 2:
+        pairwise = _stats.pairwise_wilcoxon(scores)
+        pairwise_table = _stats.format_pairwise(pairwise)
+        (out / pairwise_file).write_text(pairwise_table + "\n")
     if scores.shape[0] >= 2 and scores.shape[1] >= 3:
         stats = _stats.friedman_nemenyi(scores)
         _stats.plot_critical_difference(
@@ -134,4 +152,6 @@ def report_comparison(
         errors=dict(failed.groupby("method")["error"].first().items()),
         n_failed_cells=int(failed.drop_duplicates([*CELL_COLUMNS, "method"]).shape[0]),
         figures=figures,
+        pairwise=pairwise,
+        pairwise_table=pairwise_table,
     )

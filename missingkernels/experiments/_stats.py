@@ -254,10 +254,253 @@ def friedman_nemenyi(
     )
 
 
+def holm(pvalues: Any) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values.
+
+    Parameters
+    ----------
+    pvalues : array-like of float
+        The raw p-values of the family (NaN entries are left NaN and not
+        counted).
+
+    Returns
+    -------
+    adjusted : ndarray of float
+        ``min(1, max over j <= i of (m - j + 1) p_(j))`` for the i-th
+        smallest p-value, in the input's order; reject at level alpha where
+        it is at most alpha (controls the family-wise error rate).
+
+    References
+    ----------
+    .. [1] S. Holm. "A simple sequentially rejective multiple test
+       procedure", Scandinavian Journal of Statistics 6 (1979) 65-70.
+
+    Examples
+    --------
+    >>> from missingkernels.experiments import holm
+    >>> holm([0.01, 0.04, 0.03]).round(3).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = ok.size
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    scaled = (m - np.arange(m)) * p[order]
+    out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    return out
+
+
+@dataclass(frozen=True)
+class PairwiseWilcoxon:
+    """Result of :func:`pairwise_wilcoxon`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per pair of methods (``method_a``, ``method_b``, in the
+        order of the score columns): ``n_blocks``, ``wins``/``ties``/
+        ``losses`` of ``method_a`` against ``method_b`` over the blocks,
+        ``median_difference`` (a - b; positive: a scores higher),
+        ``statistic`` and ``pvalue`` of the two-sided Wilcoxon signed-rank
+        test, and ``pvalue_holm``, Holm-adjusted over all pairs.
+    alpha : float
+        The level :meth:`significant` and the report use.
+    higher_is_better : bool
+    """
+
+    table: Any
+    alpha: float
+    higher_is_better: bool
+
+    def significant(self) -> Any:
+        """The rows of the pairs whose Holm-adjusted p-value is at most alpha."""
+        return self.table[self.table["pvalue_holm"] <= self.alpha]
+
+    def matrix(self, column: str = "pvalue_holm") -> Any:
+        """Methods x methods matrix of one column (symmetric for p-values,
+        ``wins`` of the row's method against the column's for counts)."""
+        pd = import_optional("pandas", "experiments", "PairwiseWilcoxon.matrix")
+        methods = list(
+            dict.fromkeys([*self.table["method_a"], *self.table["method_b"]])
+        )
+        out = pd.DataFrame(np.nan, index=methods, columns=methods)
+        mirror = {"wins": "losses", "losses": "wins"}.get(column, column)
+        for row in self.table.itertuples(index=False):
+            out.loc[row.method_a, row.method_b] = getattr(row, column)
+            value = getattr(row, mirror)
+            if column == "median_difference":
+                value = -value
+            out.loc[row.method_b, row.method_a] = value
+        return out
+
+
+def pairwise_wilcoxon(
+    scores: Any,
+    *,
+    alpha: float = 0.05,
+    higher_is_better: bool = True,
+    tie_tolerance: float = 0.0,
+    zero_method: str = "wilcox",
+) -> PairwiseWilcoxon:
+    """Pairwise Wilcoxon signed-rank tests (Holm-corrected) and win/tie/loss
+    counts over blocks.
+
+    For every pair of methods, the per-block score differences are tested
+    with :func:`scipy.stats.wilcoxon` (two-sided); the p-values of all
+    ``k (k - 1) / 2`` pairs are adjusted together by Holm's method
+    (:func:`holm`). Wins, ties and losses count the blocks where the first
+    method scores better, within ``tie_tolerance``, or worse.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Blocks x methods (e.g. from :func:`block_scores`), no missing cell.
+    alpha : float, default=0.05
+    higher_is_better : bool, default=True
+        What a win is (the test itself is two-sided).
+    tie_tolerance : float, default=0.0
+        Differences of at most this size are ties.
+    zero_method : {"wilcox", "pratt", "zsplit"}, default="wilcox"
+        How :func:`scipy.stats.wilcoxon` treats zero differences
+        (``"wilcox"``: dropped). A pair whose differences are all zero has
+        p-value 1.
+
+    Returns
+    -------
+    result : PairwiseWilcoxon
+
+    References
+    ----------
+    .. [1] J. Demšar. "Statistical comparisons of classifiers over multiple
+       data sets", JMLR 7 (2006) 1-30, sec. 3.1.3 and 3.2.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from missingkernels.experiments import pairwise_wilcoxon
+    >>> s = pd.DataFrame({"a": [0.9, 0.8, 0.85, 0.7, 0.75, 0.8],
+    ...                   "b": [0.8, 0.7, 0.8, 0.6, 0.7, 0.8]})
+    >>> row = pairwise_wilcoxon(s).table.iloc[0]
+    >>> row[["wins", "ties", "losses"]].tolist()
+    [5, 1, 0]
+    >>> round(float(row["pvalue"]), 4)
+    0.0625
+    """
+    pd = import_optional("pandas", "experiments", "pairwise_wilcoxon")
+    from scipy import stats
+
+    if not isinstance(scores, pd.DataFrame):
+        raise TypeError("scores must be a pandas DataFrame of blocks x methods.")
+    if scores.shape[1] < 2 or scores.shape[0] < 1:
+        raise ValueError(
+            "Pairwise tests need at least 2 methods and 1 block; got "
+            f"{scores.shape[1]} methods and {scores.shape[0]} blocks."
+        )
+    if scores.isna().to_numpy().any():
+        raise ValueError("scores has missing cells; drop incomplete blocks first.")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}.")
+    if not tie_tolerance >= 0.0:
+        raise ValueError(f"tie_tolerance must be >= 0, got {tie_tolerance}.")
+    values = scores.to_numpy(dtype=float)
+    methods = list(scores.columns)
+    rows = []
+    for i in range(len(methods)):
+        for j in range(i + 1, len(methods)):
+            d = values[:, i] - values[:, j]
+            better = d if higher_is_better else -d
+            tie = np.abs(d) <= tie_tolerance
+            if np.all(d == 0.0):
+                statistic, pvalue = np.nan, 1.0
+            else:
+                res = stats.wilcoxon(
+                    values[:, i], values[:, j], zero_method=zero_method
+                )
+                statistic, pvalue = float(res.statistic), float(res.pvalue)
+            rows.append(
+                {
+                    "method_a": methods[i],
+                    "method_b": methods[j],
+                    "n_blocks": int(d.size),
+                    "wins": int(np.sum((better > 0) & ~tie)),
+                    "ties": int(np.sum(tie)),
+                    "losses": int(np.sum((better < 0) & ~tie)),
+                    "median_difference": float(np.median(d)),
+                    "statistic": statistic,
+                    "pvalue": pvalue,
+                }
+            )
+    table = pd.DataFrame(rows)
+    table["pvalue_holm"] = holm(table["pvalue"].to_numpy())
+    return PairwiseWilcoxon(table=table, alpha=alpha, higher_is_better=higher_is_better)
+
+
+def format_pairwise(result: PairwiseWilcoxon, digits: int = 3) -> str:
+    """Markdown table of :func:`pairwise_wilcoxon`, one row per pair.
+
+    Parameters
+    ----------
+    result : PairwiseWilcoxon
+    digits : int, default=3
+
+    Returns
+    -------
+    markdown : str
+        Columns: the pair, wins/ties/losses of the first method, the median
+        difference, the raw and the Holm-adjusted p-value (bold at most
+        alpha).
+    """
+    lines = [
+        "| method a | method b | a wins / ties / losses | median a - b | p | "
+        "p (Holm) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in result.table.itertuples(index=False):
+        holm_p = f"{r.pvalue_holm:.{digits}g}"
+        if r.pvalue_holm <= result.alpha:
+            holm_p = f"**{holm_p}**"
+        lines.append(
+            f"| {r.method_a} | {r.method_b} | {r.wins} / {r.ties} / {r.losses} | "
+            f"{r.median_difference:+.{digits}f} | {r.pvalue:.{digits}g} | {holm_p} |"
+        )
+    return "\n".join(lines)
+
+
+#: Sixteen colours told apart at a glance (matplotlib's tab10, then six dark
+#: ones of tab20b and black): one per method of a critical-difference diagram.
+CD_COLOURS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#000000",
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#843c39",
+    "#7b4173",
+)
+
+
 def plot_critical_difference(
     result: FriedmanNemenyi, path: str | Path | None = None, title: str = ""
 ) -> Any:
     """Critical-difference diagram of a :class:`FriedmanNemenyi` result.
+
+    The mean ranks on an axis from 1 to k (the number of methods), each
+    method in its own colour (distinct for up to 16 methods, then repeated),
+    bars joining the methods the Nemenyi test does not tell apart, and a
+    reference bar as long as the critical difference, drawn from the best
+    rank.
 
     Parameters
     ----------
@@ -277,11 +520,29 @@ def plot_critical_difference(
 
     sp = import_optional("scikit_posthocs", "experiments", "plot_critical_difference")
 
-    k = len(result.mean_ranks)
-    fig, ax = plt.subplots(figsize=(7, 1.0 + 0.3 * k))
+    ranks = result.mean_ranks
+    k = len(ranks)
+    colours = {m: CD_COLOURS[i % len(CD_COLOURS)] for i, m in enumerate(ranks.index)}
+    fig, ax = plt.subplots(figsize=(7, 1.4 + 0.3 * k))
     sp.critical_difference_diagram(
-        result.mean_ranks, result.nemenyi_pvalues, alpha=result.alpha, ax=ax
+        ranks,
+        result.nemenyi_pvalues,
+        alpha=result.alpha,
+        ax=ax,
+        color_palette=colours,
+        label_fmt_left="{label} ({rank:.2f})",
+        label_fmt_right="({rank:.2f}) {label}",
     )
+    ax.set_xlim(1.0 - 0.05 * k, k + 0.05 * k)
+    ax.set_xticks(np.arange(1, k + 1))
+    # The CD reference bar, above the rank axis and its labels, from rank 1.
+    cd = result.critical_difference
+    ax.plot([1.0, 1.0 + cd], [1.3, 1.3], color="k", linewidth=2, clip_on=False)
+    for end in (1.0, 1.0 + cd):
+        ax.plot([end, end], [1.15, 1.45], color="k", linewidth=1, clip_on=False)
+    ax.text(1.0 + cd / 2, 1.55, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)
+    bottom, _ = ax.get_ylim()
+    ax.set_ylim(bottom, 2.2)
     label = (
         f"Friedman p = {result.pvalue:.3g}, {result.n_blocks} blocks; "
         f"CD = {result.critical_difference:.2f} (Nemenyi, alpha = {result.alpha})"
