@@ -33,23 +33,35 @@
 #' needs it (nothing happens when the package is loaded), and from then on
 #' the R session is bound to that interpreter: choose it before.
 #'
+#' The Python package is not published on a package index: it is installed
+#' from a local source directory (a clone of the repository) or a wheel.
+#' Two routes:
+#'
 #' \describe{
-#'   \item{\code{RETICULATE_PYTHON}}{The documented reticulate way, and the
-#'     one to use with reticulate < 1.41 (Debian 12 ships 1.28): set the
-#'     environment variable to the \code{python} executable of an environment
-#'     where \code{missingkernels} is installed, e.g. in
-#'     \file{~/.Renviron} or with \code{Sys.setenv()} before the first call.
-#'     \code{reticulate::use_python()} and \code{reticulate::use_virtualenv()}
-#'     work too.}
-#'   \item{\code{py_require()}}{With reticulate >= 1.41 and no Python
-#'     chosen, loading this package declares the requirement
-#'     \code{"missingkernels"} with \code{reticulate::py_require()}, so that
-#'     reticulate can provision an environment itself. The requirement can be
-#'     changed (e.g. to a local path or a git URL) with
-#'     \code{options(missingkernels.python_requirement = ...)} or the
-#'     environment variable \code{MISSINGKERNELS_PYTHON_REQUIREMENT} before
-#'     loading, or turned off with the option set to \code{FALSE}.}
+#'   \item{\code{install_missingkernels()}}{From R, in one step:
+#'     \code{install_missingkernels("/path/to/missingkernels")} creates (or
+#'     reuses) the virtualenv \code{"r-missingkernels"} through reticulate and
+#'     installs the package there (with \code{numpy<2} where reticulate is
+#'     older than 1.38; \code{plugin = TRUE} adds the R plugin). In a new R
+#'     session, this package uses that environment by itself when no other
+#'     Python was chosen. See \code{\link{install_missingkernels}}.}
+#'   \item{Your own environment}{Create a virtualenv or conda environment,
+#'     \code{pip install} the package into it, and point reticulate at it
+#'     before the first call: set \code{RETICULATE_PYTHON} to its
+#'     \code{python} executable (e.g. in \file{~/.Renviron}, or with
+#'     \code{Sys.setenv()}), or call \code{reticulate::use_python()} or
+#'     \code{reticulate::use_virtualenv()}. This is the way with reticulate <
+#'     1.41 (Debian 12 ships 1.28).}
 #' }
+#'
+#' Loading the package never asks a package index for the name
+#' \code{missingkernels} (it is not published there, and anyone could
+#' register it). With reticulate >= 1.41, a user may let reticulate provision
+#' an environment with \code{py_require()} from a \emph{local} source
+#' directory or wheel: set \code{options(missingkernels.python_requirement =
+#' "/path/to/missingkernels")} or the environment variable
+#' \code{MISSINGKERNELS_PYTHON_REQUIREMENT} before loading; anything that is
+#' not an existing path is ignored.
 #'
 #' reticulate before 1.38 cannot convert arrays of NumPy 2: with such a
 #' reticulate the environment needs \code{numpy<2}. From a clone of the
@@ -70,7 +82,10 @@
 #'
 #' @examples
 #' \dontrun{
-#' # in a shell:
+#' # from R (then restart R):
+#' install_missingkernels("~/src/missingkernels")
+#'
+#' # or in a shell:
 #' #   python3 -m venv ~/.venvs/missingkernels
 #' #   ~/.venvs/missingkernels/bin/pip install /path/to/missingkernels "numpy<2"
 #' Sys.setenv(RETICULATE_PYTHON = path.expand("~/.venvs/missingkernels/bin/python"))

@@ -22,6 +22,8 @@
     },
     "\nand in R:\n",
     "  Sys.setenv(RETICULATE_PYTHON = \"~/.venvs/missingkernels/bin/python\")\n",
+    "Or from R, in one step: install_missingkernels(\"/path/to/missingkernels\"), ",
+    "then restart R.\n",
     "From a clone of the repository, `bash scripts/test.sh` creates such an ",
     "environment at .venv-r. See ?missingkernels-python."
   )
@@ -42,8 +44,33 @@
   )
 }
 
+# Before Python is started: when the user has not chosen a Python, the
+# environment install_missingkernels() creates by default is used if it
+# exists.
+.mk_use_default_env <- function() {
+  if (reticulate::py_available(initialize = FALSE)) {
+    return(invisible(FALSE))
+  }
+  chosen <- nzchar(Sys.getenv("RETICULATE_PYTHON")) ||
+    nzchar(Sys.getenv("RETICULATE_PYTHON_ENV")) ||
+    !is.null(.mk_python_requirement())
+  if (chosen || !isTRUE(tryCatch(reticulate::virtualenv_exists(.mk_default_envname),
+    error = function(e) FALSE
+  ))) {
+    return(invisible(FALSE))
+  }
+  tryCatch(
+    {
+      reticulate::use_virtualenv(.mk_default_envname, required = FALSE)
+      invisible(TRUE)
+    },
+    error = function(e) invisible(FALSE)
+  )
+}
+
 # Why Python cannot be used, as one sentence, or NULL when it can.
 .mk_python_problem <- function() {
+  .mk_use_default_env()
   ok <- tryCatch(reticulate::py_available(initialize = TRUE),
     error = function(e) structure(FALSE, reason = conditionMessage(e))
   )
