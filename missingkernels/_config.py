@@ -5,6 +5,9 @@
   memory (8 GiB where it cannot be read). The environment variable
   ``MISSINGKERNELS_MAX_GRAM_MEMORY`` (bytes, or with a unit: ``"4GB"``,
   ``"512MiB"``) sets the default.
+- ``fit_cache_memory``: the most memory (bytes) the cache of fitted densities
+  and training Gram matrices may hold in a process (``missingkernels._fit_cache``);
+  0 disables it. None: ``MISSINGKERNELS_FIT_CACHE_MEMORY``, else 256 MiB.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any
 __all__ = ["config_context", "get_config", "set_config"]
 
 MAX_GRAM_MEMORY_ENV = "MISSINGKERNELS_MAX_GRAM_MEMORY"
+FIT_CACHE_MEMORY_ENV = "MISSINGKERNELS_FIT_CACHE_MEMORY"
+_DEFAULT_FIT_CACHE = 256 * 2**20
 _FALLBACK_MEMORY = 8 * 2**30
 _UNITS = {
     "": 1,
@@ -32,7 +37,8 @@ _UNITS = {
     "gib": 2**30,
     "tib": 2**40,
 }
-_DEFAULTS: dict[str, Any] = {"max_gram_memory": None}
+_DEFAULTS: dict[str, Any] = {"max_gram_memory": None, "fit_cache_memory": None}
+_UNCHANGED: Any = object()
 _local = threading.local()
 
 
@@ -43,13 +49,16 @@ def _state() -> dict[str, Any]:
     return config
 
 
-def parse_memory(value: Any, what: str = "max_gram_memory") -> int:
+def parse_memory(
+    value: Any, what: str = "max_gram_memory", allow_zero: bool = False
+) -> int:
     """Bytes from an int or a string such as ``"4GB"`` or ``"512 MiB"``."""
     if isinstance(value, bool):
         raise TypeError(f"{what} must be a number of bytes, got {value!r}.")
     if isinstance(value, int | float):
-        if not value > 0:
-            raise ValueError(f"{what} must be positive, got {value!r}.")
+        if not (value >= 0 if allow_zero else value > 0):
+            sign = "non-negative" if allow_zero else "positive"
+            raise ValueError(f"{what} must be {sign}, got {value!r}.")
         return int(value)
     if isinstance(value, str):
         match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", value)
@@ -59,7 +68,7 @@ def parse_memory(value: Any, what: str = "max_gram_memory") -> int:
                 f"{what} must be a number of bytes or a size such as '4GB' or "
                 f"'512MiB', got {value!r}."
             )
-        return parse_memory(float(match.group(1)) * _UNITS[str(unit)], what)
+        return parse_memory(float(match.group(1)) * _UNITS[str(unit)], what, allow_zero)
     raise TypeError(f"{what} must be a number of bytes or a string, got {value!r}.")
 
 
@@ -82,6 +91,17 @@ def max_gram_memory() -> tuple[int, str]:
     if physical is None:
         return _FALLBACK_MEMORY, "the default"
     return physical // 2, "half the machine's memory"
+
+
+def fit_cache_memory() -> int:
+    """The memory limit of the fit cache in bytes (0: disabled)."""
+    value = _state()["fit_cache_memory"]
+    if value is not None:
+        return int(value)
+    env = os.environ.get(FIT_CACHE_MEMORY_ENV)
+    if env:
+        return parse_memory(env, FIT_CACHE_MEMORY_ENV, allow_zero=True)
+    return _DEFAULT_FIT_CACHE
 
 
 def format_bytes(n: float) -> str:
@@ -124,22 +144,36 @@ def get_config() -> dict[str, Any]:
     --------
     >>> from missingkernels import get_config
     >>> sorted(get_config())
-    ['max_gram_memory']
+    ['fit_cache_memory', 'max_gram_memory']
     """
     return dict(_state())
 
 
-def set_config(max_gram_memory: Any = None) -> None:
+def set_config(
+    max_gram_memory: Any = _UNCHANGED, fit_cache_memory: Any = _UNCHANGED
+) -> None:
     """Change the package's settings for this thread.
+
+    A setting not passed is left as it is.
 
     Parameters
     ----------
-    max_gram_memory : int, str or None, default=None
+    max_gram_memory : int, str or None
         The most memory an exact Gram matrix (the training Gram of an SVM,
         ``k(X, Y)``) may take; larger ones are refused before allocation with
         a ValueError. Bytes, or a size such as ``"4GB"``. None restores the
         default: ``$MISSINGKERNELS_MAX_GRAM_MEMORY``, else half the machine's
         physical memory.
+    fit_cache_memory : int, str or None
+        The most memory the process's cache of fitted densities and training
+        Gram matrices may hold (bytes or a size such as ``"1GB"``; 0 turns
+        the cache off). A density fitted on rows identical to an earlier
+        fit's, with identical parameters, is then a copy of that fit, and a
+        kernel's training Gram is reused across ``C``: a grid search over
+        ``C`` and ``gamma`` fits the density once per fold (see the user
+        guide, "Model selection"). None restores the default:
+        ``$MISSINGKERNELS_FIT_CACHE_MEMORY`` (set it for joblib worker
+        processes, which do not see this thread's settings), else 256 MiB.
 
     Examples
     --------
@@ -148,10 +182,20 @@ def set_config(max_gram_memory: Any = None) -> None:
     >>> get_config()["max_gram_memory"]
     2000000000
     >>> set_config(max_gram_memory=None)
+    >>> set_config(fit_cache_memory=0)  # no cache in this thread
+    >>> set_config(fit_cache_memory=None)
     """
-    _state()["max_gram_memory"] = (
-        None if max_gram_memory is None else parse_memory(max_gram_memory)
-    )
+    state = _state()
+    if max_gram_memory is not _UNCHANGED:
+        state["max_gram_memory"] = (
+            None if max_gram_memory is None else parse_memory(max_gram_memory)
+        )
+    if fit_cache_memory is not _UNCHANGED:
+        state["fit_cache_memory"] = (
+            None
+            if fit_cache_memory is None
+            else parse_memory(fit_cache_memory, "fit_cache_memory", allow_zero=True)
+        )
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR
 
 from .._config import max_gram_memory
+from .._fit_cache import fit_kernel_gram
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import validate_missing_data, validate_missing_data_xy
 from ._base import (
@@ -54,8 +55,9 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         if self.route_ == "features":
             return self._fit_features(X, y, sample_weight)
         self.features_ = None
-        self.kernel_ = self._make_kernel().fit(X)
-        K = self.kernel_(X)
+        # The kernel and its training Gram depend on the rows and the kernel's
+        # parameters, not on C: a grid search over C reuses them (fit cache).
+        self.kernel_, K = fit_kernel_gram(self._make_kernel(), X)
         self.svm_ = self._make_svm().fit(K, y, sample_weight=sample_weight)
         # Only support vectors are needed to score new rows.
         self.support_ = self.svm_.support_

@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import check_gram_memory
+from .._fit_cache import fit_density
 from .._registry import list_densities, list_representations, new_density
 from .._sklearn_compat import HasMethods, StrOptions, available_if
 from .._validation import pass_feature_names, validate_missing_data
@@ -172,9 +173,12 @@ class BaseExpectedKernel(BaseEstimator):
         pass_feature_names(self, density)
         pass_feature_names(self, base)
         self._check_supported(base, _representation_class(density), density)
-        # y passed explicitly: sklearn.frozen.FrozenEstimator (a density
-        # fitted elsewhere, e.g. out of core on dask) requires it.
-        density.fit(X, None)
+        # The same rows and density parameters give the same fit: a copy of
+        # an earlier one when the fit cache holds it (e.g. at every gamma
+        # and C of a grid search). y is passed explicitly:
+        # sklearn.frozen.FrozenEstimator (a density fitted elsewhere, e.g.
+        # out of core on dask) requires it.
+        density = fit_density(density, X)
         self.density_ = density
         train = self._check_conditionals(base, density.conditionals(X))
         base.fit(X, train, density)
