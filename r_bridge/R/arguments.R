@@ -69,7 +69,7 @@
   }
   hints <- .mk_e1071_hints[intersect(unknown, names(.mk_e1071_hints))]
   stop(sprintf(
-    "Unknown argument%s to mk_svm(): %s.%s\nmk_svm() accepts %s, and the parameters of the Python estimator %s.",
+    "Unknown argument%s to mk_svm(): %s%s.\nmk_svm() accepts %s, and the parameters of the Python estimator: %s.",
     if (length(unknown) > 1L) "s" else "",
     paste0("`", unknown, "`", collapse = ", "),
     if (length(hints)) paste0(" (", paste(hints, collapse = "; "), ")") else "",

@@ -11,6 +11,9 @@
 #'     matrix interfaces), with \code{predict}, \code{print},
 #'     \code{summary}, \code{update}, \code{plot} and the other methods of
 #'     R's models (\link{mk_svm-methods}).
+#'   \item \code{\link{mk_tune}}: parameters chosen by cross-validation.
+#'   \item \code{\link{install_missingkernels}}: the Python side, installed
+#'     into a virtualenv.
 #'   \item \code{\link{mk_kernel_matrix}}: Gram matrices.
 #'   \item \code{\link{mk_kernels}}, \code{\link{mk_densities}},
 #'     \code{\link{mk_baselines}}: the plugin registry as data frames.

@@ -842,6 +842,14 @@ print.mk_svm <- function(x, ...) {
   cat(sprintf("Features: %d%s   support vectors: %d\n",
     x$n_features, if (x$scale) " (standardised)" else "", x$n_sv
   ))
+  if (!is.null(x$tune)) {
+    best <- x$tune$best_parameters
+    cat(sprintf("Tuned by %d-fold cross-validation over %d combinations: %s (%s %.4g)\n",
+      max(x$tune$folds, na.rm = TRUE), nrow(x$tune$performances),
+      paste(names(best), vapply(best, format, ""), sep = " = ", collapse = ", "),
+      x$tune$metric, x$tune$best_performance
+    ))
+  }
   if (!is.null(x$training_error)) {
     cat(sprintf("Training error: %.4g (%s)\n", x$training_error,
       if (x$type == "classification") "misclassification rate" else "mean squared error"
