@@ -81,7 +81,10 @@
 #' \code{"missingkernels_SingularCovarianceWarning"}), which
 #' \code{suppressWarnings()} and \code{withCallingHandlers()} handle; each
 #' distinct warning of a call is signalled once. Their messages name columns
-#' by the column names of the data (or by position counted from 1).
+#' by the column names of the data (or by position counted from 1). A fit
+#' that reuses a density fitted earlier in the session on the same rows (the
+#' Python package's fit cache, e.g. \code{update(fit, C = 10)}) does not
+#' repeat that density's warnings.
 #'
 #' @examples
 #' \dontrun{

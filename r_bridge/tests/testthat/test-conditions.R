@@ -47,14 +47,30 @@ test_that("Python warnings are R warnings that name the R column", {
   # recorded, not printed by Python
   expect_false(any(grepl("Warning", stderr)), info = stderr)
 
-  expect_warning(mk_svm(d$x, d$y), class = "missingkernels_SingularCovarianceWarning")
+  # The same rows again would take the fitted density from the Python fit
+  # cache, which does not warn again: the rows in another order are new rows.
+  again <- c(2:40, 1)
+  expect_warning(mk_svm(d$x[again, ], d$y[again]),
+    class = "missingkernels_SingularCovarianceWarning"
+  )
+  once_more <- c(3:40, 1:2)
+  raised <- 0L # inside suppressWarnings()
+  escaped <- 0L # outside it
   quiet <- utils::capture.output(
     {
-      suppressWarnings(mk_svm(d$x, d$y))
+      withCallingHandlers(
+        suppressWarnings(withCallingHandlers(
+          mk_svm(d$x[once_more, ], d$y[once_more]),
+          missingkernels_python_warning = function(w) raised <<- raised + 1L
+        )),
+        warning = function(w) escaped <<- escaped + 1L
+      )
       invisible()
     },
     type = "message"
   )
+  expect_gt(raised, 0L)
+  expect_identical(escaped, 0L)
   expect_identical(quiet, character())
 })
 
