@@ -65,6 +65,12 @@ mk_tune <- function(x, y = NULL, data = NULL, ranges = list(C = 2^(-2:4)), folds
     )
   }
   fixed <- list(...)
+  if (any(c("subset", "na.action") %in% c(names(fixed), names(ranges)))) {
+    stop("mk_tune() uses the rows of `data` (or `x`) as given, less those ",
+      "without a response: subset them first (no `subset` or `na.action`).",
+      call. = FALSE
+    )
+  }
   .mk_check_arguments(c(names(ranges), names(fixed)), length(ranges) + length(fixed),
     formula = TRUE
   )

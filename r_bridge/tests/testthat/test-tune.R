@@ -84,6 +84,7 @@ test_that("rows without a response take no part; bad grids are clear errors", {
   expect_error(mk_tune(y ~ a + b, data = df, ranges = list(1, 2)), "named list")
   expect_error(mk_tune(y ~ a + b, data = df, ranges = list(C = 1), C = 2), "both in `ranges`")
   expect_error(mk_tune(y ~ a + b, data = df, folds = 1), "at least 2")
+  expect_error(mk_tune(y ~ a + b, data = df, subset = 1:30), "subset them first")
   # a failing combination is recorded, the others still count
   fit2 <- mk_tune(y ~ a + b, data = df, ranges = list(gamma = c(-1, 0.5)), folds = 2, seed = 1)
   perf <- fit2$tune$performances
