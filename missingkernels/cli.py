@@ -166,6 +166,36 @@ def _print_warnings(log: list[warnings.WarningMessage], ridge: float | None) -> 
             print(f"    what to do: {remedy}", file=sys.stderr)
 
 
+def _missingness_text(
+    asked: str, mechanism: str, rates: Sequence[float], data_rate: float
+) -> str:
+    """The banner's account of the missingness a run uses, and why."""
+    if mechanism == "none":
+        if data_rate > 0:
+            return (
+                f"the data's own missingness ({100 * data_rate:.3g}% of entries "
+                "missing; nothing simulated)"
+            )
+        return "no missingness (the data has no missing value; nothing simulated)"
+    at = ", ".join(f"{r:g}" for r in rates)
+    rate_word = "rate" if len(rates) == 1 else "rates"
+    text = f"simulated {mechanism} missingness at {rate_word} {at}"
+    if asked == "auto":
+        text += (
+            " (the data has no missing value, so --mechanism auto simulates "
+            "mar; choose another with --mechanism)"
+        )
+    return text
+
+
+def _repetitions_text(mechanism: str, reps: int) -> str:
+    """What ``--repetitions`` repeats: CV splits of the data's own missing
+    values, or missingness draws (each with its own splits)."""
+    if mechanism == "none":
+        return f"{reps} repetition(s) of the CV splits"
+    return f"{reps} missingness draw(s)"
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     try:
         return _compare(args)
@@ -269,9 +299,9 @@ def _compare(args: argparse.Namespace) -> int:
     names = [m if isinstance(m, str) else m.name for m in run_methods]
     print(
         f"{ds.name}: {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.task}; "
-        f"mechanism {mechanism}"
-        + ("" if mechanism == "none" else f" at {', '.join(map(str, rates))}")
-        + f"; {reps} draw(s), {folds}x{inner} nested CV; methods: {', '.join(names)}"
+        + _missingness_text(args.mechanism, mechanism, rates, ds.missing_rate)
+        + f"; {_repetitions_text(mechanism, reps)}, {folds}x{inner} nested CV; "
+        f"methods: {', '.join(names)}"
     )
     start = time.perf_counter()
     log: list[warnings.WarningMessage] = []
@@ -327,7 +357,10 @@ def _compare(args: argparse.Namespace) -> int:
         title="blocks: draw x outer fold",
         curves="rate_curves.png" if len(rates) > 1 and mechanism != "none" else None,
     )
-    print(f"\n{metric} (mean ± std over draws of the mean over outer folds):")
+    over = (
+        "repetitions of the CV splits" if mechanism == "none" else "missingness draws"
+    )
+    print(f"\n{metric} (mean ± std over {over} of the mean over outer folds):")
     print(report.table)
     if report.errors:
         print(f"\n{len(report.errors)} method(s) failed in some cells:")
@@ -512,7 +545,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         choices=["auto", "mcar", "mar", "mnar", "none"],
         help="simulated missingness; 'none' keeps the data's own NaN; 'auto': "
-        "none if the data has missing values, else mar (default: %(default)s)",
+        "none if the data has missing values, else simulated mar (the banner "
+        "says which) (default: %(default)s)",
     )
     p_cmp.add_argument(
         "--rate",
@@ -537,12 +571,15 @@ def build_parser() -> argparse.ArgumentParser:
     p_cmp.add_argument(
         "--repetitions",
         type=int,
-        help="missingness draws (default: 10; with --quick 1)",
+        help="repetitions of the comparison: with simulated missingness, new "
+        "missingness draws (each with new CV splits); with the data's own "
+        "missingness, repeated CV splits of the same data (the 'draw' column "
+        "of results.csv numbers them) (default: 10; with --quick 1)",
     )
     p_cmp.add_argument(
         "--quick",
         action="store_true",
-        help="a smoke run: 3x3 CV, 1 draw, a 3x3 grid of C and gamma, methods "
+        help="a smoke run: 3x3 CV, 1 repetition, a 3x3 grid of C and gamma, methods "
         f"{','.join(_QUICK_METHODS)} (default: off, the genRBF paper's protocol "
         "and grids)",
     )

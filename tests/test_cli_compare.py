@@ -274,3 +274,51 @@ def test_ridge_without_a_use_is_refused(csv_path, tmp_path, capsys, extra, match
             "--ridge", "1e-3", "--output-dir", str(tmp_path / "o"), *extra]  # fmt: skip
     assert main(args) == 2
     assert match in _one_line_error(capsys)
+
+
+# Issue 26: compare on natural missingness.
+
+
+@pytest.fixture
+def holes_csv(tmp_path, rng):
+    X = rng.normal(size=(72, 4))
+    y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    X[rng.random(X.shape) < 0.1] = np.nan
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["label"] = y
+    path = tmp_path / "holes.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _banner(capsys):
+    return capsys.readouterr().out.splitlines()[0]
+
+
+def test_banner_says_auto_simulated_mar_on_complete_data(csv_path, tmp_path, capsys):
+    assert _compare(csv_path, tmp_path / "out") == 0
+    banner = _banner(capsys)
+    assert "no missing value" in banner
+    assert "simulated mar missingness at rate 0.3" in banner
+    assert "--mechanism auto" in banner
+    assert "1 missingness draw(s)" in banner
+
+
+def test_banner_says_natural_missingness_and_cv_repetitions(
+    holes_csv, tmp_path, capsys
+):
+    assert _compare(holes_csv, tmp_path / "out", "--repetitions", "2") == 0
+    out = capsys.readouterr().out
+    banner = out.splitlines()[0]
+    assert "the data's own missingness" in banner
+    assert "% of entries" in banner
+    assert "2 repetition(s) of the CV splits" in banner
+    assert "draw" not in banner
+    assert "over repetitions of the CV splits" in out
+
+
+def test_repetitions_help_names_both_meanings(capsys):
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "with the data's own missingness, repeated CV splits" in out
