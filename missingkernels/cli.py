@@ -296,13 +296,39 @@ def _compare(args: argparse.Namespace) -> int:
                 f"EM density ({', '.join(_ridge_methods())}); none of "
                 f"{', '.join(methods)} has one."
             )
+    class_weight = None if args.class_weight == "none" else args.class_weight
+    if class_weight is not None and ds.task != "classification":
+        return _fail(
+            f"--class-weight {class_weight} weighs classes; {ds.name} is a "
+            f"{ds.task} task."
+        )
+    default_metric = "accuracy" if ds.task == "classification" else "r2"
+    selection = args.selection_metric or default_metric
     names = [m if isinstance(m, str) else m.name for m in run_methods]
     print(
         f"{ds.name}: {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.task}; "
         + _missingness_text(args.mechanism, mechanism, rates, ds.missing_rate)
-        + f"; {_repetitions_text(mechanism, reps)}, {folds}x{inner} nested CV; "
-        f"methods: {', '.join(names)}"
+        + f"; {_repetitions_text(mechanism, reps)}, {folds}x{inner} nested CV "
+        f"selecting by {selection}"
+        + ("" if class_weight is None else f", class_weight {class_weight}")
+        + f"; methods: {', '.join(names)}"
     )
+    if class_weight is not None:
+        from .experiments import resolve_method
+        from .experiments._cv import accepts_class_weight
+
+        unweighted = [
+            name
+            for name, m in zip(names, run_methods, strict=True)
+            if not accepts_class_weight(
+                resolve_method(m, C_grid=C_grid, gamma_grid=gamma_grid)
+                if isinstance(m, str)
+                else m,
+                ds.task,
+            )
+        ]
+        if unweighted:
+            print(f"(class_weight not supported, ignored by: {', '.join(unweighted)})")
     start = time.perf_counter()
     log: list[warnings.WarningMessage] = []
     try:
@@ -317,6 +343,8 @@ def _compare(args: argparse.Namespace) -> int:
                 inner_folds=inner,
                 C_grid=C_grid,
                 gamma_grid=gamma_grid,
+                selection_metric=args.selection_metric,
+                class_weight=class_weight,
                 output=out / "results.csv",
                 n_jobs=args.n_jobs,
                 random_state=args.seed,
@@ -337,7 +365,8 @@ def _compare(args: argparse.Namespace) -> int:
     finally:  # also when interrupted: the warnings of the cells that ran
         _print_warnings(log, args.ridge)
     elapsed = time.perf_counter() - start
-    metric = "accuracy" if ds.task == "classification" else "r2"
+    metric = default_metric
+    beside = ("balanced_accuracy",) if ds.task == "classification" else ()
     if not results["score"].notna().any():
         failed = results[results["error"] != ""]
         example = (
@@ -356,11 +385,13 @@ def _compare(args: argparse.Namespace) -> int:
         blocks=CELL_COLUMNS,
         title="blocks: draw x outer fold",
         curves="rate_curves.png" if len(rates) > 1 and mechanism != "none" else None,
+        beside=beside,
     )
     over = (
         "repetitions of the CV splits" if mechanism == "none" else "missingness draws"
     )
-    print(f"\n{metric} (mean ± std over {over} of the mean over outer folds):")
+    shown = " and ".join((metric, *beside))
+    print(f"\n{shown} (mean ± std over {over} of the mean over outer folds):")
     print(report.table)
     if report.errors:
         print(f"\n{len(report.errors)} method(s) failed in some cells:")
@@ -575,6 +606,22 @@ def build_parser() -> argparse.ArgumentParser:
         "missingness draws (each with new CV splits); with the data's own "
         "missingness, repeated CV splits of the same data (the 'draw' column "
         "of results.csv numbers them) (default: 10; with --quick 1)",
+    )
+    p_cmp.add_argument(
+        "--selection-metric",
+        choices=["accuracy", "balanced_accuracy", "r2"],
+        help="criterion of the inner grid search; balanced_accuracy for "
+        "imbalanced classes (default: accuracy for classification, r2 for "
+        "regression)",
+    )
+    p_cmp.add_argument(
+        "--class-weight",
+        choices=["none", "balanced"],
+        default="none",
+        help="class weights of the classifiers that take them (the SVM of every "
+        "kernel and imputation method, hgb); 'balanced' weighs classes "
+        "inversely to their frequency; the methods without (e.g. geom) are "
+        "named in the output (default: %(default)s)",
     )
     p_cmp.add_argument(
         "--quick",

@@ -35,7 +35,10 @@ def test_compare_quick_on_a_csv_writes_results_table_and_figures(
     ]  # fmt: skip
     assert main(args) == 0
     printed = capsys.readouterr().out
-    assert "| method | mine mar 10% | mine mar 30% |" in printed
+    assert (
+        "| method | mine mar 10% accuracy | mine mar 10% balanced_accuracy | "
+        "mine mar 30% accuracy | mine mar 30% balanced_accuracy |"
+    ) in printed
     res = pd.read_csv(out / "results.csv", keep_default_na=False)
     # 2 rates x 1 draw x 3 folds x 3 methods x 2 metrics
     assert len(res) == 2 * 3 * 3 * 2
@@ -322,3 +325,57 @@ def test_repetitions_help_names_both_meanings(capsys):
         main(["compare", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "with the data's own missingness, repeated CV splits" in out
+
+
+def test_table_shows_balanced_accuracy_beside_accuracy(csv_path, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _compare(csv_path, out) == 0
+    printed = capsys.readouterr().out
+    header = "| method | mine accuracy | mine balanced_accuracy |"
+    assert "accuracy and balanced_accuracy (mean ± std" in printed
+    assert header in printed
+    assert (out / "table.md").read_text().startswith(header)
+
+
+def test_selection_metric_and_class_weight_reach_the_run(csv_path, tmp_path, capsys):
+    import json
+
+    out = tmp_path / "out"
+    extra = ["--selection-metric", "balanced_accuracy", "--class-weight", "balanced"]
+    assert _compare(csv_path, out, *extra) == 0
+    banner = _banner(capsys)
+    assert "selecting by balanced_accuracy, class_weight balanced" in banner
+    config = json.loads((out / "results.csv.config.json").read_text())
+    assert config["selection_metric"] == "balanced_accuracy"
+    assert config["class_weight"] == "balanced"
+    # Another class weight does not resume these results.
+    assert _compare(csv_path, out, "--selection-metric", "balanced_accuracy") == 2
+    assert "class_weight" in _one_line_error(capsys)
+
+
+def test_methods_without_class_weight_are_named(csv_path, tmp_path, capsys):
+    args = ["--methods", "mean,geom", "--class-weight", "balanced"]
+    assert main(["compare", "--csv", str(csv_path), "--target", "label",
+                 "--quick", "--no-progress", "--output-dir",
+                 str(tmp_path / "out"), *args]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "(class_weight not supported, ignored by: geom)" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--class-weight", "balanced"], "is a regression task"),
+        (["--selection-metric", "accuracy"], "does not fit the regression task"),
+    ],
+)
+def test_classification_options_on_a_regression_are_refused(
+    tmp_path, rng, capsys, extra, match
+):
+    path = tmp_path / "reg.csv"
+    X = rng.normal(size=(40, 2))
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "label": X.sum(1)}).to_csv(
+        path, index=False
+    )
+    assert _compare(path, tmp_path / "out", *extra) == 2
+    assert match in _one_line_error(capsys)

@@ -818,3 +818,46 @@ def test_warnings_of_worker_processes_are_summarised():
     assert len(singular) == 1
     assert "set ridge explicitly" in str(singular[0].message)
     assert "of 2 cells" in str(singular[0].message)
+
+
+def test_class_weight_reaches_the_svms_and_estimators(monkeypatch, tmp_path):
+    # Issue 26: --class-weight of compare; kernel and pipeline methods share
+    # the runner's precomputed SVC, "hgb" takes the parameter itself.
+    import missingkernels.experiments._cv as cv
+
+    weights: list[Any] = []
+
+    class Recording(SVC):
+        def fit(self, X, y, sample_weight=None):
+            weights.append(self.class_weight)
+            return super().fit(X, y, sample_weight)
+
+    monkeypatch.setattr(cv, "SVC", Recording)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    data = {"d": ComparisonData(X, y, "classification")}
+    kwargs = dict(
+        mechanisms=["none"], n_draws=1, outer_folds=2, inner_folds=2,
+        C_grid=[1.0], gamma_grid=[0.5],
+    )  # fmt: skip
+    out = tmp_path / "r.csv"
+    res = run_comparison(
+        data, ["mean", "genrbf"], class_weight="balanced", output=out, **kwargs
+    )
+    assert (res["error"] == "").all()
+    assert weights and set(weights) == {"balanced"}
+    assert json.loads(Path(f"{out}.config.json").read_text())["class_weight"] == (
+        "balanced"
+    )
+    from missingkernels.experiments._cv import _make_estimator, accepts_class_weight
+
+    spec = resolve_method("hgb")
+    model = _make_estimator(spec, "classification", 0, X, {}, "balanced")
+    assert model.class_weight == "balanced"  # hgb sees unscaled features
+    assert accepts_class_weight(spec, "classification")
+    assert not accepts_class_weight(resolve_method("geom"), "classification")
+    assert not accepts_class_weight(resolve_method("mean"), "regression")
+    with pytest.raises(ValueError, match="class_weight must be 'balanced'"):
+        run_comparison(data, ["mean"], class_weight="heavy", **kwargs)

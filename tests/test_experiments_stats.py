@@ -123,6 +123,21 @@ def test_table_columns_name_small_own_rates(rng):
     assert columns.index("d1 mcar 5%") < columns.index("d1 mcar 30%")
 
 
+def test_table_shows_other_metrics_beside(rng):
+    res = _long(rng)
+    other = res.assign(metric="balanced_accuracy", score=res["score"] - 0.2)
+    both = pd.concat([res, other], ignore_index=True)
+    lines = format_table(both, "accuracy", beside=["balanced_accuracy"]).splitlines()
+    columns = lines[0].split(" | ")[1:]
+    assert columns[:2] == ["d1 mcar 10% accuracy", "d1 mcar 10% balanced_accuracy"]
+    assert len(columns) == 8
+    m0 = lines[2].split(" | ")
+    acc, bal = (float(c.split(" ± ")[0]) for c in m0[1:3])
+    assert acc - bal == pytest.approx(0.2, abs=1e-3)
+    # Without beside, the table is as before.
+    assert format_table(both, "accuracy") == format_table(res, "accuracy")
+
+
 def test_plots_write_png(tmp_path, rng):
     pytest.importorskip("matplotlib")
     res = _long(rng)

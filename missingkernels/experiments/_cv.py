@@ -90,21 +90,38 @@ def _splitter(task: str, n_splits: int, seed: int) -> Any:
     return cls(n_splits=n_splits, shuffle=True, random_state=seed)
 
 
-def _svm(task: str, C: float) -> Any:
+def _svm(task: str, C: float, class_weight: Any = None) -> Any:
     if task == "classification":
-        return SVC(kernel="precomputed", C=C)
+        return SVC(kernel="precomputed", C=C, class_weight=class_weight)
     return SVR(kernel="precomputed", C=C)
 
 
 def _fit_predict(
-    task: str, C: float, K_train: np.ndarray, y: np.ndarray, K_test: np.ndarray
+    task: str,
+    C: float,
+    K_train: np.ndarray,
+    y: np.ndarray,
+    K_test: np.ndarray,
+    class_weight: Any = None,
 ) -> np.ndarray:
     if task == "regression":
         # epsilon of SVR is relative to a unit-variance target.
         mu, sd = float(np.mean(y)), float(np.std(y)) or 1.0
         model = _svm(task, C).fit(K_train, (y - mu) / sd)
         return model.predict(K_test) * sd + mu
-    return _svm(task, C).fit(K_train, y).predict(K_test)
+    return _svm(task, C, class_weight).fit(K_train, y).predict(K_test)
+
+
+def accepts_class_weight(spec: MethodSpec, task: str) -> bool:
+    """Whether ``spec``'s classifier takes ``class_weight``: the SVM of a kernel
+    or pipeline method, an estimator with that parameter (e.g. ``"hgb"``)."""
+    if task != "classification":
+        return False
+    if spec.kind in ("kernel", "pipeline"):
+        return True
+    model = spec.make(task, 0)
+    params = model.get_params(deep=False) if hasattr(model, "get_params") else {}
+    return "class_weight" in params
 
 
 # -- warnings ----------------------------------------------------------------
@@ -258,8 +275,15 @@ def _select_and_score(
     inner_folds: int,
     seed: int,
     selection_metric: str,
+    class_weight: Any = None,
 ) -> tuple[dict, dict[str, float], float]:
-    """Inner grid search, refit on the training rows, score the test rows."""
+    """Inner grid search, refit on the training rows, score the test rows.
+
+    ``class_weight`` reaches the classifiers that take it (see
+    :func:`accepts_class_weight`); the others ignore it.
+    """
+    if task != "classification":
+        class_weight = None
     select = _METRICS[selection_metric]
     inner = list(_splitter(task, inner_folds, seed).split(X_train, y_train))
     if spec.kind in ("kernel", "pipeline"):
@@ -274,7 +298,7 @@ def _select_and_score(
             for gi, gamma in enumerate(gammas):
                 K_tr, K_va = prep.gram(X_va, gamma)
                 for ci, C in enumerate(Cs):
-                    pred = _fit_predict(task, C, K_tr, y_train[tr], K_va)
+                    pred = _fit_predict(task, C, K_tr, y_train[tr], K_va, class_weight)
                     total[gi, ci] += select(y_train[va], pred)
         # Ties go to the first grid point (smallest gamma, then smallest C).
         gi, ci = (int(i) for i in np.unravel_index(int(np.argmax(total)), total.shape))
@@ -284,7 +308,7 @@ def _select_and_score(
         start = time.perf_counter()
         prep = prepare(spec, task, X_train, seed)
         K_tr, K_te = prep.gram(X_test, gammas[gi])
-        pred = _fit_predict(task, Cs[ci], K_tr, y_train, K_te)
+        pred = _fit_predict(task, Cs[ci], K_tr, y_train, K_te, class_weight)
         fit_seconds = time.perf_counter() - start
     else:
         points = _grid_points(spec.grid) or [{}]
@@ -293,7 +317,7 @@ def _select_and_score(
             shared: dict[str, Any] = {}
             for pi, params in enumerate(points):
                 model = _make_estimator(
-                    spec, task, seed, X_train[tr], {**params, **shared}
+                    spec, task, seed, X_train[tr], {**params, **shared}, class_weight
                 )
                 model.fit(X_train[tr], y_train[tr])
                 if pi == 0 and set(spec.grid) <= {"C", "gamma"}:
@@ -301,7 +325,7 @@ def _select_and_score(
                 totals[pi] += select(y_train[va], model.predict(X_train[va]))
         best = points[int(np.argmax(totals))]
         start = time.perf_counter()
-        model = _make_estimator(spec, task, seed, X_train, best)
+        model = _make_estimator(spec, task, seed, X_train, best, class_weight)
         model.fit(X_train, y_train)
         pred = model.predict(X_test)
         fit_seconds = time.perf_counter() - start
@@ -330,9 +354,16 @@ def _density_to_share(model: Any, X: np.ndarray) -> dict[str, Any]:
 
 
 def _make_estimator(
-    spec: MethodSpec, task: str, seed: int, X: np.ndarray, params: dict
+    spec: MethodSpec,
+    task: str,
+    seed: int,
+    X: np.ndarray,
+    params: dict,
+    class_weight: Any = None,
 ) -> Any:
     model = clone(spec.make(task, seed)).set_params(**params)
+    if class_weight is not None and "class_weight" in model.get_params(deep=False):
+        model.set_params(class_weight=class_weight)
     if spec.scale:
         model = Pipeline([("scale", StandardScaler()), ("model", model)])
     return model
@@ -349,6 +380,7 @@ def _run_cell(
     inner_folds: int,
     seed: int,
     selection_metric: str,
+    class_weight: Any = None,
 ) -> tuple[list[dict], list[_WarningTally]]:
     """Run one cell: its result rows and the warnings it raised (tallied).
 
@@ -384,6 +416,7 @@ def _run_cell(
                 inner_folds,
                 cell_seed,
                 selection_metric,
+                class_weight,
             )
         except Exception as exc:  # recorded, so a long run keeps going
             rows = [

@@ -88,6 +88,7 @@ def report_comparison(
     title: str = "",
     curves: str | None = None,
     pairwise_file: str = "pairwise.md",
+    beside: Sequence[str] = (),
 ) -> ComparisonReport:
     """Write the table and figures of a comparison; return the summary.
 
@@ -112,13 +113,17 @@ def report_comparison(
         File name of the Markdown table of the pairwise Wilcoxon
         signed-rank tests (Holm-corrected) and win/tie/loss counts over the
         same blocks as the Friedman test (:func:`pairwise_wilcoxon`).
+    beside : sequence of str, default=()
+        Further metrics shown beside ``metric`` in the table (e.g.
+        ``("balanced_accuracy",)``, see :func:`format_table`); the tests and
+        figures are of ``metric`` only.
 
     Returns
     -------
     report : ComparisonReport
     """
     out = Path(out_dir)
-    table = _stats.format_table(results, metric)
+    table = _stats.format_table(results, metric, beside=beside)
     (out / table_file).write_text(table + "\n")
     common = common_cells(results)
     scores = _stats.block_scores(common, metric, blocks=blocks)

@@ -135,7 +135,7 @@ def _check_config(path: Path, config: dict) -> None:
     if side.exists() and has_rows:
         old = json.loads(side.read_text())
         if old != config:
-            diff = sorted(k for k in config if old.get(k) != config[k])
+            diff = sorted(k for k in {*config, *old} if old.get(k) != config.get(k))
             raise ValueError(
                 f"{path} holds results of another configuration (differs in "
                 f"{diff}); choose a new output file or delete it to start over."

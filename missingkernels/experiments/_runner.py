@@ -89,6 +89,7 @@ def run_comparison(
     C_grid: Sequence[float] = PAPER_C_GRID,
     gamma_grid: Sequence[float] = PAPER_GAMMA_GRID,
     selection_metric: str | None = None,
+    class_weight: str | dict | None = None,
     output: str | os.PathLike | None = None,
     n_jobs: int | None = 1,
     random_state: int = 0,
@@ -123,6 +124,11 @@ def run_comparison(
     selection_metric : {"accuracy", "balanced_accuracy", "r2"} or None
         Inner-CV criterion; None: accuracy for classification, R^2 for
         regression.
+    class_weight : "balanced", dict or None, default=None
+        Class weights of the classifiers that take them (the SVM of every
+        kernel and imputation method, estimators with a ``class_weight``
+        parameter such as ``"hgb"``; others, e.g. ``"geom"``, ignore it);
+        ignored for regression. Part of the resume configuration when set.
     output : path or None
         A CSV file the rows are appended to as cells finish. If it already
         holds rows of this configuration, those cells are skipped (resume); a
@@ -242,6 +248,13 @@ def run_comparison(
         raise ValueError(f"Method names must be distinct, got {names}.")
     for spec in specs:
         _check_spec_grid(spec)
+    if class_weight is not None and not (
+        class_weight == "balanced" or isinstance(class_weight, Mapping)
+    ):
+        raise ValueError(
+            f"class_weight must be 'balanced', a dict of class -> weight or None, "
+            f"got {class_weight!r}."
+        )
     for dname, data in datasets.items():
         metric = selection_metric or _TASK_METRICS[data.task][0]
         if metric not in _TASK_METRICS[data.task]:
@@ -262,6 +275,8 @@ def run_comparison(
         "selection_metric": selection_metric,
         "random_state": random_state,
     }
+    if class_weight is not None:  # absent otherwise: older results resume
+        config["class_weight"] = class_weight
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     tallies: dict[tuple[str, str], _WarningTally] = {}
@@ -288,6 +303,7 @@ def run_comparison(
                     selection_metric,
                     random_state,
                     done,
+                    class_weight,
                 )
             _merge_tallies(tallies, _tally_warnings(caught))
             rows = _execute(jobs, n_jobs, progress, path, tallies) if jobs else []
@@ -314,6 +330,7 @@ def _plan(
     selection_metric: str | None,
     random_state: int,
     done: set,
+    class_weight: Any = None,
 ) -> list[tuple]:
     """The arguments of :func:`._cv._run_cell` for every cell not ``done``."""
     # Draws outermost: an interrupted long run has every dataset covered by
@@ -353,6 +370,7 @@ def _plan(
                             inner_folds,
                             random_state,
                             metric,
+                            class_weight,
                         )
                     )
     return jobs

@@ -89,7 +89,13 @@ def summary_table(results: Any, metric: str = "accuracy") -> Any:
     return table
 
 
-def format_table(results: Any, metric: str = "accuracy", digits: int = 3) -> str:
+def format_table(
+    results: Any,
+    metric: str = "accuracy",
+    digits: int = 3,
+    *,
+    beside: Sequence[str] = (),
+) -> str:
     """Markdown table: rows = methods, columns = datasets, cells ``mean ± std``.
 
     Parameters
@@ -98,11 +104,51 @@ def format_table(results: Any, metric: str = "accuracy", digits: int = 3) -> str
         Long-format rows of :func:`run_comparison`.
     metric : str, default="accuracy"
     digits : int, default=3
+    beside : sequence of str, default=()
+        Further metrics (e.g. ``("balanced_accuracy",)``), each shown in a
+        column beside ``metric`` for every dataset column; the columns are
+        then headed ``"<dataset> <metric>"``.
 
     Returns
     -------
     markdown : str
     """
+    metrics = [metric, *(m for m in beside if m != metric)]
+    wides = [_wide_table(results, m, digits) for m in metrics]
+    if len(metrics) == 1:
+        wide = wides[0]
+    else:
+        pd = import_optional("pandas", "experiments", "format_table")
+
+        columns = list(wides[0].columns)
+        parts = {
+            (col, m): w[col] if col in w.columns else None
+            for col in columns
+            for m, w in zip(metrics, wides, strict=True)
+        }
+        methods = wides[0].index
+        for w in wides[1:]:
+            methods = methods.union(w.index, sort=False)
+        wide = pd.DataFrame(
+            {
+                f"{col} {m}": (
+                    "-" if part is None else part.reindex(methods).fillna("-")
+                )
+                for (col, m), part in parts.items()
+            },
+            index=methods,
+        )
+        wide.index.name = "method"
+    header = "| method | " + " | ".join(wide.columns) + " |"
+    sep = "|---|" + "---|" * len(wide.columns)
+    lines = [header, sep]
+    for method, row in wide.iterrows():
+        lines.append(f"| {method} | " + " | ".join(row.tolist()) + " |")
+    return "\n".join(lines)
+
+
+def _wide_table(results: Any, metric: str, digits: int) -> Any:
+    """``mean ± std`` cells of one metric: methods x dataset columns."""
     table = summary_table(results, metric).reset_index()
     multi = table[["mechanism", "rate"]].drop_duplicates().shape[0] > 1
     table["column"] = table["dataset"]
@@ -125,13 +171,7 @@ def format_table(results: Any, metric: str = "accuracy", digits: int = 3) -> str
     wide = table.pivot(index="method", columns="column", values="cell").fillna("-")
     # Columns in (dataset, mechanism, numeric rate) order, not as strings.
     order = table.sort_values(["dataset", "mechanism", "rate"])["column"].unique()
-    wide = wide[list(order)]
-    header = "| method | " + " | ".join(wide.columns) + " |"
-    sep = "|---|" + "---|" * len(wide.columns)
-    lines = [header, sep]
-    for method, row in wide.iterrows():
-        lines.append(f"| {method} | " + " | ".join(row.tolist()) + " |")
-    return "\n".join(lines)
+    return wide[list(order)]
 
 
 def block_scores(
