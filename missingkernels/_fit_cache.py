@@ -29,8 +29,10 @@ Safety:
   (:func:`missingkernels.set_config`), least recently used entries first,
   and 0 disables it.
 
-Warnings raised by a fit (e.g. a convergence warning) are raised by the fit
-that computed it, not again by the copies handed out later.
+Warnings raised by a fit (e.g. a convergence warning) are recorded with it
+and raised again by every copy handed out later: a fit warns the same way
+whether it was computed or found (the comparison runner's summary counts
+repeated warnings once each).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -153,10 +156,22 @@ def _cached(kind: str, est: Any, X: np.ndarray, compute: Callable[[], Any]) -> A
         return compute()
     found = _lookup(key)
     if found is not None:
-        return found
-    value = compute()
-    _store(key, value, limit)
+        value, records = found
+        _replay(records)
+        return value
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = compute()
+    records = [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+    _replay(records)
+    _store(key, (value, records), limit)
     return value
+
+
+def _replay(records: list[tuple[str, type, str, int]]) -> None:
+    """Raise recorded warnings again, through the caller's warning filters."""
+    for message, category, filename, lineno in records:
+        warnings.warn_explicit(message, category, filename, lineno)
 
 
 def fit_density(density: Any, X: np.ndarray) -> Any:
