@@ -47,8 +47,8 @@ test_that("Python warnings are R warnings that name the R column", {
   # recorded, not printed by Python
   expect_false(any(grepl("Warning", stderr)), info = stderr)
 
-  # The same rows again would take the fitted density from the Python fit
-  # cache, which does not warn again: the rows in another order are new rows.
+  # Rows in another order are a new fit (no copy from Python's fit cache,
+  # whose copies repeat their fit's warnings anyway).
   again <- c(2:40, 1)
   expect_warning(mk_svm(d$x[again, ], d$y[again]),
     class = "missingkernels_SingularCovarianceWarning"
