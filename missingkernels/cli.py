@@ -231,8 +231,10 @@ def _compare(args: argparse.Namespace) -> int:
         PAPER_GAMMA_GRID,
         ComparisonData,
         report_comparison,
+        resolve_method,
         run_comparison,
     )
+    from .experiments._cv import accepts_class_weight
     from .experiments._results import _RunInProgressError
 
     if (args.dataset is None) == (args.csv is None):
@@ -304,7 +306,44 @@ def _compare(args: argparse.Namespace) -> int:
         )
     default_metric = "accuracy" if ds.task == "classification" else "r2"
     selection = args.selection_metric or default_metric
-    names = [m if isinstance(m, str) else m.name for m in run_methods]
+    try:
+        specs = [
+            resolve_method(m, C_grid=C_grid, gamma_grid=gamma_grid)
+            if isinstance(m, str)
+            else m
+            for m in run_methods
+        ]
+    except ValueError as exc:
+        return _fail(exc)
+    notes: list[str] = []
+    n_classes = len(set(ds.y.tolist())) if ds.task == "classification" else 0
+    if n_classes > 2:
+        # Binary-only classifiers: one-vs-rest, or left out, as each declares.
+        notes.extend(
+            f"(skipped {s.name}: a binary-only classifier, and {ds.name} has "
+            f"{n_classes} classes)"
+            for s in specs
+            if s.multiclass == "skip"
+        )
+        ovr = [s.name for s in specs if s.multiclass == "ovr"]
+        if ovr:
+            notes.append(
+                f"({', '.join(ovr)}: binary-only, fitted one-vs-rest on the "
+                f"{n_classes} classes)"
+            )
+        specs = [s for s in specs if s.multiclass != "skip"]
+        if not specs:
+            return _fail(
+                f"every method given is binary-only and {ds.name} has "
+                f"{n_classes} classes; choose others (see 'missingkernels list')."
+            )
+    if class_weight is not None:
+        unweighted = [s.name for s in specs if not accepts_class_weight(s, ds.task)]
+        if unweighted:
+            notes.append(
+                f"(class_weight not supported, ignored by: {', '.join(unweighted)})"
+            )
+    names = [s.name for s in specs]
     print(
         f"{ds.name}: {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.task}; "
         + _missingness_text(args.mechanism, mechanism, rates, ds.missing_rate)
@@ -313,29 +352,15 @@ def _compare(args: argparse.Namespace) -> int:
         + ("" if class_weight is None else f", class_weight {class_weight}")
         + f"; methods: {', '.join(names)}"
     )
-    if class_weight is not None:
-        from .experiments import resolve_method
-        from .experiments._cv import accepts_class_weight
-
-        unweighted = [
-            name
-            for name, m in zip(names, run_methods, strict=True)
-            if not accepts_class_weight(
-                resolve_method(m, C_grid=C_grid, gamma_grid=gamma_grid)
-                if isinstance(m, str)
-                else m,
-                ds.task,
-            )
-        ]
-        if unweighted:
-            print(f"(class_weight not supported, ignored by: {', '.join(unweighted)})")
+    for note in notes:
+        print(note)
     start = time.perf_counter()
     log: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as log:
             results = run_comparison(
                 {ds.name: ComparisonData(ds.X, ds.y, ds.task)},
-                run_methods,
+                specs,
                 mechanisms=[mechanism],
                 rates=rates,
                 n_draws=reps,

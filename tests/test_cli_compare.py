@@ -379,3 +379,45 @@ def test_classification_options_on_a_regression_are_refused(
     )
     assert _compare(path, tmp_path / "out", *extra) == 2
     assert match in _one_line_error(capsys)
+
+
+@pytest.fixture
+def three_csv(tmp_path, rng):
+    X = rng.normal(size=(60, 3))
+    y = np.repeat(["a", "b", "c"], 20)
+    X[:, 0] += 2.0 * (y == "b") + 4.0 * (y == "c")
+    frame = pd.DataFrame(X, columns=list("xyz"))
+    frame["label"] = y
+    path = tmp_path / "three.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_binary_only_methods_on_multiclass_data_run_one_vs_rest(
+    three_csv, tmp_path, capsys
+):
+    out = tmp_path / "out"
+    assert _compare(three_csv, out, "--methods", "mean,geom", "--folds", "2") == 0
+    printed = capsys.readouterr().out
+    assert "(geom: binary-only, fitted one-vs-rest on the 3 classes)" in printed
+    res = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert set(res["method"]) == {"mean", "geom"}
+    assert (res["error"] == "").all()
+
+
+def test_binary_only_methods_declared_skip_are_left_out_with_a_reason(
+    three_csv, tmp_path, capsys, monkeypatch
+):
+    from missingkernels.experiments import _baselines
+
+    monkeypatch.setattr(_baselines.geom_svm, "multiclass", "skip")
+    out = tmp_path / "out"
+    assert _compare(three_csv, out, "--methods", "mean,geom", "--folds", "2") == 0
+    printed = capsys.readouterr().out
+    line = "(skipped geom: a binary-only classifier, and three has 3 classes)"
+    assert line in printed.splitlines()
+    assert "geom" not in printed.splitlines()[0]
+    res = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert set(res["method"]) == {"mean"}
+    assert _compare(three_csv, tmp_path / "o2", "--methods", "geom") == 2
+    assert "every method given is binary-only" in _one_line_error(capsys)

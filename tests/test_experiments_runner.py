@@ -861,3 +861,38 @@ def test_class_weight_reaches_the_svms_and_estimators(monkeypatch, tmp_path):
     assert not accepts_class_weight(resolve_method("mean"), "regression")
     with pytest.raises(ValueError, match="class_weight must be 'balanced'"):
         run_comparison(data, ["mean"], class_weight="heavy", **kwargs)
+
+
+def test_binary_only_methods_run_one_vs_rest_on_multiclass_data():
+    # Issue 26: "geom" and "socp" are binary-only; on three classes every cell
+    # failed ("Only binary classification is supported").
+    from sklearn.multiclass import OneVsRestClassifier
+
+    from missingkernels.experiments._cv import _density_to_share, _make_estimator
+
+    assert resolve_method("geom").multiclass == "ovr"
+    assert resolve_method("socp").multiclass == "ovr"
+    assert resolve_method("mean").multiclass == "native"
+    assert resolve_method("genrbf").multiclass == "native"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = np.repeat([0, 1, 2], 20)
+    X[:, 0] += 2.0 * y
+    X[rng.random(X.shape) < 0.1] = np.nan
+    res = run_comparison(
+        {"three": ComparisonData(X, y, "classification")},
+        ["geom", "socp"],
+        mechanisms=["none"], n_draws=1, outer_folds=2, inner_folds=2,
+        C_grid=[1.0], gamma_grid=[0.5],
+    )  # fmt: skip
+    assert (res["error"] == "").all(), res["error"].unique()
+    acc = res[res["metric"] == "accuracy"].groupby("method")["score"].mean()
+    assert (acc > 0.5).all(), acc  # chance: 1/3
+    # The k binary SOCPs fitted one density: later grid points reuse it.
+    spec = resolve_method("socp")
+    model = _make_estimator(spec, "classification", 0, X, {}, ovr=True)
+    assert isinstance(model[-1], OneVsRestClassifier)
+    model.fit(X, y)
+    shared = _density_to_share(model, X)
+    inner = model[-1].estimators_[0].density_
+    assert shared["density"].state.density is inner

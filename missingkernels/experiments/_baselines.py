@@ -10,8 +10,10 @@ values natively), the model scikit-learn's own error for NaN in an SVM points
 users to.
 
 A factory may declare how the comparisons tune it: ``search_grid`` (a dict of
-parameter lists searched by the inner CV instead of ``C`` x ``gamma``) and
-``scale`` (whether the features are standardised first; default True).
+parameter lists searched by the inner CV instead of ``C`` x ``gamma``),
+``scale`` (whether the features are standardised first; default True) and
+``multiclass`` (``"ovr"`` or ``"skip"`` for a binary-only classifier, see
+:class:`~missingkernels.experiments.MethodSpec`).
 """
 
 from __future__ import annotations
@@ -509,6 +511,10 @@ def geom_svm(task: str = "classification", **params: Any) -> Any:
     return GeomSVC(**params)
 
 
+# Binary-only: one-vs-rest on more classes (k fits of a small QP each).
+geom_svm.multiclass = "ovr"  # type: ignore[attr-defined]
+
+
 def socp_svc(task: str = "classification", **params: Any) -> Any:
     """Expected-kernel SOCP SVM of Anderson & Gupta (kappa 0.9), no imputation.
 
@@ -533,6 +539,12 @@ def socp_svc(task: str = "classification", **params: Any) -> Any:
 
     _classification_only(task, "socp")
     return SOCPSVC(**{"kappa": 0.9, **params})
+
+
+# Binary-only: one-vs-rest on more classes. Each binary problem is the paper's
+# chance-constrained SOCP, well defined on its own; the density (of the
+# features only) is fitted once per training set and shared by the k solves.
+socp_svc.multiclass = "ovr"  # type: ignore[attr-defined]
 
 
 def _builtin_baselines() -> dict[str, Any]:

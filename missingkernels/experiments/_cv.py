@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, r2_score
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
@@ -313,11 +314,18 @@ def _select_and_score(
     else:
         points = _grid_points(spec.grid) or [{}]
         totals = np.zeros(len(points))
+        ovr = _one_vs_rest(spec, task, y_train)
         for tr, va in inner if len(points) > 1 else []:
             shared: dict[str, Any] = {}
             for pi, params in enumerate(points):
                 model = _make_estimator(
-                    spec, task, seed, X_train[tr], {**params, **shared}, class_weight
+                    spec,
+                    task,
+                    seed,
+                    X_train[tr],
+                    {**params, **shared},
+                    class_weight,
+                    ovr,
                 )
                 model.fit(X_train[tr], y_train[tr])
                 if pi == 0 and set(spec.grid) <= {"C", "gamma"}:
@@ -325,12 +333,23 @@ def _select_and_score(
                 totals[pi] += select(y_train[va], model.predict(X_train[va]))
         best = points[int(np.argmax(totals))]
         start = time.perf_counter()
-        model = _make_estimator(spec, task, seed, X_train, best, class_weight)
+        model = _make_estimator(spec, task, seed, X_train, best, class_weight, ovr)
         model.fit(X_train, y_train)
         pred = model.predict(X_test)
         fit_seconds = time.perf_counter() - start
     scores = {m: float(_METRICS[m](y_test, pred)) for m in _TASK_METRICS[task]}
     return best, scores, fit_seconds
+
+
+def _one_vs_rest(spec: MethodSpec, task: str, y: np.ndarray) -> bool:
+    """Whether to fit ``spec`` one-vs-rest: a binary-only classifier (its
+    ``multiclass`` is ``"ovr"``) on training rows with more than two
+    classes."""
+    return (
+        task == "classification"
+        and spec.multiclass == "ovr"
+        and np.unique(np.asarray(y)).size > 2
+    )
 
 
 def _density_to_share(model: Any, X: np.ndarray) -> dict[str, Any]:
@@ -343,6 +362,11 @@ def _density_to_share(model: Any, X: np.ndarray) -> dict[str, Any]:
     inner fold instead of once per grid point, with the same result.
     """
     est = model[-1] if isinstance(model, Pipeline) else model
+    if isinstance(est, OneVsRestClassifier):
+        # Its binary estimators fitted the same density on the same rows.
+        if "density" not in est.estimator.get_params(deep=False):
+            return {}
+        est = est.estimators_[0]
     if "density" not in est.get_params(deep=False):
         return {}
     try:
@@ -360,10 +384,13 @@ def _make_estimator(
     X: np.ndarray,
     params: dict,
     class_weight: Any = None,
+    ovr: bool = False,
 ) -> Any:
     model = clone(spec.make(task, seed)).set_params(**params)
     if class_weight is not None and "class_weight" in model.get_params(deep=False):
         model.set_params(class_weight=class_weight)
+    if ovr:
+        model = OneVsRestClassifier(model)
     if spec.scale:
         model = Pipeline([("scale", StandardScaler()), ("model", model)])
     return model

@@ -48,6 +48,14 @@ class MethodSpec:
         not inferred from its parameters: :func:`resolve_method` sets it for
         every method except a kernel whose density models category codes
         (e.g. ``"belanche_k1"``, ``"belanche_k2"``).
+    multiclass : {"native", "ovr", "skip"}, default="native"
+        How a classifier meets more than two classes: ``"native"`` (it
+        handles them, as the SVMs of kernel and pipeline methods do),
+        ``"ovr"`` (a binary-only estimator, fitted one-vs-rest with
+        :class:`~sklearn.multiclass.OneVsRestClassifier`, e.g. ``"geom"`` and
+        ``"socp"``) or ``"skip"`` (binary-only and not to be wrapped: the
+        ``compare`` command leaves it out on multiclass data, saying why).
+        Declared by a baseline factory as its attribute ``multiclass``.
     """
 
     name: str
@@ -55,6 +63,7 @@ class MethodSpec:
     make: Callable[..., Any]
     grid: dict = field(default_factory=dict)
     scale: bool = True
+    multiclass: str = "native"
 
 
 def _probe_baseline(name: str) -> Any:
@@ -104,7 +113,8 @@ def resolve_method(
         it has, after standardising the features. A factory may declare its
         own grid as an attribute ``search_grid`` (a dict of parameter lists,
         e.g. ``"hgb"``'s learning rate and leaf count, searched instead of
-        ``C`` x ``gamma``) and ``scale=False`` to see the features as given.
+        ``C`` x ``gamma``), ``scale=False`` to see the features as given, and
+        ``multiclass`` (see :class:`MethodSpec`) if it is binary-only.
     C_grid, gamma_grid : sequence of float
         The grids (the genRBF paper's by default).
     kernel_params : mapping, default=None
@@ -154,6 +164,12 @@ def resolve_method(
         probe = _probe_baseline(name)
         own_grid = getattr(factory, "search_grid", None)
         scale = bool(getattr(factory, "scale", True))
+        multiclass = str(getattr(factory, "multiclass", "native"))
+        if multiclass not in ("native", "ovr", "skip"):
+            raise ValueError(
+                f"The baseline {name!r} declares multiclass={multiclass!r}; use "
+                "'native', 'ovr' or 'skip'."
+            )
         if probe is not None and not isinstance(probe, Pipeline):
             # An estimator taking NaN itself (a peer such as "geom", or
             # "hgb"): grid over the factory's own grid if it declares one,
@@ -169,7 +185,14 @@ def resolve_method(
                     for key, values in (("C", C_grid), ("gamma", gamma_grid))
                     if key in accepted
                 }
-            return MethodSpec(name, "estimator", make_baseline, grid, scale=scale)
+            return MethodSpec(
+                name,
+                "estimator",
+                make_baseline,
+                grid,
+                scale=scale,
+                multiclass=multiclass,
+            )
         return MethodSpec(
             name, "pipeline", make_baseline, {"C": C_grid, "gamma": gamma_grid}
         )
