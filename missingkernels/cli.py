@@ -230,6 +230,7 @@ def _compare(args: argparse.Namespace) -> int:
         PAPER_C_GRID,
         PAPER_GAMMA_GRID,
         ComparisonData,
+        majority_scores,
         report_comparison,
         resolve_method,
         run_comparison,
@@ -411,6 +412,9 @@ def _compare(args: argparse.Namespace) -> int:
         title="blocks: draw x outer fold",
         curves="rate_curves.png" if len(rates) > 1 and mechanism != "none" else None,
         beside=beside,
+        floors=(
+            {ds.name: majority_scores(ds.y)} if ds.task == "classification" else None
+        ),
     )
     over = (
         "repetitions of the CV splits" if mechanism == "none" else "missingness draws"

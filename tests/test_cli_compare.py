@@ -421,3 +421,24 @@ def test_binary_only_methods_declared_skip_are_left_out_with_a_reason(
     assert set(res["method"]) == {"mean"}
     assert _compare(three_csv, tmp_path / "o2", "--methods", "geom") == 2
     assert "every method given is binary-only" in _one_line_error(capsys)
+
+
+def test_methods_below_the_majority_class_are_flagged(tmp_path, rng, capsys):
+    # Noise features, 75% of one class: balanced class weights trade accuracy
+    # for the minority class and fall below always predicting "no".
+    path = tmp_path / "skewed.csv"
+    X = rng.normal(size=(80, 3))
+    frame = pd.DataFrame(X, columns=list("abc"))
+    frame["label"] = np.where(np.arange(80) < 60, "no", "yes")
+    frame.to_csv(path, index=False)
+    out = tmp_path / "out"
+    assert _compare(path, out, "--class-weight", "balanced") == 0
+    printed = capsys.readouterr().out
+    footnote = (
+        "† below the majority-class predictor: accuracy 0.750, "
+        "balanced_accuracy 0.500 on skewed."
+    )
+    assert footnote in printed.splitlines()
+    (row,) = [line for line in printed.splitlines() if line.startswith("| mean |")]
+    assert row.split(" | ")[1].endswith("†")
+    assert footnote in (out / "table.md").read_text()

@@ -138,6 +138,36 @@ def test_table_shows_other_metrics_beside(rng):
     assert format_table(both, "accuracy") == format_table(res, "accuracy")
 
 
+def test_methods_below_the_majority_class_are_flagged(tmp_path, rng):
+    # Issue 26: a method below the majority-class predictor is marked, in the
+    # table and in the report's table.md, with a footnote giving the floors.
+    from missingkernels.experiments import majority_scores, report_comparison
+
+    pytest.importorskip("matplotlib")
+    res = _long(rng)  # m0 about 0.3-0.5, m1 0.4-0.6, m2 0.5-0.7
+    res["error"] = ""
+    floors = {"d1": {"accuracy": 0.45}, "d2": {"accuracy": 0.1}}
+    lines = format_table(res, "accuracy", floors=floors).splitlines()
+    rows = {line.split(" | ")[0]: line for line in lines[2:5]}
+    d1_10, d1_30, d2_10, d2_30 = rows["| m0"].split(" | ")[1:5]
+    assert d1_10.endswith("†") is (float(d1_10.split()[0]) < 0.45)
+    assert d1_30.endswith("†") and not d2_10.endswith("†")
+    assert not d2_30.rstrip(" |").endswith("†")
+    assert not any(cell.endswith("†") for cell in rows["| m2"].split(" | ")[1:3])
+    assert lines[-1] == (
+        "† below the majority-class predictor: accuracy 0.450 on d1; "
+        "accuracy 0.100 on d2."
+    )
+    assert "†" not in format_table(res, "accuracy")
+    rep = report_comparison(res, "accuracy", tmp_path, floors=floors)
+    assert (tmp_path / "table.md").read_text().strip() == rep.table
+    assert rep.table.endswith("accuracy 0.100 on d2.")
+    assert majority_scores([0, 0, 0, 1, 2]) == {
+        "accuracy": 0.6,
+        "balanced_accuracy": pytest.approx(1 / 3),
+    }
+
+
 def test_plots_write_png(tmp_path, rng):
     pytest.importorskip("matplotlib")
     res = _long(rng)

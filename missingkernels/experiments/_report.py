@@ -7,7 +7,7 @@ results frame and returns what the caller prints or puts in its Markdown.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,7 @@ def report_comparison(
     curves: str | None = None,
     pairwise_file: str = "pairwise.md",
     beside: Sequence[str] = (),
+    floors: Mapping[str, Mapping[str, float]] | None = None,
 ) -> ComparisonReport:
     """Write the table and figures of a comparison; return the summary.
 
@@ -117,13 +118,17 @@ def report_comparison(
         Further metrics shown beside ``metric`` in the table (e.g.
         ``("balanced_accuracy",)``, see :func:`format_table`); the tests and
         figures are of ``metric`` only.
+    floors : mapping or None, default=None
+        ``floors[dataset][metric]``, the majority-class predictor's scores
+        (:func:`majority_scores` of the dataset's labels): the methods below
+        them are marked in the table, with a footnote (:func:`format_table`).
 
     Returns
     -------
     report : ComparisonReport
     """
     out = Path(out_dir)
-    table = _stats.format_table(results, metric, beside=beside)
+    table = _stats.format_table(results, metric, beside=beside, floors=floors)
     (out / table_file).write_text(table + "\n")
     common = common_cells(results)
     scores = _stats.block_scores(common, metric, blocks=blocks)

@@ -6,7 +6,7 @@ functions (the ``experiments``/``plots`` extras).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,7 @@ def format_table(
     digits: int = 3,
     *,
     beside: Sequence[str] = (),
+    floors: Mapping[str, Mapping[str, float]] | None = None,
 ) -> str:
     """Markdown table: rows = methods, columns = datasets, cells ``mean ± std``.
 
@@ -108,13 +109,41 @@ def format_table(
         Further metrics (e.g. ``("balanced_accuracy",)``), each shown in a
         column beside ``metric`` for every dataset column; the columns are
         then headed ``"<dataset> <metric>"``.
+    floors : mapping or None, default=None
+        ``floors[dataset][metric]``: the score of the majority-class
+        predictor (always the most frequent class; see
+        :func:`majority_scores`). A mean below it is marked
+        :data:`BELOW_MAJORITY` and a footnote under the table gives the
+        floors.
 
     Returns
     -------
     markdown : str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from missingkernels.experiments import format_table
+    >>> res = pd.DataFrame({"dataset": "d", "mechanism": "none", "rate": 0.1,
+    ...     "draw": 0, "fold": [0, 1], "method": "m", "metric": "accuracy",
+    ...     "score": [0.6, 0.7]})
+    >>> print(format_table(res, floors={"d": {"accuracy": 0.8}}))
+    | method | d |
+    |---|---|
+    | m | 0.650 † |
+    <BLANKLINE>
+    † below the majority-class predictor: accuracy 0.800 on d.
     """
     metrics = [metric, *(m for m in beside if m != metric)]
-    wides = [_wide_table(results, m, digits) for m in metrics]
+    wides = [
+        _wide_table(
+            results,
+            m,
+            digits,
+            None if floors is None else {d: f[m] for d, f in floors.items() if m in f},
+        )
+        for m in metrics
+    ]
     if len(metrics) == 1:
         wide = wides[0]
     else:
@@ -144,10 +173,61 @@ def format_table(
     lines = [header, sep]
     for method, row in wide.iterrows():
         lines.append(f"| {method} | " + " | ".join(row.tolist()) + " |")
+    if floors:
+        shown = set(results["dataset"])
+        per_dataset = [
+            ", ".join(f"{m} {f[m]:.{digits}f}" for m in metrics if m in f) + f" on {d}"
+            for d, f in floors.items()
+            if d in shown and any(m in f for m in metrics)
+        ]
+        if per_dataset:
+            lines += [
+                "",
+                f"{BELOW_MAJORITY} below the majority-class predictor: "
+                f"{'; '.join(per_dataset)}.",
+            ]
     return "\n".join(lines)
 
 
-def _wide_table(results: Any, metric: str, digits: int) -> Any:
+#: The mark of a mean below the majority-class predictor in :func:`format_table`.
+BELOW_MAJORITY = "†"
+
+
+def majority_scores(y: Any) -> dict[str, float]:
+    """The scores of the majority-class predictor on labels ``y``.
+
+    It always predicts the most frequent class: its accuracy is that class's
+    share, its balanced accuracy one over the number of classes. A method
+    scoring below it has learnt less than the class frequencies.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    scores : dict
+        ``{"accuracy": ..., "balanced_accuracy": ...}``.
+
+    Examples
+    --------
+    >>> from missingkernels.experiments import majority_scores
+    >>> majority_scores(["a", "a", "a", "b"])
+    {'accuracy': 0.75, 'balanced_accuracy': 0.5}
+    """
+    _, counts = np.unique(np.asarray(y), return_counts=True)
+    return {
+        "accuracy": float(counts.max() / counts.sum()),
+        "balanced_accuracy": 1.0 / counts.size,
+    }
+
+
+def _wide_table(
+    results: Any,
+    metric: str,
+    digits: int,
+    floors: Mapping[str, float] | None = None,
+) -> Any:
     """``mean ± std`` cells of one metric: methods x dataset columns."""
     table = summary_table(results, metric).reset_index()
     multi = table[["mechanism", "rate"]].drop_duplicates().shape[0] > 1
@@ -165,7 +245,9 @@ def _wide_table(results: Any, metric: str, digits: int) -> Any:
     def cell(r: Any) -> str:
         std = "" if np.isnan(r["std"]) else f" ± {r['std']:.{digits}f}"
         flag = f" ({int(r['n_failed'])} failed)" if r["n_failed"] else ""
-        return f"{r['mean']:.{digits}f}{std}{flag}"
+        floor = (floors or {}).get(r["dataset"])
+        below = f" {BELOW_MAJORITY}" if floor is not None and r["mean"] < floor else ""
+        return f"{r['mean']:.{digits}f}{std}{flag}{below}"
 
     table["cell"] = table.apply(cell, axis=1)
     wide = table.pivot(index="method", columns="column", values="cell").fillna("-")
