@@ -143,6 +143,61 @@ def _with_ridge(
     return out
 
 
+def _matching_methods() -> dict[str, Any]:
+    """The registered kernels whose default density models category codes and
+    has ``handle_unknown`` (the matching kernels ``belanche_*``): name -> that
+    density's registry name or object."""
+    from .experiments._methods import _models_category_codes
+
+    found = {}
+    for name in _registry.list_kernels():
+        try:
+            density = _registry.get_kernel(name).get_params(deep=False).get("density")
+            built = _registry.new_density(density)
+        except Exception:  # a plugin kernel or density that cannot be built bare
+            continue
+        if _models_category_codes(density) and "handle_unknown" in built.get_params():
+            found[name] = density
+    return found
+
+
+def _with_handle_unknown(
+    methods: list[Any], handle_unknown: str, C_grid: Any, gamma_grid: Any
+) -> list[Any]:
+    """``methods`` with those of :func:`_matching_methods` as specs whose
+    density has ``handle_unknown``, named e.g.
+    ``belanche_k1[handle_unknown=ignore]`` (their failed cells of a run without
+    it are not resumed as theirs)."""
+    import dataclasses
+
+    from .experiments import resolve_method
+
+    matching = _matching_methods()
+    out: list[Any] = []
+    for method in methods:
+        if not isinstance(method, str) or method not in matching:
+            out.append(method)
+            continue
+        density = _registry.new_density(matching[method]).set_params(
+            handle_unknown=handle_unknown
+        )
+        spec = resolve_method(
+            method,
+            C_grid=C_grid,
+            gamma_grid=gamma_grid,
+            kernel_params={"density": density},
+        )
+        name = f"{method}[handle_unknown={handle_unknown}]"
+        out.append(dataclasses.replace(spec, name=name))
+    return out
+
+
+# What to do about a failed cell, by a phrase of its error.
+_ERROR_REMEDIES = {
+    "not seen during fit": "rerun with --handle-unknown ignore (a level seen "
+    "only at test time then matches no training value)",
+}
+
 # What to do about a warning, by category, in terms of the CLI's options.
 _REMEDIES = {
     "SingularCovarianceWarning": "rerun with --ridge 1e-3 (the methods are then "
@@ -299,6 +354,17 @@ def _compare(args: argparse.Namespace) -> int:
                 f"EM density ({', '.join(_ridge_methods())}); none of "
                 f"{', '.join(methods)} has one."
             )
+    if args.handle_unknown is not None:
+        before = run_methods
+        run_methods = _with_handle_unknown(
+            run_methods, args.handle_unknown, C_grid, gamma_grid
+        )
+        if run_methods == before:
+            return _fail(
+                "--handle-unknown applies to the matching-kernel methods "
+                f"({', '.join(_matching_methods())}); none of "
+                f"{', '.join(methods)} is one."
+            )
     class_weight = None if args.class_weight == "none" else args.class_weight
     if class_weight is not None and ds.task != "classification":
         return _fail(
@@ -426,6 +492,9 @@ def _compare(args: argparse.Namespace) -> int:
         print(f"\n{len(report.errors)} method(s) failed in some cells:")
         for method, msg in report.errors.items():
             print(f"  {method}: {msg}")
+            for phrase, remedy in _ERROR_REMEDIES.items():
+                if phrase in msg:
+                    print(f"    what to do: {remedy}")
     if report.stats is not None:
         print(
             f"\nFriedman p = {report.stats.pvalue:.3g} over "
@@ -673,6 +742,16 @@ def build_parser() -> argparse.ArgumentParser:
         "(SingularCovarianceWarning); their results are named e.g. "
         "genrbf[ridge=0.001] (default: none; 1e-6 is added, with a warning, "
         "where the covariance is singular)",
+    )
+    p_cmp.add_argument(
+        "--handle-unknown",
+        choices=["error", "ignore"],
+        help="what the matching-kernel methods "
+        f"({', '.join(_matching_methods())}) do with a category level seen only "
+        "in test rows: 'error' fails the cell, 'ignore' lets it match no "
+        "training value; their results are named e.g. "
+        "belanche_k1[handle_unknown=ignore] (default: none given, their "
+        "density's own, 'error')",
     )
     p_cmp.add_argument(
         "--n-jobs",

@@ -442,3 +442,52 @@ def test_methods_below_the_majority_class_are_flagged(tmp_path, rng, capsys):
     (row,) = [line for line in printed.splitlines() if line.startswith("| mean |")]
     assert row.split(" | ")[1].endswith("†")
     assert footnote in (out / "table.md").read_text()
+
+
+@pytest.fixture
+def rare_level_csv(tmp_path, rng):
+    # Category codes; feature "b" has the level 7 in one row only: when that
+    # row is a test row, its level was not seen when the density was fitted.
+    X = rng.integers(0, 3, size=(48, 3)).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[5, 1] = 7.0
+    frame = pd.DataFrame(X, columns=list("abc"))
+    frame["label"] = np.where(np.nan_to_num(X[:, 0]) > 0, "yes", "no")
+    path = tmp_path / "rare.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _compare_rare(path, out, *extra):
+    return main(
+        ["compare", "--csv", str(path), "--target", "label", "--quick",
+         "--methods", "belanche_k1,mean", "--output-dir", str(out),
+         "--no-progress", *extra]
+    )  # fmt: skip
+
+
+def test_a_level_seen_only_at_test_time_fails_with_the_remedy(
+    rare_level_csv, tmp_path, capsys
+):
+    assert _compare_rare(rare_level_csv, tmp_path / "out") == 0
+    out = capsys.readouterr().out
+    assert "belanche_k1: ValueError: CategoricalDensity" in out
+    assert "what to do: rerun with --handle-unknown ignore" in out
+
+
+def test_handle_unknown_reaches_the_matching_kernels(rare_level_csv, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _compare_rare(rare_level_csv, out, "--handle-unknown", "ignore") == 0
+    assert "failed in some cells" not in capsys.readouterr().out
+    res = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert set(res["method"]) == {"belanche_k1[handle_unknown=ignore]", "mean"}
+    assert (res["error"] == "").all()
+
+
+def test_handle_unknown_without_a_matching_kernel_is_refused(
+    csv_path, tmp_path, capsys
+):
+    assert _compare(csv_path, tmp_path / "out", "--handle-unknown", "ignore") == 2
+    assert "--handle-unknown applies to the matching-kernel methods" in (
+        _one_line_error(capsys)
+    )
