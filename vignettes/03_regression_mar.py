@@ -21,6 +21,9 @@ import sys
 
 from _common import load, main
 
+OURS = ("genrbf", "expected_rbf")
+IMPUTATION = ("zero", "mean", "knn", "iterative", "mean_indicator", "knn_indicator")
+
 # Struski et al., Table 1: gamma per dataset.
 GAMMA = {
     "abalone": 2.0**-4,
@@ -71,5 +74,85 @@ def config(quick: bool) -> dict:
     )
 
 
+COMPARISON = """\
+Our kernels against what a user would otherwise pick, on the table above: the
+expected-RBF SVR is within 0.012 R^2 of genRBF everywhere, so "ours" is
+genRBF throughout. It is best on abalone (0.509, +0.021 over hgb, +0.037 over
+the best imputation, mean + indicators) and ties on mortgage (0.996 at three
+decimals, though plain k-NN imputation is higher by less than 0.001 in all
+five draws; hgb 0.985). Histogram gradient boosting is far ahead
+on airfoil_self_noise (0.627 vs 0.457 and 0.495 for mean + indicators),
+laser (0.898 vs 0.795 and 0.806) and concrete_compressive_strength (0.678 vs
+0.592 and 0.587), and slightly ahead on stock (0.909 vs 0.900), where k-NN
+imputation with indicators is best (0.934). On friedman the three are within
+0.02 (mean + indicators 0.684, hgb 0.670, genRBF 0.665). Adding missingness
+indicators to mean imputation gains 0.021 (mortgage) to 0.061 (laser) on every
+dataset and makes it beat genRBF on three of seven (airfoil, friedman, laser);
+genRBF is ahead of it on concrete only by 0.005. The
+SVRs are held to the paper's C = 1, epsilon = 0.1 and three gammas while hgb
+searches nine settings of its own, so part of hgb's lead may be tuning; the
+best imputation pipeline is picked per dataset after the fact, which favours
+it. With seven blocks no pair differs after Holm's correction (the smallest
+two-sided Wilcoxon p-value with n = 7 is 1/64, times 36 pairs > 0.05), and in
+the Friedman/Nemenyi ranks hgb (2.43) and genRBF (2.86) are within the
+critical difference of each other and of both indicator pipelines.
+"""
+
+
+def _best(means, names):  # type: ignore[no-untyped-def]
+    """The name among ``names`` with the highest mean (None if none ran)."""
+    have = [n for n in names if n in means.index]
+    return max(have, key=lambda n: means.loc[n, "mean"]) if have else None
+
+
+def _mean_std(means, name):  # type: ignore[no-untyped-def]
+    if name is None:
+        return "not run"
+    row = means.loc[name]
+    return f"{row['mean']:.3f} ± {row['std']:.3f}"
+
+
+def _versus(means, draws, ours, other):  # type: ignore[no-untyped-def]
+    """Ours minus other (means over draws), and the draws where ours is higher."""
+    if ours is None or other is None:
+        return "-"
+    wins = int((draws[ours] > draws[other]).sum())
+    diff = means.loc[ours, "mean"] - means.loc[other, "mean"]
+    return f"{diff:+.3f} ({wins}/{len(draws)} draws)"
+
+
+def report(results, extra) -> str:  # type: ignore[no-untyped-def]
+    """Per dataset: our best kernel, the best imputation pipeline and hgb."""
+    ok = results[(results["metric"] == "r2") & (results["error"] == "")]
+    per_draw = ok.groupby(["dataset", "method", "draw"])["score"].mean()
+    stats = per_draw.groupby(["dataset", "method"]).agg(["mean", "std"])
+    lines = [
+        "## Our best kernel vs the best imputation pipeline vs hgb (R^2)",
+        "",
+        "Per dataset, the best by mean R^2 of our kernels (genrbf, expected_rbf) "
+        "and of the imputation pipelines (zero, mean, knn, iterative, "
+        "mean_indicator, knn_indicator), and hgb; mean ± std over draws; the "
+        "differences are ours minus the other, with the draws (of those all "
+        "three finished) where ours scores higher.",
+        "",
+        "| dataset | ours (best kernel) | best imputation pipeline | hgb "
+        "| ours - imputation | ours - hgb |",
+        "|---|---|---|---|---|---|",
+    ]
+    for dataset in sorted(ok["dataset"].unique()):
+        means = stats.loc[dataset]
+        ours, imp = _best(means, OURS), _best(means, IMPUTATION)
+        hgb = "hgb" if "hgb" in means.index else None
+        names = [n for n in (ours, imp, hgb) if n is not None]
+        draws = per_draw.loc[dataset].unstack("method")[names].dropna()
+        lines.append(
+            f"| {dataset} | {ours}: {_mean_std(means, ours)} | "
+            f"{imp}: {_mean_std(means, imp)} | {_mean_std(means, hgb)} | "
+            f"{_versus(means, draws, ours, imp)} | "
+            f"{_versus(means, draws, ours, hgb)} |"
+        )
+    return "\n".join(lines) + "\n\n" + COMPARISON
+
+
 if __name__ == "__main__":
-    sys.exit(main("03_regression_mar", "Regression, MAR 30% (R^2)", config))
+    sys.exit(main("03_regression_mar", "Regression, MAR 30% (R^2)", config, report))
