@@ -25,6 +25,7 @@ from ._registry import (
     reload_plugins,
     unregister_plugin,
 )
+from ._validation import MIN_OBSERVED, DroppedFeaturesWarning
 from ._version import __version__
 from .estimators import (
     SOCPSVC,
@@ -35,6 +36,8 @@ from .estimators import (
 )
 
 __all__ = [
+    "MIN_OBSERVED",
+    "DroppedFeaturesWarning",
     "ExpectedKernelFeatures",
     "MissingKernelSVC",
     "MissingKernelSVR",

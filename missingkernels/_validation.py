@@ -138,6 +138,104 @@ def check_observed_columns(estimator: Any, counts: np.ndarray, n_rows: int) -> N
         )
 
 
+#: Fewest training rows in which a feature must be observed to be used by a
+#: kernel, its density or a baseline; sparser features are dropped at fit (see
+#: :func:`sparse_features`). Two values are the fewest that carry a spread: a
+#: feature observed once, or never, says nothing about how its values vary
+#: or relate to the others (and in the inner folds of a grid search a feature
+#: observed in a handful of rows is often observed in none).
+MIN_OBSERVED = 2
+
+
+class DroppedFeaturesWarning(UserWarning):
+    """Training rows left features (almost) unobserved; they were dropped."""
+
+
+def sparse_features(X: np.ndarray, min_observed: int = MIN_OBSERVED) -> np.ndarray:
+    """The 0-based indices of the columns of ``X`` (NaN for missing) observed
+    in fewer than ``min_observed`` rows."""
+    counts = (~np.isnan(X)).sum(axis=0)
+    return np.flatnonzero(counts < min_observed)
+
+
+def drop_sparse_features(
+    estimator: Any, X: np.ndarray, min_observed: int = MIN_OBSERVED
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Find the training columns too sparse to learn from, warn, record them.
+
+    Sets ``estimator.dropped_features_`` (0-based indices into the columns
+    the estimator was fitted on; ``feature_names_in_[dropped_features_]``
+    names them) and warns once with a :class:`DroppedFeaturesWarning` naming
+    them. ValueError when no column is left.
+
+    Returns
+    -------
+    X_kept : ndarray
+        ``X`` without the dropped columns (``X`` itself when none is dropped).
+    kept : ndarray of int or None
+        The indices of the kept columns; None when none is dropped.
+    """
+    dropped = sparse_features(X, min_observed)
+    estimator.dropped_features_ = dropped
+    if dropped.size == 0:
+        return X, None
+    counts = (~np.isnan(X[:, dropped])).sum(axis=0)
+    warn_dropped_features(estimator, dropped, counts, X.shape, min_observed)
+    kept = np.setdiff1d(np.arange(X.shape[1]), dropped)
+    return np.ascontiguousarray(X[:, kept]), kept
+
+
+def warn_dropped_features(
+    estimator: Any,
+    dropped: np.ndarray,
+    counts: np.ndarray,
+    shape: tuple[int, int],
+    min_observed: int = MIN_OBSERVED,
+    *,
+    name: str | None = None,
+) -> None:
+    """The :class:`DroppedFeaturesWarning` of :func:`drop_sparse_features`
+    (``counts``: the observed values of the ``dropped`` features among the
+    ``shape[0]`` training rows), or its ValueError when every one of the
+    ``shape[1]`` features is dropped. ``name``: the estimator's, by default
+    its class name."""
+    n_rows = shape[0]
+    name = name or type(estimator).__name__
+    if dropped.size == shape[1]:
+        raise ValueError(
+            f"{name}: no feature is observed in at least {min_observed} of the "
+            f"{n_rows} training rows, so nothing can be learned from them "
+            f"(observed values per feature: {counts.tolist()})."
+        )
+    import warnings
+
+    warnings.warn(
+        f"{name}: dropped {describe_features(estimator, dropped)}, observed in "
+        f"fewer than {min_observed} of the {n_rows} training rows "
+        f"(observed values: {', '.join(str(int(c)) for c in counts)}): they "
+        "carry no information; the values of new rows in them are ignored. "
+        "The fitted attribute dropped_features_ lists them.",
+        DroppedFeaturesWarning,
+        stacklevel=4,
+    )
+
+
+def dropped_features(fitted: Any) -> np.ndarray:
+    """``fitted.dropped_features_``, or no index for an estimator (e.g. a
+    plugin's kernel) that does not drop features."""
+    dropped = getattr(fitted, "dropped_features_", None)
+    return np.zeros(0, dtype=np.intp) if dropped is None else dropped
+
+
+def subset_feature_names(parent: Any, child: Any, kept: np.ndarray | None) -> None:
+    """:func:`pass_feature_names` for a child fitted on the columns ``kept``
+    of the parent's input (all of them when None)."""
+    pass_feature_names(parent, child)
+    names = getattr(child, "_feature_names_hint", None)
+    if names is not None and kept is not None:
+        child._feature_names_hint = np.asarray(names, dtype=object)[kept]
+
+
 def validate_missing_data(
     estimator: Any,
     X: Any,
@@ -171,7 +269,13 @@ def validate_missing_data(
 
 
 def validate_missing_data_xy(
-    estimator: Any, X: Any, y: Any, *, task: str, min_samples: int = 2
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    task: str,
+    min_samples: int = 2,
+    require_observed_columns: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate training X (NaN allowed) and a finite 1D target y.
 
@@ -184,6 +288,9 @@ def validate_missing_data_xy(
     task : {"classification", "regression"}
         Classification needs at least two classes; regression a numeric y.
     min_samples : int, default=2
+    require_observed_columns : bool, default=True
+        Reject features missing in every row (False for an estimator whose
+        kernel drops them, see :func:`drop_sparse_features`).
 
     Returns
     -------
@@ -195,7 +302,9 @@ def validate_missing_data_xy(
             f"{type(estimator).__name__} requires y to be passed, but the target y "
             "is None."
         )
-    return _validate(estimator, X, y, True, min_samples, True, task=task)
+    return _validate(
+        estimator, X, y, True, min_samples, require_observed_columns, task=task
+    )
 
 
 def _validate(

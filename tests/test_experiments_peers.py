@@ -12,6 +12,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import missingkernels
+from missingkernels import DroppedFeaturesWarning
 from missingkernels.experiments import (
     ComparisonData,
     GeomSVC,
@@ -113,6 +114,8 @@ def test_instance_norms_match_the_exponent_per_pattern(rng, n, d, rate):
     y[:2] = [0, 1]
     Xm[0] = np.nan  # a row missing everything: ||w^(i)||^2 = sum_j b_j^2
     Xm[1, 0] = 0.5
+    # Every feature observed at least twice: none is dropped as too sparse.
+    Xm[2:4] = np.where(np.isnan(Xm[2:4]), 0.25, Xm[2:4])
     clf = GeomSVC(C=50.0, gamma=0.3, max_iter=1).fit(Xm, y)
     X0 = np.nan_to_num(Xm[clf.support_], nan=0.0)
     b = rng.normal(size=len(clf.support_))
@@ -198,8 +201,8 @@ def test_bad_input_is_explained(rng):
         GeomSVC().fit(bad, y)
     empty = Xm.copy()
     empty[:, 1] = np.nan
-    with pytest.raises(ValueError, match="missing in every"):
-        GeomSVC().fit(empty, y)
+    with pytest.warns(DroppedFeaturesWarning, match=r"dropped column 1 \(0-based\)"):
+        assert GeomSVC().fit(empty, y).dropped_features_.tolist() == [1]
     with pytest.raises(ValueError):
         GeomSVC(kernel="poly").fit(Xm, y)
     with pytest.raises(ValueError):

@@ -12,7 +12,12 @@ import warnings
 import numpy as np
 import pytest
 
-from missingkernels import MissingKernelSVC, MissingKernelTransformer, get_density
+from missingkernels import (
+    DroppedFeaturesWarning,
+    MissingKernelSVC,
+    MissingKernelTransformer,
+    get_density,
+)
 from missingkernels._validation import describe_features
 from missingkernels.densities import SingularCovarianceWarning
 
@@ -113,10 +118,10 @@ def test_presence_kernel_names_the_non_binary_column(rng):
 def test_column_missing_everywhere_is_named_or_0_based(rng):
     X, y = _frame(rng)
     X["weight"] = np.nan
-    with pytest.raises(ValueError, match="has a value for feature 'weight'"):
+    with pytest.warns(DroppedFeaturesWarning, match="dropped feature 'weight',"):
         MissingKernelSVC().fit(X, y)
-    message = r"value for column 2 \(0-based\) \(missing in every"
-    with pytest.raises(ValueError, match=message):
+    message = r"dropped column 2 \(0-based\), observed in fewer than 2"
+    with pytest.warns(DroppedFeaturesWarning, match=message):
         MissingKernelSVC().fit(X.to_numpy(), y)
 
 

@@ -165,7 +165,8 @@ def test_singular_covariance_with_mahalanobis(rng):
 def test_invalid_conditional_covariance_is_an_error(rng):
     mean = np.zeros(2)
     S = np.array([[1.0, 2.0], [2.0, 1.0]])  # indefinite: C_1|0 = 1 - 4 < 0
-    X = np.array([[0.0, np.nan], [1.0, 2.0]])
+    # (feature 1 observed twice: not dropped as too sparse)
+    X = np.array([[0.0, np.nan], [1.0, 2.0], [0.5, 1.0]])
     k = get_kernel("expected_rbf", gamma=1.0, density=FixedGaussian(mean, S)).fit(X)
     with pytest.raises(ValueError, match="not positive semi-definite"):
         k(X)

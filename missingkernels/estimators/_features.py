@@ -15,7 +15,7 @@ from sklearn.base import (
 from sklearn.utils import check_random_state
 
 from .._sklearn_compat import Interval, StrOptions, _fit_context
-from .._validation import validate_missing_data
+from .._validation import dropped_features, validate_missing_data
 from ..kernels._table import expected_features
 from ._base import KernelParamsMixin
 
@@ -84,6 +84,12 @@ class ExpectedKernelFeatures(
     ----------
     kernel_ : object
         The fitted kernel; ``kernel_.density_`` is the fitted density.
+    dropped_features_ : ndarray of int
+        0-based indices of the features observed in fewer than
+        ``missingkernels.MIN_OBSERVED`` (2) training rows, which the kernel
+        dropped (named in a ``DroppedFeaturesWarning``;
+        ``feature_names_in_[dropped_features_]`` names them). New rows'
+        values in them are ignored.
     method_ : {"exact", "fourier", "nystroem"}
         The map used.
     feature_map_ : object or None
@@ -176,12 +182,15 @@ class ExpectedKernelFeatures(
         -------
         self : ExpectedKernelFeatures
         """
-        X = validate_missing_data(self, X, reset=True, min_samples=2)
+        X = validate_missing_data(
+            self, X, reset=True, min_samples=2, require_observed_columns=False
+        )
         rng = check_random_state(self.random_state)
         if self.density_rows is not None and X.shape[0] > self.density_rows:
             chosen = np.sort(rng.choice(X.shape[0], self.density_rows, replace=False))
             X = X[chosen]
         self.kernel_ = self._make_kernel().fit(X)
+        self.dropped_features_ = dropped_features(self.kernel_)
         self.feature_map_ = None
         self.landmarks_ = None
         if self.method != "nystroem":

@@ -83,7 +83,11 @@ from sklearn.svm import SVC
 
 from .._numerics import scale_gamma
 from .._sklearn_compat import Interval, StrOptions, _fit_context
-from .._validation import validate_missing_data, validate_missing_data_xy
+from .._validation import (
+    drop_sparse_features,
+    validate_missing_data,
+    validate_missing_data_xy,
+)
 from ..conditionals import group_patterns
 from ._base import BinaryClassifierMixin, KernelParamsMixin
 from ._svm import _SVM_CONSTRAINTS
@@ -176,8 +180,13 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
         The RBF width used.
     weight_norm_ : float
         ``||w||`` of the last QP.
-    X_fit_ : ndarray of shape (n_samples, n_features)
-        The training rows, NaN where missing.
+    X_fit_ : ndarray of shape (n_samples, n_features - len(dropped_features_))
+        The training rows, NaN where missing, without the dropped features.
+    dropped_features_ : ndarray of int
+        0-based indices of the features observed in fewer than
+        ``missingkernels.MIN_OBSERVED`` (2) training rows, dropped at fit
+        (named in a ``DroppedFeaturesWarning``); new rows' values in them
+        are ignored.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has feature names that are all strings.
@@ -308,8 +317,11 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
         -------
         self : GeomSVC
         """
-        X, y = validate_missing_data_xy(self, X, y, task="classification")
+        X, y = validate_missing_data_xy(
+            self, X, y, task="classification", require_observed_columns=False
+        )
         self._binary_signs(y)
+        X, self._kept_features = drop_sparse_features(self, X)
         if isinstance(self.gamma, str):  # "scale"
             self.gamma_ = scale_gamma(X)
         else:
@@ -353,6 +365,9 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
         """
         X = validate_missing_data(self, X, reset=False)
+        kept = getattr(self, "_kept_features", None)
+        if kept is not None:
+            X = np.ascontiguousarray(X[:, kept])
         sup = self.support_
         K = self._cross_kernel(X, self.X_fit_[sup]) / self.scalings_[sup]
         if self.weight_norm_ > 0.0:

@@ -15,7 +15,9 @@ from .._optional import import_optional
 from .._registry import new_density
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import (
-    pass_feature_names,
+    drop_sparse_features,
+    dropped_features,
+    subset_feature_names,
     validate_missing_data,
     validate_missing_data_xy,
 )
@@ -158,6 +160,12 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
         The solver that was run.
     kernel_ : object
         The fitted kernel (kernel form).
+    dropped_features_ : ndarray of int
+        0-based indices of the features observed in fewer than
+        ``missingkernels.MIN_OBSERVED`` (2) training rows, dropped by the
+        kernel (kernel form) or before the density (linear form, where their
+        entries of ``coef_`` are 0); named in a ``DroppedFeaturesWarning``.
+        New rows' values in them are ignored.
     density_ : object
         The fitted density.
     X_fit_ : ndarray of shape (n_samples, n_features)
@@ -266,7 +274,9 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
         -------
         self : SOCPSVC
         """
-        X, y = validate_missing_data_xy(self, X, y, task="classification")
+        X, y = validate_missing_data_xy(
+            self, X, y, task="classification", require_observed_columns=False
+        )
         signs = self._binary_signs(y)
         self.tau_ = cone_weight(float(self.kappa), self.bound)
         if self.tau_ < 0:
@@ -305,6 +315,7 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
     def _fit_kernel_form(self, cp: Any, X: np.ndarray, signs: np.ndarray) -> None:
         _check_problem_memory(X.shape[0])
         self.kernel_ = self._make_kernel().fit(X)
+        self.dropped_features_ = dropped_features(self.kernel_)
         if not hasattr(self.kernel_, "variance"):
             raise ValueError(
                 f"form='kernel' needs a kernel with a variance; {self.kernel!r} "
@@ -353,7 +364,9 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
                 "form='linear' needs a Gaussian density (conditional covariances); "
                 f"got {type(self._density).__name__}. Use density='gaussian_em'."
             )
-        pass_feature_names(self, self._density)
+        d_in = X.shape[1]
+        X, self._kept_features = drop_sparse_features(self, X)
+        subset_feature_names(self, self._density, self._kept_features)
         self._density.fit(X)
         cond = self._density.conditionals(X)
         n, d = X.shape
@@ -394,8 +407,13 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
             constraints.append(margins[idx] >= 1 - xi[idx])
         objective = cp.Minimize(0.5 * cp.sum_squares(w) + self.C * cp.sum(xi))
         self._solve(cp, cp.Problem(objective, constraints))
-        self.coef_ = np.asarray(w.value, dtype=np.float64)
+        self.coef_ = np.zeros(d_in)
+        self.coef_[self._kept_columns()] = np.asarray(w.value, dtype=np.float64)
         self.intercept_ = float(b.value)
+
+    def _kept_columns(self) -> Any:
+        kept = getattr(self, "_kept_features", None)
+        return slice(None) if kept is None else kept
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed score; positive means ``classes_[1]``.
@@ -417,5 +435,6 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
                 K = np.asarray(self.kernel_(X[rows], self.X_fit_), dtype=np.float64)
                 scores[rows] = K @ self.coef_ + self.intercept_
             return scores
-        means = self._density.conditionals(X).means
-        return means @ self.coef_ + self.intercept_
+        kept = self._kept_columns()
+        means = self._density.conditionals(np.ascontiguousarray(X[:, kept])).means
+        return means @ self.coef_[kept] + self.intercept_

@@ -12,7 +12,11 @@ from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR
 from .._config import max_gram_memory
 from .._fit_cache import fit_kernel_gram
 from .._sklearn_compat import Interval, StrOptions, _fit_context
-from .._validation import validate_missing_data, validate_missing_data_xy
+from .._validation import (
+    dropped_features,
+    validate_missing_data,
+    validate_missing_data_xy,
+)
 from ._base import (
     KernelParamsMixin,
     cross_gram_on_support,
@@ -50,7 +54,10 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         raise NotImplementedError
 
     def _fit_svm(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
-        X, y = validate_missing_data_xy(self, X, y, task=self._task)
+        # The kernel drops the features too sparse to learn from.
+        X, y = validate_missing_data_xy(
+            self, X, y, task=self._task, require_observed_columns=False
+        )
         self.route_ = self._choose_route(X.shape[0])
         if self.route_ == "features":
             return self._fit_features(X, y, sample_weight)
@@ -58,6 +65,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         # The kernel and its training Gram depend on the rows and the kernel's
         # parameters, not on C: a grid search over C reuses them (fit cache).
         self.kernel_, K = fit_kernel_gram(self._make_kernel(), X)
+        self.dropped_features_ = dropped_features(self.kernel_)
         self.svm_ = self._make_svm().fit(K, y, sample_weight=sample_weight)
         # Only support vectors are needed to score new rows.
         self.support_ = self.svm_.support_
@@ -90,6 +98,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         pass_feature_names(self, self.features_)
         Z = self.features_.fit(X).transform(X)
         self.kernel_ = self.features_.kernel_
+        self.dropped_features_ = self.features_.dropped_features_
         self.svm_ = self._make_linear().fit(Z, y, sample_weight=sample_weight)
         self.intercept_ = np.atleast_1d(self.svm_.intercept_)
         self.n_iter_ = self.svm_.n_iter_
@@ -190,6 +199,12 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     ----------
     kernel_ : object
         The fitted registry kernel; ``kernel_.density_`` is the fitted density.
+    dropped_features_ : ndarray of int
+        0-based indices of the features observed in fewer than
+        ``missingkernels.MIN_OBSERVED`` (2) training rows, which the kernel
+        dropped (named in a ``DroppedFeaturesWarning``;
+        ``feature_names_in_[dropped_features_]`` names them). New rows'
+        values in them are ignored.
     svm_ : sklearn.svm.SVC or sklearn.svm.LinearSVC
         The fitted SVM on the precomputed Gram matrix (or, on the
         ``"features"`` route, the linear SVM on the features).
@@ -423,6 +438,12 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     ----------
     kernel_ : object
         The fitted registry kernel; ``kernel_.density_`` is the fitted density.
+    dropped_features_ : ndarray of int
+        0-based indices of the features observed in fewer than
+        ``missingkernels.MIN_OBSERVED`` (2) training rows, which the kernel
+        dropped (named in a ``DroppedFeaturesWarning``;
+        ``feature_names_in_[dropped_features_]`` names them). New rows'
+        values in them are ignored.
     svm_ : sklearn.svm.SVR or sklearn.svm.LinearSVR
     route_ : {"exact", "features"}
     features_ : ExpectedKernelFeatures or None

@@ -12,7 +12,7 @@ from sklearn.base import (
 )
 
 from .._sklearn_compat import _fit_context
-from .._validation import validate_missing_data
+from .._validation import dropped_features, validate_missing_data
 from ._base import KernelParamsMixin
 
 
@@ -45,6 +45,12 @@ class MissingKernelTransformer(
     ----------
     kernel_ : object
         The fitted kernel; ``kernel_.density_`` is the fitted density.
+    dropped_features_ : ndarray of int
+        0-based indices of the features observed in fewer than
+        ``missingkernels.MIN_OBSERVED`` (2) training rows, which the kernel
+        dropped (named in a ``DroppedFeaturesWarning``;
+        ``feature_names_in_[dropped_features_]`` names them). New rows'
+        values in them are ignored.
     X_fit_ : ndarray of shape (n_samples, n_features)
         The training rows (the columns of every transformed matrix).
     n_features_in_ : int
@@ -105,8 +111,11 @@ class MissingKernelTransformer(
         -------
         self : MissingKernelTransformer
         """
-        X = validate_missing_data(self, X, reset=True, min_samples=2)
+        X = validate_missing_data(
+            self, X, reset=True, min_samples=2, require_observed_columns=False
+        )
         self.kernel_ = self._make_kernel().fit(X)
+        self.dropped_features_ = dropped_features(self.kernel_)
         self.X_fit_ = X
         self._n_features_out = X.shape[0]
         return self

@@ -218,10 +218,11 @@ def _prepare_kernel(spec: MethodSpec, task: str, X: np.ndarray, seed: int) -> _P
         )
         if shared and "density" in accepted:
             # The density does not depend on gamma: fit it once per fit.
-            kernel.set_params(density=_FittedDensity(_Holder(shared[0], Xs)))
+            kernel.set_params(density=_FittedDensity(_Holder(*shared[0])))
         kernel.fit(Xs)
         if not shared and hasattr(kernel, "density_"):
-            shared.append(kernel.density_)
+            # Fitted on the columns the kernel kept (dropped_features_ aside).
+            shared.append((kernel.density_, _density_rows(kernel, Xs)))
         Xn = scaler.transform(X_new) if scaler is not None else X_new
         return kernel(Xs), kernel(Xn, Xs)
 
@@ -374,7 +375,16 @@ def _density_to_share(model: Any, X: np.ndarray) -> dict[str, Any]:
     except AttributeError:
         return {}
     rows = model[:-1].transform(X) if isinstance(model, Pipeline) else X
-    return {"density": _FittedDensity(_Holder(fitted, np.asarray(rows)))}
+    # The kernel form's density: on the columns its kernel kept.
+    rows = _density_rows(getattr(est, "kernel_", est), np.asarray(rows))
+    return {"density": _FittedDensity(_Holder(fitted, rows))}
+
+
+def _density_rows(fitted: Any, X: np.ndarray) -> np.ndarray:
+    """The training rows as ``fitted``'s density saw them: without the
+    columns it dropped as too sparse (``dropped_features_``)."""
+    kept = getattr(fitted, "_kept_features", None)
+    return X if kept is None else np.ascontiguousarray(X[:, kept])
 
 
 def _make_estimator(

@@ -13,7 +13,11 @@ from .._config import check_gram_memory
 from .._fit_cache import fit_density
 from .._registry import list_densities, list_representations, new_density
 from .._sklearn_compat import HasMethods, StrOptions, available_if
-from .._validation import pass_feature_names, validate_missing_data
+from .._validation import (
+    drop_sparse_features,
+    subset_feature_names,
+    validate_missing_data,
+)
 from ._base_kernels import BaseKernel
 from ._table import DrawOptions, expected_gram, expected_variance, supported
 
@@ -162,16 +166,35 @@ class BaseExpectedKernel(BaseEstimator):
         -------
         self : object
             The fitted kernel; ``density_`` is the fitted density and
-            ``base_kernel_`` the fitted base kernel.
+            ``base_kernel_`` the fitted base kernel, both on the training
+            columns except ``dropped_features_``.
+
+        Notes
+        -----
+        A feature observed in fewer than
+        :data:`~missingkernels._validation.MIN_OBSERVED` (2) training rows
+        carries no information about its distribution: it is dropped, listed
+        in ``dropped_features_`` (0-based indices; ``feature_names_in_``
+        names them) and named in one
+        :class:`~missingkernels.DroppedFeaturesWarning`. The kernel is then
+        the kernel of the table without these columns; their values in new
+        rows are ignored. A density fitted on its own (``get_density(...)
+        .fit(X)``) refuses such columns with an error instead.
         """
         self._validate_params()
-        X = validate_missing_data(self, X, reset=True, min_samples=2)
+        X = validate_missing_data(
+            self, X, reset=True, min_samples=2, require_observed_columns=False
+        )
+        # Features observed in fewer than MIN_OBSERVED training rows carry no
+        # information: the density and base kernel never see them, nor their
+        # values in new rows (dropped_features_, one warning naming them).
+        X, self._kept_features = drop_sparse_features(self, X)
         base = self._make_base_kernel()
         density = new_density(self.density)
         # Messages of the density and base kernel name the columns as this
         # kernel does (the names of a DataFrame, or those of an SVM above).
-        pass_feature_names(self, density)
-        pass_feature_names(self, base)
+        subset_feature_names(self, density, self._kept_features)
+        subset_feature_names(self, base, self._kept_features)
         self._check_supported(base, _representation_class(density), density)
         # The same rows and density parameters give the same fit: a copy of
         # an earlier one when the fit cache holds it (e.g. at every gamma
@@ -189,6 +212,12 @@ class BaseExpectedKernel(BaseEstimator):
         self._train_cache = (_fingerprint(X), train)
         return self
 
+    def _kept_columns(self, X: np.ndarray) -> np.ndarray:
+        """The columns of validated rows that the density and base kernel
+        were fitted on (all but ``dropped_features_``)."""
+        kept = getattr(self, "_kept_features", None)
+        return X if kept is None else np.ascontiguousarray(X[:, kept])
+
     def _check_conditionals(self, base: BaseKernel, conditionals: Any) -> Any:
         from ..conditionals import BaseConditionals
 
@@ -205,6 +234,7 @@ class BaseExpectedKernel(BaseEstimator):
     # -- evaluation --------------------------------------------------------------
     def _conditionals(self, X: Any) -> Any:
         X = validate_missing_data(self, X, reset=False, min_samples=0)
+        X = self._kept_columns(X)
         cache = getattr(self, "_train_cache", None)
         if cache is not None and cache[0] == _fingerprint(X):
             return X, cache[1]
