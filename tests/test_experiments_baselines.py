@@ -232,7 +232,7 @@ def test_indicator_baselines_append_one_column_per_incomplete_feature(
     X[::5, 1] = np.nan
     X[1::7, 3] = np.nan
     pipe = missingkernels.get_baseline(name, task="classification")
-    assert [s for s, _ in pipe.steps] == ["scale", "impute", "svm"]
+    assert [s for s, _ in pipe.steps] == ["drop", "scale", "impute", "svm"]
     assert type(pipe["impute"]).__name__ == imputer_cls
     assert pipe["impute"].add_indicator
     Xt = Pipeline(pipe.steps[:-1]).fit(X).transform(X)

@@ -18,6 +18,8 @@ parameter lists searched by the inner CV instead of ``C`` x ``gamma``),
 
 from __future__ import annotations
 
+from numbers import Integral
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,8 +38,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._numerics import integer_seeds
-from .._sklearn_compat import HasMethods, StrOptions
-from .._validation import validate_missing_data
+from .._sklearn_compat import HasMethods, Interval, StrOptions
+from .._validation import (
+    MIN_OBSERVED,
+    drop_sparse_features,
+    validate_missing_data,
+    warn_dropped_features,
+)
 
 _TASKS = ("classification", "regression")
 
@@ -58,6 +65,11 @@ def _classification_only(task: str, method: str) -> None:
 
 
 def _impute_then_svm(task: str, imputer: Any, *, scale_first: bool = True) -> Pipeline:
+    # Features (almost) never observed in the training rows are dropped first,
+    # as the expected kernels drop them, whatever the imputer would do with
+    # them (SimpleImputer(strategy="constant") keeps an empty column, which
+    # changes the SVM's gamma="scale"; "mean" drops it but keeps one observed
+    # once; KNNImputer drops it, IterativeImputer fills it with 0).
     # Scaling before imputing puts k-NN distances and the models of MICE,
     # missForest and the GMM on standardised features, as in the papers'
     # "after normalization" protocol; StandardScaler ignores NaN when fitting.
@@ -66,7 +78,105 @@ def _impute_then_svm(task: str, imputer: Any, *, scale_first: bool = True) -> Pi
         steps = [("scale", StandardScaler()), ("impute", imputer)]
     else:
         steps = [("impute", imputer), ("scale", StandardScaler())]
-    return Pipeline([*steps, ("svm", _svm(task))])
+    return Pipeline([("drop", DropSparseFeatures()), *steps, ("svm", _svm(task))])
+
+
+class DropSparseFeatures(TransformerMixin, BaseEstimator):
+    """Drop the features observed in fewer than ``min_observed`` training rows.
+
+    The first step of every imputation baseline: such features carry no
+    information, and the expected kernels drop them too
+    (``dropped_features_``, one ``DroppedFeaturesWarning`` naming them), so
+    that every method of a comparison sees the same features. Rows passed to
+    ``transform`` lose the same columns. With no feature to drop it passes
+    the (validated, float64) rows through unchanged.
+
+    Parameters
+    ----------
+    min_observed : int, default=2
+        Fewest observed training values a feature needs to be kept
+        (``missingkernels.MIN_OBSERVED``).
+
+    Attributes
+    ----------
+    dropped_features_ : ndarray of int
+        0-based indices of the dropped features.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.experiments import DropSparseFeatures
+    >>> X = np.array([[1.0, np.nan, 0.5], [2.0, np.nan, np.nan], [0.0, np.nan, 1.5]])
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     drop = DropSparseFeatures().fit(X)
+    >>> drop.dropped_features_.tolist(), drop.transform(X).shape
+    ([1], (3, 2))
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "min_observed": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, min_observed: int = MIN_OBSERVED) -> None:
+        self.min_observed = min_observed
+
+    def fit(self, X: Any, y: Any = None) -> DropSparseFeatures:
+        """Find the features observed in fewer than ``min_observed`` rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows, NaN where missing.
+        y : ignored
+
+        Returns
+        -------
+        self : DropSparseFeatures
+        """
+        self._validate_params()
+        X = validate_missing_data(self, X, reset=True, require_observed_columns=False)
+        _, self._kept = drop_sparse_features(self, X, self.min_observed)
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Return the rows without the dropped features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_kept : ndarray of shape (n_samples, n_features - len(dropped_features_))
+        """
+        X = validate_missing_data(self, X, reset=False)
+        return X if self._kept is None else np.ascontiguousarray(X[:, self._kept])
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """The names of the kept features.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+
+        Returns
+        -------
+        names : ndarray of str
+        """
+        from sklearn.utils.validation import _check_feature_names_in
+
+        names = _check_feature_names_in(self, input_features)
+        return names if self._kept is None else names[self._kept]
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
 
 
 class DensityDrawImputer(TransformerMixin, BaseEstimator):
@@ -331,12 +441,53 @@ def hgb(task: str = "classification", random_state: Any = None, **params: Any) -
     estimator : HistGradientBoostingClassifier or HistGradientBoostingRegressor
     """
     _svm(task)  # the usual error for an unknown task
-    cls = (
-        HistGradientBoostingClassifier
-        if task == "classification"
-        else HistGradientBoostingRegressor
-    )
+    cls = _HGBClassifier if task == "classification" else _HGBRegressor
     return cls(random_state=random_state, **params)
+
+
+class _ConstantSparseFeatures:
+    """Gradient boosting that sets the features observed in fewer than
+    ``MIN_OBSERVED`` training rows to a constant before fitting.
+
+    A constant feature is never split on, so the trees are those of the table
+    without it and its values in new rows are ignored: the feature is dropped
+    as the expected kernels drop it (``dropped_features_``, one
+    ``DroppedFeaturesWarning`` naming it). Histogram gradient boosting itself
+    fails on a feature missing in every training row. With none to drop, the
+    rows go to scikit-learn unchanged.
+    """
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
+        names = SimpleNamespace()  # names the columns in the warning
+        if hasattr(X, "notna"):  # a DataFrame, possibly with categorical columns
+            counts = np.asarray(X.notna().sum(axis=0))
+            if all(isinstance(c, str) for c in X.columns):
+                names._feature_names_hint = np.asarray(X.columns, dtype=object)
+        else:
+            X = np.asarray(X, dtype=np.float64)
+            counts = (~np.isnan(X)).sum(axis=0)
+        dropped = np.flatnonzero(counts < MIN_OBSERVED)
+        self.dropped_features_ = dropped
+        if dropped.size:
+            sklearn_name = type(self).__mro__[2].__name__
+            warn_dropped_features(
+                names, dropped, counts[dropped], X.shape, name=sklearn_name
+            )
+            if hasattr(X, "iloc"):
+                X = X.copy()
+                X.iloc[:, dropped] = 0.0
+            else:
+                X = X.copy()
+                X[:, dropped] = 0.0
+        return super().fit(X, y, sample_weight=sample_weight)  # type: ignore[misc]
+
+
+class _HGBClassifier(_ConstantSparseFeatures, HistGradientBoostingClassifier):
+    __doc__ = HistGradientBoostingClassifier.__doc__
+
+
+class _HGBRegressor(_ConstantSparseFeatures, HistGradientBoostingRegressor):
+    __doc__ = HistGradientBoostingRegressor.__doc__
 
 
 # The inner grid of "hgb": scikit-learn's default learning rate and leaf count
