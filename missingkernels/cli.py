@@ -243,6 +243,30 @@ def _missingness_text(
     return text
 
 
+def _sparse_columns_note(ds: Any) -> str:
+    """A note naming the features observed in fewer than ``MIN_OBSERVED`` of
+    the dataset's rows ("" if none): every method drops them in every fit
+    (they are as sparse in each training set), where the warnings can only
+    give their 0-based positions."""
+    import numpy as np
+
+    from ._validation import MIN_OBSERVED, sparse_features
+
+    sparse = sparse_features(ds.X)
+    if sparse.size == 0:
+        return ""
+    counts = (~np.isnan(ds.X[:, sparse])).sum(axis=0)
+    listed = ", ".join(
+        f"{ds.feature_names[j]!r} (column {j} (0-based), {int(c)} "
+        f"value{'' if c == 1 else 's'})"
+        for j, c in zip(sparse, counts, strict=True)
+    )
+    return (
+        f"(observed in fewer than {MIN_OBSERVED} of the {ds.X.shape[0]} rows, "
+        f"so dropped by every method in every fit: {listed})"
+    )
+
+
 def _repetitions_text(mechanism: str, reps: int) -> str:
     """What ``--repetitions`` repeats: CV splits of the data's own missing
     values, or missingness draws (each with its own splits)."""
@@ -410,6 +434,9 @@ def _compare(args: argparse.Namespace) -> int:
             notes.append(
                 f"(class_weight not supported, ignored by: {', '.join(unweighted)})"
             )
+    sparse_note = _sparse_columns_note(ds)
+    if sparse_note:
+        notes.insert(0, sparse_note)
     names = [s.name for s in specs]
     print(
         f"{ds.name}: {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.task}; "

@@ -345,7 +345,8 @@ def test_laplacian_agrees_with_quadrature():
     rng = np.random.default_rng(2)
     mean, S = random_gaussian(rng, 2)
     g = 0.8
-    X = np.array([[0.3, -0.2], [1.0, np.nan], [-0.5, np.nan]])
+    # (the last row: the second feature observed twice, so not dropped)
+    X = np.array([[0.3, -0.2], [1.0, np.nan], [-0.5, np.nan], [0.1, 0.4]])
     m = 2000
     k = ExpectedLaplacianKernel(
         gamma=g, density=FixedGaussian(mean, S), n_draws=m, random_state=3

@@ -102,6 +102,19 @@ def test_a_column_observed_twice_is_kept():
     assert k.dropped_features_.tolist() == []
 
 
+def test_a_density_fitted_elsewhere_keeps_every_column():
+    frozen = pytest.importorskip("sklearn.frozen")
+    full, _, _ = _tables()
+    full = full.drop(columns="empty")
+    density = get_density("gaussian_em").fit(full)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DroppedFeaturesWarning)
+        k = get_kernel("expected_rbf", density=frozen.FrozenEstimator(density))
+        k.fit(full)
+    assert k.dropped_features_.tolist() == []
+    assert k(full.iloc[:3]).shape == (3, 3)
+
+
 def test_no_feature_left_is_an_error():
     X = np.full((5, 2), np.nan)
     X[0, 0] = 1.0
@@ -262,3 +275,8 @@ def test_compare_cli_lists_every_method_with_an_empty_column(tmp_path, capsys):
     assert (res["error"] == "").all()
     for method in methods:
         assert f"| {method} |" in printed
+    # The note names them (the warnings of the cells can only give positions).
+    assert (
+        "dropped by every method in every fit: 'empty' (column 2 (0-based), "
+        "0 values), 'rare' (column 5 (0-based), 1 value)" in printed
+    )

@@ -168,9 +168,18 @@ class DropSparseFeatures(TransformerMixin, BaseEstimator):
         -------
         names : ndarray of str
         """
-        from sklearn.utils.validation import _check_feature_names_in
-
-        names = _check_feature_names_in(self, input_features)
+        check_is_fitted(self)
+        if input_features is not None:
+            names = np.asarray(input_features, dtype=object)
+            if names.shape != (self.n_features_in_,):
+                raise ValueError(
+                    f"input_features should have length {self.n_features_in_}, "
+                    f"got {names.shape[0] if names.ndim else 1}."
+                )
+        elif hasattr(self, "feature_names_in_"):
+            names = np.asarray(self.feature_names_in_, dtype=object)
+        else:
+            names = np.array([f"x{j}" for j in range(self.n_features_in_)], object)
         return names if self._kept is None else names[self._kept]
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]

@@ -31,6 +31,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 
 from .._registry import _RENAMED
+from ._baselines import DropSparseFeatures
 from ._methods import MethodSpec
 
 _METRICS: dict[str, Callable[[Any, Any], float]] = {
@@ -207,8 +208,11 @@ class _FittedDensity(BaseEstimator):
 
 
 def _prepare_kernel(spec: MethodSpec, task: str, X: np.ndarray, seed: int) -> _Prepared:
-    scaler = StandardScaler().fit(X) if spec.scale else None
-    Xs = scaler.transform(X) if scaler is not None else X
+    # A feature missing in every training row divides 0 by 0 in the scaler;
+    # it stays NaN, and the kernel drops it (naming it).
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaler = StandardScaler().fit(X) if spec.scale else None
+        Xs = scaler.transform(X) if scaler is not None else X
     shared: list[Any] = []
 
     def gram(X_new: np.ndarray, gamma: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -223,7 +227,8 @@ def _prepare_kernel(spec: MethodSpec, task: str, X: np.ndarray, seed: int) -> _P
         if not shared and hasattr(kernel, "density_"):
             # Fitted on the columns the kernel kept (dropped_features_ aside).
             shared.append((kernel.density_, _density_rows(kernel, Xs)))
-        Xn = scaler.transform(X_new) if scaler is not None else X_new
+        with np.errstate(invalid="ignore", divide="ignore"):
+            Xn = scaler.transform(X_new) if scaler is not None else X_new
         return kernel(Xs), kernel(Xn, Xs)
 
     return _Prepared(gram)
@@ -402,7 +407,16 @@ def _make_estimator(
     if ovr:
         model = OneVsRestClassifier(model)
     if spec.scale:
-        model = Pipeline([("scale", StandardScaler()), ("model", model)])
+        # The sparse features go before the scaler, which would divide 0 by
+        # 0 on a feature missing in every training row (the model drops
+        # them too; with none to drop the step passes the rows through).
+        model = Pipeline(
+            [
+                ("drop", DropSparseFeatures()),
+                ("scale", StandardScaler()),
+                ("model", model),
+            ]
+        )
     return model
 
 

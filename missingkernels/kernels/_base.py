@@ -43,6 +43,12 @@ def _fingerprint(X: np.ndarray) -> tuple:
     return data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest()
 
 
+def _fitted_elsewhere(density: Any) -> bool:
+    """Whether a density parameter was fitted before the kernel's fit
+    (``sklearn.frozen.FrozenEstimator``), on all the columns."""
+    return type(density).__name__ == "FrozenEstimator"
+
+
 def _has_variance(kernel: BaseExpectedKernel) -> bool:
     return kernel._base_kernel_class.has_variance
 
@@ -179,7 +185,9 @@ class BaseExpectedKernel(BaseEstimator):
         :class:`~missingkernels.DroppedFeaturesWarning`. The kernel is then
         the kernel of the table without these columns; their values in new
         rows are ignored. A density fitted on its own (``get_density(...)
-        .fit(X)``) refuses such columns with an error instead.
+        .fit(X)``) refuses such columns with an error instead; a density
+        fitted before (``sklearn.frozen.FrozenEstimator``) keeps every
+        column it was fitted on, and so does the kernel.
         """
         self._validate_params()
         X = validate_missing_data(
@@ -188,7 +196,12 @@ class BaseExpectedKernel(BaseEstimator):
         # Features observed in fewer than MIN_OBSERVED training rows carry no
         # information: the density and base kernel never see them, nor their
         # values in new rows (dropped_features_, one warning naming them).
-        X, self._kept_features = drop_sparse_features(self, X)
+        if _fitted_elsewhere(self.density):
+            # Fitted on every column (e.g. out of core): the kernel uses them.
+            self.dropped_features_ = np.zeros(0, dtype=np.intp)
+            self._kept_features = None
+        else:
+            X, self._kept_features = drop_sparse_features(self, X)
         base = self._make_base_kernel()
         density = new_density(self.density)
         # Messages of the density and base kernel name the columns as this
