@@ -312,3 +312,29 @@ def test_prediction_in_row_chunks_within_working_memory(rng, monkeypatch, Estima
     assert chunks == ([7] * 8 + [4]) * len(methods)
     for got, expected in zip(parts, whole, strict=True):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("route", ["exact", "features"])
+def test_a_weight_of_two_is_the_row_twice_with_the_density_held_fixed(route):
+    """With the density and gamma fixed (nothing fitted from the rows but the
+    SVM), weighting a complete row by 2 is duplicating it."""
+    from _helpers import FixedGaussian, mcar, random_gaussian
+
+    rng = np.random.default_rng(12)
+    mean, S = random_gaussian(rng, 3)
+    X = rng.multivariate_normal(mean, S, size=60)
+    y = (X[:, 0] - X[:, 1] > mean[0] - mean[1]).astype(int)
+    X = mcar(rng, X, 0.25)
+    X[0] = rng.multivariate_normal(mean, S)  # a complete row, weighted below
+    params = dict(
+        density=FixedGaussian(mean, S), gamma=0.3, C=2.0, tol=1e-8, route=route,
+        n_components=400, random_state=0,
+    )  # fmt: skip
+    weights = np.ones(len(X))
+    weights[0] = 2.0
+    weighted = MissingKernelSVC(**params).fit(X, y, sample_weight=weights)
+    twice = MissingKernelSVC(**params).fit(np.vstack([X[:1], X]), np.r_[y[:1], y])
+    T = mcar(rng, rng.multivariate_normal(mean, S, size=30), 0.25)
+    np.testing.assert_allclose(
+        weighted.decision_function(T), twice.decision_function(T), atol=1e-3
+    )
