@@ -591,8 +591,9 @@ def format_pairwise(result: PairwiseWilcoxon, digits: int = 3) -> str:
     return "\n".join(lines)
 
 
-#: Sixteen colours told apart at a glance (matplotlib's tab10, then six dark
-#: ones of tab20b and black): one per method of a critical-difference diagram.
+#: Sixteen colours told apart at a glance (matplotlib's tab10, black, three
+#: dark ones of tab20b, a gold and a dark teal): one per method of a
+#: critical-difference diagram.
 CD_COLOURS = (
     "#1f77b4",
     "#ff7f0e",
@@ -607,8 +608,8 @@ CD_COLOURS = (
     "#000000",
     "#393b79",
     "#637939",
-    "#8c6d31",
-    "#843c39",
+    "#e7ba52",
+    "#004d4d",
     "#7b4173",
 )
 
