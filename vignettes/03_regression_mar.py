@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 
-from _common import load, main
+from _common import best_of, load, main, mean_std
 
 OURS = ("genrbf", "expected_rbf")
 IMPUTATION = ("zero", "mean", "knn", "iterative", "mean_indicator", "knn_indicator")
@@ -99,19 +99,6 @@ critical difference of each other and of both indicator pipelines.
 """
 
 
-def _best(means, names):  # type: ignore[no-untyped-def]
-    """The name among ``names`` with the highest mean (None if none ran)."""
-    have = [n for n in names if n in means.index]
-    return max(have, key=lambda n: means.loc[n, "mean"]) if have else None
-
-
-def _mean_std(means, name):  # type: ignore[no-untyped-def]
-    if name is None:
-        return "not run"
-    row = means.loc[name]
-    return f"{row['mean']:.3f} ± {row['std']:.3f}"
-
-
 def _versus(means, draws, ours, other):  # type: ignore[no-untyped-def]
     """Ours minus other (means over draws), and the draws where ours is higher."""
     if ours is None or other is None:
@@ -141,13 +128,13 @@ def report(results, extra) -> str:  # type: ignore[no-untyped-def]
     ]
     for dataset in sorted(ok["dataset"].unique()):
         means = stats.loc[dataset]
-        ours, imp = _best(means, OURS), _best(means, IMPUTATION)
+        ours, imp = best_of(means, OURS), best_of(means, IMPUTATION)
         hgb = "hgb" if "hgb" in means.index else None
         names = [n for n in (ours, imp, hgb) if n is not None]
         draws = per_draw.loc[dataset].unstack("method")[names].dropna()
         lines.append(
-            f"| {dataset} | {ours}: {_mean_std(means, ours)} | "
-            f"{imp}: {_mean_std(means, imp)} | {_mean_std(means, hgb)} | "
+            f"| {dataset} | {ours}: {mean_std(means, ours)} | "
+            f"{imp}: {mean_std(means, imp)} | {mean_std(means, hgb)} | "
             f"{_versus(means, draws, ours, imp)} | "
             f"{_versus(means, draws, ours, hgb)} |"
         )

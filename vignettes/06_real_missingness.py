@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from _common import load, main, socp_method
+from _common import best_of, load, main, mean_std, socp_method, versus
 
 from missingkernels.datasets import load_dataset
 from missingkernels.experiments import (
@@ -129,30 +129,6 @@ accuracy) and worse on the two smallest.
 """
 
 
-def _best(means, names):  # type: ignore[no-untyped-def]
-    """The name among ``names`` with the highest mean (None if none ran)."""
-    have = [n for n in names if n in means.index]
-    return max(have, key=lambda n: means.loc[n, "mean"]) if have else None
-
-
-def _mean_std(means, name):  # type: ignore[no-untyped-def]
-    if name is None:
-        return "not run"
-    row = means.loc[name]
-    return f"{row['mean']:.3f} ± {row['std']:.3f}"
-
-
-def _versus(means, draws, ours, other):  # type: ignore[no-untyped-def]
-    """Ours minus other (means over draws), and the draws where ours is
-    higher / the same / lower."""
-    if ours is None or other is None:
-        return "-"
-    higher = int((draws[ours] > draws[other]).sum())
-    same = int((draws[ours] == draws[other]).sum())
-    diff = means.loc[ours, "mean"] - means.loc[other, "mean"]
-    return f"{diff:+.3f} ({higher}/{same}/{len(draws) - higher - same})"
-
-
 def _comparison(results, metric: str) -> list[str]:  # type: ignore[no-untyped-def]
     """Per dataset: our best kernel, the best imputation pipeline and hgb."""
     ok = results[(results["metric"] == metric) & (results["error"] == "")]
@@ -166,15 +142,15 @@ def _comparison(results, metric: str) -> list[str]:  # type: ignore[no-untyped-d
     for dataset in sorted(ok["dataset"].unique()):
         means = stats.loc[dataset]
         floor = majority_scores(load_dataset(dataset).y)[metric]
-        ours, imp = _best(means, OURS), _best(means, IMPUTATION)
+        ours, imp = best_of(means, OURS), best_of(means, IMPUTATION)
         hgb = "hgb" if "hgb" in means.index else None
         names = [n for n in (ours, imp, hgb) if n is not None]
         draws = per_draw.loc[dataset].unstack("method")[names].dropna()
         lines.append(
-            f"| {dataset} | {floor:.3f} | {ours}: {_mean_std(means, ours)} | "
-            f"{imp}: {_mean_std(means, imp)} | {_mean_std(means, hgb)} | "
-            f"{_versus(means, draws, ours, imp)} | "
-            f"{_versus(means, draws, ours, hgb)} |"
+            f"| {dataset} | {floor:.3f} | {ours}: {mean_std(means, ours)} | "
+            f"{imp}: {mean_std(means, imp)} | {mean_std(means, hgb)} | "
+            f"{versus(means, draws, ours, imp)} | "
+            f"{versus(means, draws, ours, hgb)} |"
         )
     return lines
 

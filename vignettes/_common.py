@@ -429,3 +429,28 @@ def paper_beside(
             cells += [mine, row.get(p, "-")]
         lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def best_of(means, names):  # type: ignore[no-untyped-def]
+    """The name among ``names`` with the highest mean (None if none ran)."""
+    have = [n for n in names if n in means.index]
+    return max(have, key=lambda n: means.loc[n, "mean"]) if have else None
+
+
+def mean_std(means, name):  # type: ignore[no-untyped-def]
+    """``mean ± std`` of a method's row, or "not run"."""
+    if name is None:
+        return "not run"
+    row = means.loc[name]
+    return f"{row['mean']:.3f} ± {row['std']:.3f}"
+
+
+def versus(means, draws, ours, other):  # type: ignore[no-untyped-def]
+    """Ours minus other (means over draws), and the draws where ours is
+    higher / the same / lower."""
+    if ours is None or other is None:
+        return "-"
+    higher = int((draws[ours] > draws[other]).sum())
+    same = int((draws[ours] == draws[other]).sum())
+    diff = means.loc[ours, "mean"] - means.loc[other, "mean"]
+    return f"{diff:+.3f} ({higher}/{same}/{len(draws) - higher - same})"
