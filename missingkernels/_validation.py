@@ -320,6 +320,11 @@ def _validate(
         check_is_fitted(estimator)
     if require_observed_columns is None:
         require_observed_columns = reset
+    if "nominal_features" in getattr(estimator, "_parameter_constraints", {}):
+        # Mixed-type tables: nominal columns become category codes first.
+        from ._tables import encode_table
+
+        X = encode_table(estimator, X, reset=reset)
     try:
         if y is None:
             X = validate_data(
@@ -345,8 +350,12 @@ def _validate(
         if "could not convert" in str(exc) or "Unable to convert" in str(exc):
             raise ValueError(
                 f"{type(estimator).__name__} needs numeric X (NaN for missing "
-                f"entries); {exc}. Encode categorical columns as numbers first "
-                "(e.g. with sklearn.preprocessing.OrdinalEncoder)."
+                f"entries); {exc}. Nominal (string or categorical) columns are "
+                "taken by the estimators with a nominal_features parameter "
+                "(MissingKernelSVC, MissingKernelSVR, MissingKernelTransformer, "
+                "the mixed kernels and the 'latent_class' density); otherwise "
+                "encode them as numbers first (e.g. with "
+                "sklearn.preprocessing.OneHotEncoder)."
             ) from exc
         raise
     if require_observed_columns and X.shape[0] > 0:

@@ -5,6 +5,7 @@ representations; kernels take expectations over them.
 """
 
 from ._base import BaseConditionals
+from ._mixed import MixedConditionals
 from ._representations import (
     CategoricalConditionals,
     GaussianConditionals,
@@ -17,6 +18,7 @@ __all__ = [
     "BaseConditionals",
     "CategoricalConditionals",
     "GaussianConditionals",
+    "MixedConditionals",
     "MixtureConditionals",
     "SampleConditionals",
     "group_patterns",

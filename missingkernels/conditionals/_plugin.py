@@ -10,6 +10,7 @@ def missingkernels_register_representations():  # type: ignore[no-untyped-def]
     from . import (
         CategoricalConditionals,
         GaussianConditionals,
+        MixedConditionals,
         MixtureConditionals,
         SampleConditionals,
     )
@@ -17,6 +18,7 @@ def missingkernels_register_representations():  # type: ignore[no-untyped-def]
     return {
         "categorical": CategoricalConditionals,
         "gaussian": GaussianConditionals,
+        "mixed": MixedConditionals,
         "mixture": MixtureConditionals,
         "samples": SampleConditionals,
     }

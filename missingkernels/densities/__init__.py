@@ -3,6 +3,7 @@
 from ._base import REPRESENTATIONS, BaseDensity
 from ._categorical import CategoricalDensity
 from ._gaussian_em import GaussianEMDensity, SingularCovarianceWarning
+from ._latent_class import LatentClassDensity
 from ._mixture import GaussianMixtureDensity
 from ._samples import IterativeImputerDensity, MICEDensity
 
@@ -13,6 +14,7 @@ __all__ = [
     "GaussianEMDensity",
     "GaussianMixtureDensity",
     "IterativeImputerDensity",
+    "LatentClassDensity",
     "MICEDensity",
     "SingularCovarianceWarning",
 ]
@@ -25,5 +27,6 @@ def _builtin_densities() -> dict:
         "gaussian_em": GaussianEMDensity,
         "gaussian_mixture": GaussianMixtureDensity,
         "iterative": IterativeImputerDensity,
+        "latent_class": LatentClassDensity,
         "mice": MICEDensity,
     }

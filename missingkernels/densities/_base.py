@@ -11,7 +11,7 @@ from .._dask import as_row_blocks, is_dask_collection
 from .._validation import validate_missing_data
 
 #: The conditional representations a density may return, by tag.
-REPRESENTATIONS = ("gaussian", "mixture", "samples", "categorical")
+REPRESENTATIONS = ("gaussian", "mixture", "samples", "categorical", "mixed")
 
 
 class BaseDensity(BaseEstimator):

@@ -245,7 +245,9 @@ class _BaseEMDensity(BaseDensity):
             objective, new = self._step(data, params, n_iter)
             trace.append(objective)
             change = max(
-                np.max(np.abs(a - b)) for a, b in zip(new, params, strict=True)
+                # initial=0: a block may be empty (no numeric or no nominal column).
+                np.max(np.abs(a - b), initial=0.0)
+                for a, b in zip(new, params, strict=True)
             )
             params = new
             if change <= self.tol:

@@ -28,6 +28,7 @@ from ._kernels import (
     ExpectedRBFKernel,
     GenRBFKernel,
 )
+from ._mixed import ExpectedMixedRBFKernel, MixedRBFKernel, RBFMatching
 from ._polynomial import ExpectedPolynomialKernel, Polynomial
 from ._table import Expectation, find_expectation, supported
 
@@ -39,12 +40,15 @@ __all__ = [
     "BelancheK2Kernel",
     "Expectation",
     "ExpectedLinearKernel",
+    "ExpectedMixedRBFKernel",
     "ExpectedPolynomialKernel",
     "ExpectedRBFKernel",
     "GenRBFKernel",
     "Linear",
+    "MixedRBFKernel",
     "Polynomial",
     "Presence",
+    "RBFMatching",
     "SimpleMatching",
     "find_expectation",
     "make_expected_kernel",
@@ -58,6 +62,8 @@ def _builtin_kernels() -> dict:
         "belanche_k1": BelancheK1Kernel,
         "belanche_k2": BelancheK2Kernel,
         "expected_linear": ExpectedLinearKernel,
+        "expected_mixed_rbf": ExpectedMixedRBFKernel,
         "expected_rbf": ExpectedRBFKernel,
         "genrbf": GenRBFKernel,
+        "mixed_rbf": MixedRBFKernel,
     }

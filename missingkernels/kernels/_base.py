@@ -208,6 +208,7 @@ class BaseExpectedKernel(BaseEstimator):
         # kernel does (the names of a DataFrame, or those of an SVM above).
         subset_feature_names(self, density, self._kept_features)
         subset_feature_names(self, base, self._kept_features)
+        density = self._pass_nominal(density)
         self._check_supported(base, _representation_class(density), density)
         # The same rows and density parameters give the same fit: a copy of
         # an earlier one when the fit cache holds it (e.g. at every gamma
@@ -224,6 +225,35 @@ class BaseExpectedKernel(BaseEstimator):
         # k(X_train) and k(X, X_train) reuse the training conditionals.
         self._train_cache = (_fingerprint(X), train)
         return self
+
+    def _pass_nominal(self, density: Any) -> Any:
+        """Tell the density which of its columns are nominal (category codes),
+        or refuse a density that would model them as numbers."""
+        nominal = getattr(self, "is_nominal_", None)
+        if nominal is None or not np.any(nominal):
+            return density
+        kept = getattr(self, "_kept_features", None)
+        nominal = np.asarray(nominal, dtype=bool)
+        nominal = nominal if kept is None else nominal[kept]
+        params = getattr(density, "get_params", dict)(deep=False)
+        if "nominal_features" in params:
+            if isinstance(params["nominal_features"], str):  # "from_dtype"
+                density.set_params(nominal_features=nominal)
+            return density
+        domain = getattr(_representation_class(density), "domain", None)
+        domain = domain or _density_domain(density)
+        if domain == "nominal" and nominal.all():
+            return density  # category codes for a categorical density
+        from .._validation import describe_features
+
+        cols = np.flatnonzero(self.is_nominal_)
+        raise ValueError(
+            f"{type(self).__name__}: {describe_features(self, cols)} "
+            f"{'is' if len(cols) == 1 else 'are'} nominal, but the density "
+            f"{self._density_label()} models numeric values (it would treat "
+            "category codes as numbers). Use density='latent_class', which "
+            "models numeric and nominal columns together."
+        )
 
     def _kept_columns(self, X: np.ndarray) -> np.ndarray:
         """The columns of validated rows that the density and base kernel

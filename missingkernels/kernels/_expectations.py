@@ -25,6 +25,7 @@ from ..conditionals import (
 from ..conditionals._base import BLOCK_ELEMENTS as _BLOCK_ELEMENTS
 from . import _features, _rbf
 from ._base_kernels import RBF, BaseKernel, Linear, Presence, SimpleMatching
+from ._mixed import MIXED_CELL
 from ._table import DRAWS_CELL, Expectation
 
 
@@ -486,4 +487,5 @@ def _builtin_expectations() -> dict[str, Expectation]:
         "presence/categorical": _matching_cell(Presence, CategoricalConditionals),
         "presence/samples": _matching_cell(Presence, SampleConditionals),
         "any/samples": DRAWS_CELL,
+        "rbf_matching/mixed": MIXED_CELL,
     }

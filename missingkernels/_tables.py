@@ -1,0 +1,383 @@
+"""Mixed-type tables: which columns are nominal, and their category codes.
+
+An estimator with the parameters ``nominal_features`` and ``handle_unknown``
+(the SVMs, the transformer, the feature map, the mixed kernels and the
+latent-class density) accepts tables whose columns are numeric, boolean,
+categorical, string or object. At fit, :func:`encode_table` decides which
+columns are nominal and records their categories (:class:`TableEncoding`);
+every call then replaces each nominal value by its category code ``0 .. C-1``
+(NaN where missing) before the usual validation, so the rest of the package
+sees float64 rows with NaN. Numeric columns pass unchanged; ordered
+categoricals are numeric, coded by the rank of their level.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from ._validation import describe_features
+
+__all__ = ["TableEncoding", "UnknownCategoryWarning", "encode_table"]
+
+
+class UnknownCategoryWarning(UserWarning):
+    """New rows hold a category of a nominal column that training never saw;
+    with ``handle_unknown="missing"`` the entry is treated as missing."""
+
+
+#: What ``nominal_features`` takes besides a list of columns.
+FROM_DTYPE = "from_dtype"
+
+
+def _is_frame(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _missing_mask(values: np.ndarray) -> np.ndarray:
+    """True for None, NaN, pandas' NA/NaT and the empty string."""
+    out = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        if v is None or (isinstance(v, str) and v == ""):
+            out[i] = True
+            continue
+        try:
+            out[i] = bool(v != v)  # NaN, NaT
+        except (TypeError, ValueError):  # pd.NA: its comparisons are ambiguous
+            out[i] = True
+    return out
+
+
+def _sort_labels(labels: list) -> np.ndarray:
+    """Distinct labels in a deterministic order (numbers before strings)."""
+    try:
+        ordered = sorted(labels)
+    except TypeError:  # mixed types
+        ordered = sorted(labels, key=lambda v: (type(v).__name__, str(v)))
+    out = np.empty(len(ordered), dtype=object)
+    out[:] = ordered
+    return out
+
+
+@dataclass(frozen=True)
+class _Column:
+    """How one column is coded: ``kind`` is "numeric", "nominal" or
+    "ordinal" (an ordered categorical, coded by rank and modelled as numeric);
+    ``categories`` the labels of a nominal (or ordinal) column, in code order."""
+
+    kind: str
+    categories: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class TableEncoding:
+    """The coding of a table's columns, fitted on the training rows.
+
+    Attributes
+    ----------
+    columns : tuple of _Column
+    frame : bool
+        Whether the training table was a DataFrame.
+    """
+
+    columns: tuple[_Column, ...]
+    frame: bool
+
+    @property
+    def nominal(self) -> np.ndarray:
+        """``(n_features,)`` bool: True for nominal columns."""
+        return np.array([c.kind == "nominal" for c in self.columns], dtype=bool)
+
+    @property
+    def categories(self) -> list[np.ndarray | None]:
+        """Per column, the labels of its codes (None for numeric columns)."""
+        return [c.categories if c.kind == "nominal" else None for c in self.columns]
+
+    @property
+    def trivial(self) -> bool:
+        """Whether every column passes unchanged (all numeric)."""
+        return all(c.kind == "numeric" for c in self.columns)
+
+
+def _columns_of(X: Any) -> tuple[list[Any], list[Any], list[str | None]]:
+    """Per column: its values (an array), its name, and a dtype hint
+    ("categorical", "ordered", "bool", "string", "numeric", "object")."""
+    if _is_frame(X):
+        values: list[Any] = []
+        hints: list[str | None] = []
+        for j in range(X.shape[1]):
+            col = X.iloc[:, j]
+            dtype = col.dtype
+            name = getattr(dtype, "name", str(dtype))
+            if name == "category":
+                hints.append("ordered" if dtype.ordered else "categorical")
+                values.append(col)
+            elif name in ("bool", "boolean"):
+                hints.append("bool")
+                values.append(col.to_numpy(dtype=object))
+            elif name in ("object", "string", "str") or name.startswith("string"):
+                hints.append("string" if name != "object" else "object")
+                values.append(col.to_numpy(dtype=object))
+            else:
+                hints.append("numeric")
+                values.append(col)
+        return values, [str(c) for c in X.columns], hints
+    A = np.asarray(X)
+    if A.ndim != 2:
+        return [], [], []
+    if A.dtype.kind == "b":
+        return (
+            [A[:, j] for j in range(A.shape[1])],
+            [None] * A.shape[1],
+            (["bool"] * A.shape[1]),
+        )
+    if A.dtype.kind in "OUS":
+        return (
+            [A[:, j].astype(object) for j in range(A.shape[1])],
+            [None] * A.shape[1],
+            ["object"] * A.shape[1],
+        )
+    return [None] * A.shape[1], [None] * A.shape[1], ["numeric"] * A.shape[1]
+
+
+def _wanted_nominal(
+    estimator: Any, spec: Any, names: list[Any], hints: list[str | None]
+) -> np.ndarray | None:
+    """The columns ``nominal_features`` names (a bool mask), or None for
+    ``"from_dtype"``."""
+    d = len(hints)
+    where = type(estimator).__name__
+    if isinstance(spec, str):
+        if spec == FROM_DTYPE:
+            return None
+        spec = [spec]
+    if spec is None:
+        return np.zeros(d, dtype=bool)
+    items = np.asarray(spec, dtype=object).ravel()
+    mask = np.zeros(d, dtype=bool)
+    if items.size and all(isinstance(v, bool | np.bool_) for v in items):
+        if items.size != d:
+            raise ValueError(
+                f"{where}: nominal_features as a boolean mask needs one entry per "
+                f"feature ({d}); got {items.size}."
+            )
+        return items.astype(bool)
+    for item in items:
+        if isinstance(item, str):
+            known = [n for n in names if n is not None]
+            if not known:
+                raise ValueError(
+                    f"{where}: nominal_features names the column {item!r}, but X "
+                    "has no column names; pass a DataFrame or give 0-based "
+                    "column indices."
+                )
+            if item not in names:
+                raise ValueError(
+                    f"{where}: nominal_features names {item!r}, which is not a "
+                    f"column of X (columns: {', '.join(map(repr, known[:12]))}"
+                    f"{' ...' if len(known) > 12 else ''})."
+                )
+            mask[names.index(item)] = True
+        elif isinstance(item, Integral) and not isinstance(item, bool):
+            if not -d <= int(item) < d:
+                raise ValueError(
+                    f"{where}: nominal_features holds the index {int(item)}, out of "
+                    f"range for X with {d} features (0-based)."
+                )
+            mask[int(item)] = True
+        else:
+            raise TypeError(
+                f"{where}: nominal_features must be 'from_dtype', None, column "
+                "names, 0-based column indices or a boolean mask; got an entry "
+                f"{item!r}."
+            )
+    return mask
+
+
+def _fit_column(values: Any, hint: str | None, nominal: bool | None) -> _Column:
+    """The coding of one training column; ``nominal`` None: from its dtype."""
+    if hint in ("categorical", "ordered"):
+        cats = values.cat.categories
+        codes = values.cat.codes.to_numpy()
+        seen = np.unique(codes[codes >= 0])
+        if hint == "ordered" and not nominal:
+            labels = np.empty(len(cats), dtype=object)
+            labels[:] = list(cats)
+            return _Column("ordinal", labels)
+        if nominal is False:
+            return _Column("numeric")
+        labels = np.empty(len(seen), dtype=object)
+        labels[:] = [cats[c] for c in seen]
+        return _Column("nominal", labels)
+    is_text = hint in ("bool", "string", "object")
+    if nominal is None:
+        if hint == "object":
+            observed = values[~_missing_mask(values)]
+            nominal = any(isinstance(v, str | bool | np.bool_) for v in observed)
+        else:
+            nominal = is_text
+    if not nominal:
+        return _Column("numeric")
+    if values is None:  # a numeric ndarray column: the caller gives values
+        raise AssertionError  # pragma: no cover
+    raw = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
+    raw = np.asarray(raw, dtype=object)
+    seen = raw[~_missing_mask(raw)]
+    return _Column("nominal", _sort_labels(list({_label(v): None for v in seen})))
+
+
+def _label(v: Any) -> Any:
+    """A hashable, comparable label (numpy scalars as Python scalars)."""
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def encode_table(estimator: Any, X: Any, *, reset: bool) -> Any:
+    """Code the nominal columns of ``X`` as category codes (NaN if missing).
+
+    At ``reset`` decides the columns' kinds from ``estimator.nominal_features``
+    and records them (``estimator.is_nominal_``,
+    ``estimator.nominal_categories_`` and a private :class:`TableEncoding`);
+    otherwise applies the recorded coding, with ``estimator.handle_unknown``
+    deciding what an unseen category becomes.
+
+    Returns
+    -------
+    X : array-like
+        ``X`` itself when no column needs coding; otherwise a float64 array,
+        or a DataFrame of float64 columns with the same names when ``X`` was a
+        DataFrame (so that scikit-learn's validation records the names).
+    """
+    if reset:
+        encoding = _fit_encoding(estimator, X)
+        estimator._table_encoding = encoding
+        if encoding is not None:
+            estimator.is_nominal_ = encoding.nominal
+            estimator.nominal_categories_ = encoding.categories
+    encoding = getattr(estimator, "_table_encoding", None)
+    if encoding is None or encoding.trivial:
+        return X
+    return _apply(estimator, encoding, X)
+
+
+def _fit_encoding(estimator: Any, X: Any) -> TableEncoding | None:
+    values, names, hints = _columns_of(X)
+    if not hints:  # not 2-D: validation will say so
+        return None
+    wanted = _wanted_nominal(
+        estimator, getattr(estimator, "nominal_features", FROM_DTYPE), names, hints
+    )
+    columns = []
+    for j, (col, hint) in enumerate(zip(values, hints, strict=True)):
+        nominal = None if wanted is None else bool(wanted[j])
+        if col is None:  # a column of a numeric ndarray
+            if nominal:
+                raw = np.asarray(X)[:, j].astype(np.float64)
+                labels = np.unique(raw[~np.isnan(raw)])
+                cats = np.empty(len(labels), dtype=object)
+                cats[:] = labels.tolist()
+                columns.append(_Column("nominal", cats))
+            else:
+                columns.append(_Column("numeric"))
+            continue
+        columns.append(_fit_column(col, hint, nominal))
+    return TableEncoding(tuple(columns), _is_frame(X))
+
+
+def _apply(estimator: Any, encoding: TableEncoding, X: Any) -> Any:
+    values, _, hints = _columns_of(X)
+    d = len(encoding.columns)
+    if len(hints) != d:
+        return X  # the feature-count check of the validation reports it
+    frame = _is_frame(X)
+    out = np.empty((len(values[0]) if values[0] is not None else len(X), d))
+    if not frame:
+        A = np.asarray(X)
+    for j, column in enumerate(encoding.columns):
+        col = values[j] if values[j] is not None else A[:, j]
+        if column.kind == "numeric":
+            out[:, j] = _numeric(col, hints[j])
+            continue
+        assert column.categories is not None
+        out[:, j] = _codes(estimator, j, column, col, hints[j])
+    if frame:
+        import pandas as pd
+
+        return pd.DataFrame(out, columns=X.columns, index=X.index)
+    return out
+
+
+def _numeric(col: Any, hint: str | None) -> np.ndarray:
+    if hint in ("categorical", "ordered"):
+        codes = col.cat.codes.to_numpy().astype(np.float64)
+        codes[codes < 0] = np.nan
+        return codes
+    if hasattr(col, "to_numpy"):
+        try:
+            return np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan))
+        except (TypeError, ValueError):
+            col = col.to_numpy(dtype=object)
+    arr = np.asarray(col)
+    if arr.dtype.kind == "O":
+        missing = _missing_mask(arr)
+        result = np.full(len(arr), np.nan)
+        # float() raises for what cannot be a number: validation reports it.
+        result[~missing] = [float(v) for v in arr[~missing]]
+        return result
+    return arr.astype(np.float64)
+
+
+def _codes(
+    estimator: Any, j: int, column: _Column, col: Any, hint: str | None
+) -> np.ndarray:
+    """Category codes of a nominal column; unseen labels per handle_unknown."""
+    assert column.categories is not None
+    if hint in ("categorical", "ordered"):
+        raw = np.asarray(col.astype(object).to_numpy(), dtype=object)
+    elif hasattr(col, "to_numpy"):
+        raw = np.asarray(col.to_numpy(dtype=object), dtype=object)
+    else:
+        raw = np.asarray(col, dtype=object)
+    missing = _missing_mask(raw)
+    lookup = {_label(v): c for c, v in enumerate(column.categories)}
+    codes = np.full(len(raw), np.nan)
+    unknown = []
+    for i in np.flatnonzero(~missing):
+        code = lookup.get(_label(raw[i]))
+        if code is None:
+            unknown.append(i)
+        else:
+            codes[i] = code
+    if unknown:
+        _unknown(estimator, j, column, raw[unknown])
+    return codes
+
+
+def _unknown(estimator: Any, j: int, column: _Column, values: np.ndarray) -> None:
+    assert column.categories is not None
+    shown = list(dict.fromkeys(_label(v) for v in values))[:5]
+    seen = [_label(v) for v in column.categories[:10]]
+    more = " ..." if len(column.categories) > 10 else ""
+    policy = getattr(estimator, "handle_unknown", "error")
+    what = (
+        f"{type(estimator).__name__}: {describe_features(estimator, j)} holds "
+        f"{len(values)} value(s) not seen in the training rows ({shown}; seen: "
+        f"{seen}{more})"
+    )
+    if policy == "missing":
+        warnings.warn(
+            f"{what}; they are treated as missing (handle_unknown='missing'): "
+            "the kernel averages over the fitted distribution of the column.",
+            UnknownCategoryWarning,
+            stacklevel=6,
+        )
+        return
+    raise ValueError(
+        f"{what}. Set handle_unknown='missing' to treat unseen categories as "
+        "missing entries, or refit with rows that contain them."
+    )

@@ -1,0 +1,487 @@
+"""A latent-class mixture for mixed numeric and nominal columns, fitted by EM."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import logsumexp
+from sklearn.cluster import KMeans
+
+from .._numerics import constant_features, integer_seeds
+from .._sklearn_compat import Interval, StrOptions
+from ..conditionals import MixtureConditionals
+from ..conditionals._gaussian import condition_gaussian
+from ..conditionals._mixed import MixedConditionals
+from ..conditionals._patterns import pattern_groups
+from ._em import (
+    Params,
+    _BaseEMDensity,
+    _check_singular,
+    _EMData,
+    _pattern_cov_sum,
+    _penalty,
+    _recentre,
+    _starting_ridge,
+)
+from ._mixture import _MIN_RESP, _initial_parameters
+
+__all__ = ["LatentClassDensity"]
+
+# Probabilities are floored here inside logarithms (a category a class never
+# takes has probability 0; its log must stay finite for 0 * log p = 0).
+_TINY = 1e-300
+
+
+@dataclass(frozen=True, eq=False)
+class _MixedEMData(_EMData):
+    """:class:`_EMData` of the numeric columns plus the nominal ones.
+
+    ``onehot`` holds the observed nominal entries (one block of ``C_v``
+    columns per nominal column, zeros where missing); ``nominal_missing``
+    marks the missing ones.
+    """
+
+    onehot: np.ndarray | None = None  # (n, sum C_v)
+    nominal_missing: np.ndarray | None = None  # (n, q)
+    sizes: tuple[int, ...] = ()  # C_v
+
+
+def _blocks(sizes: tuple[int, ...]) -> list[slice]:
+    edges = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
+
+
+def _onehot(codes: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+    """``(n, sum C_v)``: observed codes one-hot per column, zeros if missing."""
+    out = np.zeros((len(codes), int(sum(sizes))))
+    for v, block in enumerate(_blocks(sizes)):
+        col = codes[:, v]
+        obs = np.flatnonzero(~np.isnan(col))
+        out[obs, block.start + col[obs].astype(np.intp)] = 1.0
+    return out
+
+
+def _class_log_likelihoods(
+    Z0: np.ndarray,
+    groups: Any,
+    onehot: np.ndarray,
+    params: Params,
+    fill: bool,
+) -> tuple[np.ndarray, list[Any]]:
+    """``log pi_k + log p(x_obs | k)`` per row and class, and per class the
+    numeric block conditioned on its observed entries."""
+    pi, theta, m, S = params
+    logp = np.log(pi)[None, :] + onehot @ np.log(np.maximum(theta, _TINY)).T
+    conditioned = []
+    if m.shape[1]:
+        for k in range(len(pi)):
+            cond = condition_gaussian(Z0, groups, m[k], S[k], fill=fill, logpdf=True)
+            assert cond.logpdf is not None
+            logp[:, k] += cond.logpdf
+            conditioned.append(cond)
+    return logp, conditioned
+
+
+def _latent_class_sums(data: _MixedEMData, params: Params, fill: bool) -> tuple:
+    """The E-step's sums: the log-likelihood, then (when ``fill``) the summed
+    posteriors, the expected category counts per class, and per class the
+    weighted sums, scatter and conditional covariances of the numeric block."""
+    assert data.Z0 is not None and data.onehot is not None
+    assert data.nominal_missing is not None
+    theta, m = params[1], params[2]
+    logp, conditioned = _class_log_likelihoods(
+        data.Z0, data.groups, data.onehot, params, fill
+    )
+    row = logsumexp(logp, axis=1)
+    if not fill:
+        return (float(row.sum()),)
+    resp = np.exp(logp - row[:, None])
+    K, p = m.shape
+    counts = resp.T @ data.onehot
+    # A missing nominal entry is, within a class, distributed as the class PMF.
+    for v, block in enumerate(_blocks(data.sizes)):
+        absent = resp.T @ data.nominal_missing[:, v].astype(np.float64)
+        counts[:, block] += absent[:, None] * theta[:, block]
+    weighted = np.zeros((K, p))
+    scatter = np.zeros((K, p, p))
+    cov_sum = np.zeros((K, p, p))
+    for k, cond in enumerate(conditioned):
+        assert cond.means is not None
+        weighted[k] = resp[:, k] @ cond.means
+        centred = cond.means - m[k]
+        scatter[k] = (resp[:, k, None] * centred).T @ centred
+        assert data.groups is not None
+        cov_sum[k] = _pattern_cov_sum(data.groups, cond.blocks, p, resp[:, k])
+    return float(row.sum()), resp.sum(axis=0), counts, weighted, scatter, cov_sum
+
+
+class LatentClassDensity(_BaseEMDensity):
+    """Latent-class mixture for tables of numeric and nominal columns (EM).
+
+    Given its latent class ``k`` (probability ``weights_[k]``), a row's
+    numeric columns are Gaussian ``N(means_[k], covariances_[k])`` and each
+    nominal column ``v`` is independent of everything else with the PMF
+    ``category_probabilities_[v][k]``: Olkin and Tate's general location
+    model with the nominal cells replaced by a latent class (Vermunt and
+    Magidson's latent-class cluster model). With ``n_components=1`` it is a
+    Gaussian on the numeric columns times independent categoricals on the
+    nominal ones; without nominal columns, the Gaussian mixture of
+    :class:`GaussianMixtureDensity`.
+
+    EM handles missing entries in both blocks (maximum likelihood under
+    MAR): the posterior of the classes uses every observed entry of a row;
+    within a class, the numeric block is conditioned on the observed numeric
+    entries (grouped by missing pattern) and a missing nominal entry counts
+    as its class PMF. Its conditionals (:class:`~missingkernels.conditionals
+    .MixedConditionals`) are, per row, the posterior class weights, per class
+    the Gaussian conditional of the missing numeric entries and the class
+    PMFs of the missing nominal ones: what the mixed kernels
+    (:class:`~missingkernels.kernels.MixedRBFKernel`) take in closed form.
+
+    Parameters
+    ----------
+    n_components : int, default=1
+        Number of latent classes ``K``. More classes let the nominal columns
+        depend on each other and on the numeric ones.
+    nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
+        The nominal columns. ``"from_dtype"``: the string, object, boolean
+        and (unordered) categorical columns of a DataFrame or of an object
+        array; ordered categoricals are numeric, coded by their level's rank.
+        Otherwise the columns named (by name, 0-based index or mask); their
+        distinct values are the categories. None: every column is numeric.
+    handle_unknown : {"missing", "error"}, default="missing"
+        A category of a nominal column not seen in the training rows:
+        treated as a missing entry (with an ``UnknownCategoryWarning``) or
+        an error.
+    alpha : float, default=0.0
+        Additive smoothing of the class PMFs (a symmetric Dirichlet prior of
+        ``alpha + 1``; 0 is maximum likelihood).
+    max_iter : int, default=500
+        Maximum number of EM iterations per initialisation.
+    tol : float, default=1e-5
+        Convergence threshold on the largest change of a class weight,
+        category probability, mean or covariance entry (numeric parameters
+        in units of each feature's observed standard deviation).
+    ridge : float, default=1e-6
+        Covariance floor of the numeric block, as in
+        :class:`GaussianMixtureDensity`.
+    n_init : int, default=1
+        Number of k-means initialisations (on standardised numeric columns
+        and one-hot codes, missing entries at their observed means); the fit
+        with the highest penalised log-likelihood is kept.
+    random_state : int, RandomState instance or None, default=0
+        Seeds the initialisations (fixed by default: refits on the same rows,
+        e.g. at every point of a grid search, are then one cached fit).
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_components,)
+    means_ : ndarray of shape (n_components, n_numeric)
+        Class means of the numeric columns (in their order).
+    covariances_ : ndarray of shape (n_components, n_numeric, n_numeric)
+    category_probabilities_ : list of ndarray
+        Per nominal column (in their order), shape ``(n_components, C_v)``:
+        the class PMFs over its codes ``0 .. C_v - 1``.
+    is_nominal_ : ndarray of shape (n_features_in_,), dtype bool
+    nominal_categories_ : list
+        Per column, the labels of its codes (None for numeric columns).
+    n_iter_, converged_, loglik_trace_, loglik_, ridge_
+        As in :class:`GaussianMixtureDensity`.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+
+    See Also
+    --------
+    GaussianMixtureDensity : The numeric-only case.
+    CategoricalDensity : Independent categoricals (Belanche's kernels).
+
+    References
+    ----------
+    .. [1] I. Olkin and R. F. Tate, "Multivariate correlation models with
+       mixed discrete and continuous variables", Ann. Math. Statist. 32,
+       448-465, 1961.
+    .. [2] J. L. Schafer, "Analysis of Incomplete Multivariate Data",
+       Chapman & Hall, 1997, ch. 9 (EM for the general location model).
+    .. [3] J. K. Vermunt and J. Magidson, "Latent class cluster analysis",
+       in Applied Latent Class Analysis, Cambridge University Press, 2002.
+    .. [4] A. P. Dempster, N. M. Laird and D. B. Rubin, "Maximum likelihood
+       from incomplete data via the EM algorithm", J. R. Stat. Soc. B 39(1),
+       1-38, 1977.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from missingkernels.densities import LatentClassDensity
+    >>> df = pd.DataFrame({
+    ...     "age": [30.0, 45.0, np.nan, 52.0, 38.0, 61.0],
+    ...     "smoker": ["no", "yes", "yes", None, "no", "yes"],
+    ... })
+    >>> density = LatentClassDensity().fit(df)
+    >>> density.is_nominal_.tolist()
+    [False, True]
+    >>> density.category_probabilities_[0].round(2).tolist()
+    [[0.4, 0.6]]
+    >>> density.conditionals(df).weights.shape
+    (6, 1)
+    """
+
+    representation: ClassVar[str] = "mixed"
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "nominal_features": ["array-like", StrOptions({"from_dtype"}), None],
+        "handle_unknown": [StrOptions({"missing", "error"})],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "ridge": [Interval(Real, 0, None, closed="left")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        n_components: int = 1,
+        *,
+        nominal_features: Any = "from_dtype",
+        handle_unknown: str = "missing",
+        alpha: float = 0.0,
+        max_iter: int = 500,
+        tol: float = 1e-5,
+        ridge: float = 1e-6,
+        n_init: int = 1,
+        random_state: Any = 0,
+    ):
+        self.n_components = n_components
+        self.nominal_features = nominal_features
+        self.handle_unknown = handle_unknown
+        self.alpha = alpha
+        self.max_iter = max_iter
+        self.tol = tol
+        self.ridge = ridge
+        self.n_init = n_init
+        self.random_state = random_state
+
+    _singular_what: ClassVar[str] = "a class covariance of the numeric columns"
+    _singular_advice: ClassVar[str] = "Increase ridge or use fewer components."
+
+    # -- fitting -----------------------------------------------------------
+    def _fit_dask(self, X: Any) -> None:
+        raise ValueError(
+            f"{type(self).__name__} fits in memory; pass a numpy array or "
+            "DataFrame (e.g. the dask collection's .compute())."
+        )
+
+    def _split(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+        """Numeric columns, nominal codes, and each nominal column's size."""
+        nominal = self._nominal_mask()
+        sizes = tuple(
+            len(c)
+            for c, is_nom in zip(self.nominal_categories_, nominal, strict=True)
+            if is_nom and c is not None
+        )
+        return X[:, ~nominal], X[:, nominal], sizes
+
+    def _nominal_mask(self) -> np.ndarray:
+        mask = getattr(self, "is_nominal_", None)
+        if mask is None:
+            return np.zeros(self.n_features_in_, dtype=bool)
+        return np.asarray(mask, dtype=bool)
+
+    def _check_n_rows(self, n_used: int) -> None:
+        if n_used < max(2, self.n_components):
+            raise ValueError(
+                f"{type(self).__name__} with n_components={self.n_components} "
+                f"needs at least {max(2, self.n_components)} rows with an "
+                f"observed entry; got {n_used}. Use fewer components or more rows."
+            )
+
+    def _fit(self, X: np.ndarray) -> None:
+        if getattr(self, "nominal_categories_", None) is None:
+            self.nominal_categories_: list[Any] = [None] * X.shape[1]
+            self.is_nominal_ = np.zeros(X.shape[1], dtype=bool)
+        Xn, codes, sizes = self._split(X)
+        used = ~np.isnan(X).all(axis=1)
+        self._check_n_rows(int(used.sum()))
+        Xn, codes = Xn[used], codes[used]
+        center = np.nanmean(Xn, axis=0) if Xn.shape[1] else np.zeros(0)
+        scale = np.nanstd(Xn, axis=0) if Xn.shape[1] else np.zeros(0)
+        constant = constant_features(Xn) if Xn.shape[1] else np.zeros(0, bool)
+        scale[constant] = 1.0
+        mask = np.isnan(Xn)
+        Z0 = np.where(mask, 0.0, (Xn - center) / scale)
+        groups = pattern_groups(mask) if Xn.shape[1] else None
+        ridge = _starting_ridge(self, constant) if Xn.shape[1] else 0.0
+        data = _MixedEMData(
+            Z0,
+            groups,
+            center,
+            scale,
+            ridge,
+            len(Z0),
+            0 if groups is None else groups.n_patterns,
+            onehot=_onehot(codes, sizes),
+            nominal_missing=np.isnan(codes),
+            sizes=sizes,
+        )
+        self._fit_em(data, (~mask).sum(axis=0))
+
+    def _step(
+        self, data: _EMData, params: Params, iteration: int
+    ) -> tuple[float, Params]:
+        assert isinstance(data, _MixedEMData)
+        sums = _latent_class_sums(data, params, True)
+        objective = float(sums[0]) - self._penalty_at(data, params)
+        return objective, self._m_step(data, params, sums[1:], iteration)
+
+    def _objective(self, data: _EMData, params: Params) -> float:
+        assert isinstance(data, _MixedEMData)
+        loglik = _latent_class_sums(data, params, False)[0]
+        return float(loglik) - self._penalty_at(data, params)
+
+    def _penalty_at(self, data: _EMData, params: Params) -> float:
+        S = params[-1]
+        if S.shape[-1] == 0:
+            return 0.0
+        return _penalty(S, data.n, data.ridge)
+
+    def _starts(self, data: _EMData) -> list[Any]:
+        """k-means labels of the rows (standardised numeric columns, one-hot
+        nominal columns, missing entries at their means), one per start."""
+        assert isinstance(data, _MixedEMData) and data.onehot is not None
+        K = self.n_components
+        seeds = integer_seeds(self.random_state, self.n_init)
+        if K == 1:
+            return [np.zeros(data.n, dtype=np.intp)]
+        assert data.Z0 is not None and data.nominal_missing is not None
+        onehot = data.onehot.copy()
+        for v, block in enumerate(_blocks(data.sizes)):
+            miss = data.nominal_missing[:, v]
+            seen = onehot[~miss, block]
+            onehot[np.ix_(miss, np.arange(block.start, block.stop))] = (
+                seen.mean(axis=0) if len(seen) else 0.0
+            )
+        features = np.hstack([data.Z0, onehot])
+        return [
+            KMeans(K, n_init=1, random_state=int(seed)).fit_predict(features)
+            for seed in seeds
+        ]
+
+    def _initial(self, data: _EMData, start: Any) -> Params:
+        assert isinstance(data, _MixedEMData) and data.onehot is not None
+        assert data.Z0 is not None
+        labels = start
+        K = self.n_components
+        p = data.Z0.shape[1]
+        if p:
+            assert data.groups is not None
+            pi, m, S = _initial_parameters(data.Z0, data.groups.missing, labels, K)
+        else:
+            pi = np.maximum(np.bincount(labels, minlength=K) / data.n, 1.0 / data.n)
+            m, S = np.zeros((K, 0)), np.zeros((K, 0, 0))
+        pi = pi / pi.sum()
+        # Class PMFs of the start: the cluster's observed frequencies, with a
+        # half count everywhere so that no category starts impossible.
+        counts = np.zeros((K, data.onehot.shape[1]))
+        np.add.at(counts, labels, data.onehot)
+        theta = self._normalise(counts + 0.5, data.sizes)
+        return pi, theta, m, S
+
+    @staticmethod
+    def _normalise(counts: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+        theta = np.empty_like(counts)
+        for block in _blocks(sizes):
+            part = counts[:, block]
+            total = part.sum(axis=1, keepdims=True)
+            width = block.stop - block.start
+            theta[:, block] = np.divide(
+                part, total, out=np.full_like(part, 1.0 / max(width, 1)),
+                where=total > 0,
+            )  # fmt: skip
+        return theta
+
+    def _m_step(
+        self, data: _EMData, params: Params, sums: tuple[Any, ...], iteration: int
+    ) -> Params:
+        assert isinstance(data, _MixedEMData)
+        m, S = params[2], params[3]
+        R, counts, weighted, scatter, cov_sum = sums
+        n, (K, p) = data.n, m.shape
+        Nk = np.maximum(R, _MIN_RESP * n)
+        pi_new = Nk / Nk.sum()
+        theta_new = self._normalise(counts + float(self.alpha), data.sizes)
+        if not p:
+            return pi_new, theta_new, m, S
+        floor = (n / K) * data.ridge * np.eye(p)
+        m_new = weighted / Nk[:, None]
+        S_new = np.empty_like(S)
+        for k in range(K):
+            around = _recentre(scatter[k], weighted[k], R[k], m[k], m_new[k])
+            S_k = (around + cov_sum[k] + floor) / Nk[k]
+            S_new[k] = 0.5 * (S_k + S_k.T)
+            _check_singular(S_new[k], iteration)
+        return pi_new, theta_new, m_new, S_new
+
+    def _store(self, data: _EMData, params: Params) -> None:
+        assert isinstance(data, _MixedEMData)
+        pi, theta, m, S = params
+        self.weights_ = pi
+        self.means_ = data.center + data.scale * m
+        self.covariances_ = S * np.outer(data.scale, data.scale)
+        self.category_probabilities_ = [theta[:, b].copy() for b in _blocks(data.sizes)]
+
+    # -- conditionals ------------------------------------------------------
+    def _conditionals(self, X: np.ndarray) -> MixedConditionals:
+        nominal = self._nominal_mask()
+        Xn, codes, sizes = self._split(X)
+        K = len(self.weights_)
+        theta = (
+            np.hstack(self.category_probabilities_)
+            if self.category_probabilities_
+            else np.zeros((K, 0))
+        )
+        log_w = (
+            np.log(self.weights_)[None, :]
+            + _onehot(codes, sizes) @ np.log(np.maximum(theta, _TINY)).T
+        )
+        numeric = None
+        if Xn.shape[1]:
+            groups = pattern_groups(np.isnan(Xn))
+            means, per_pattern = [], []
+            for k in range(K):
+                cond = condition_gaussian(
+                    Xn, groups, self.means_[k], self.covariances_[k], logpdf=True
+                )
+                assert cond.means is not None and cond.logpdf is not None
+                means.append(cond.means)
+                log_w[:, k] += cond.logpdf
+                per_pattern.append(groups.per_pattern(cond.blocks))
+            covariances = tuple(
+                np.stack([covs[p] for covs in per_pattern])
+                for p in range(groups.n_patterns)
+            )
+        weights = np.exp(log_w - logsumexp(log_w, axis=1, keepdims=True))
+        if Xn.shape[1]:
+            numeric = MixtureConditionals(
+                weights=weights,
+                means=np.stack(means),
+                missing=groups.missing,
+                patterns=groups.patterns,
+                pattern_index=groups.pattern_index,
+                covariances=covariances,
+                component_covariances=self.covariances_.copy(),
+            )
+        return MixedConditionals(
+            nominal=nominal,
+            weights=weights,
+            numeric=numeric,
+            codes=codes,
+            probabilities=tuple(self.category_probabilities_),
+            missing=np.isnan(X),
+        )
