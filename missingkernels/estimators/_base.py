@@ -36,14 +36,53 @@ class KernelParamsMixin:
         "kernel_params": [dict, None],
     }
 
+    #: ``nominal_features`` and ``handle_unknown``: the estimators that take
+    #: mixed-type tables (their nominal columns become category codes first).
+    _table_parameter_constraints: ClassVar[dict] = {
+        "nominal_features": ["array-like", StrOptions({"from_dtype"}), None],
+        "handle_unknown": [StrOptions({"missing", "error"})],
+    }
+
     kernel: str
     density: Any
     gamma: Any
     metric: str
     kernel_params: dict | None
 
+    def _kernel_name(self) -> str:
+        """The registry kernel: ``kernel``, with ``"auto"`` resolved to
+        ``"mixed_rbf"`` for a table with nominal columns, else ``"genrbf"``."""
+        nominal = getattr(self, "is_nominal_", None)
+        has_nominal = nominal is not None and bool(np.any(nominal))
+        if self.kernel == "auto":
+            return "mixed_rbf" if has_nominal else "genrbf"
+        return self.kernel
+
+    def _check_kernel_takes_nominal(self, kernel: Any, name: str) -> None:
+        nominal = getattr(self, "is_nominal_", None)
+        if nominal is None or not np.any(nominal):
+            return
+        base = getattr(kernel, "_base_kernel_class", None)
+        domains = getattr(base, "domains", ("numeric",))
+        if "mixed" in domains or ("nominal" in domains and np.all(nominal)):
+            return
+        from .._validation import describe_features
+
+        cols = np.flatnonzero(nominal)
+        raise ValueError(
+            f"{type(self).__name__}: the kernel {name!r} takes "
+            f"{' or '.join(domains)} columns, but "
+            f"{describe_features(self, cols)} {'is' if len(cols) == 1 else 'are'} "
+            "nominal. Use kernel='auto' (the default: 'mixed_rbf' for tables with "
+            "nominal columns), or one-hot encode them (e.g. "
+            "sklearn.preprocessing.OneHotEncoder in a Pipeline), or declare them "
+            "numeric with nominal_features=None."
+        )
+
     def _make_kernel(self) -> Any:
-        kernel = get_kernel(self.kernel)
+        name = self._kernel_name()
+        kernel = get_kernel(name)
+        self._check_kernel_takes_nominal(kernel, name)
         accepted = (
             kernel.get_params(deep=False) if hasattr(kernel, "get_params") else {}
         )
@@ -55,7 +94,7 @@ class KernelParamsMixin:
                     continue
                 if name not in accepted:
                     raise ValueError(
-                        f"The kernel {self.kernel!r} does not use a density; "
+                        f"The kernel {name!r} does not use a density; "
                         "leave density=None."
                     )
                 # Never fit a user's object in place: the estimator owns a copy.
@@ -68,7 +107,7 @@ class KernelParamsMixin:
         if unknown:
             raise ValueError(
                 f"kernel_params {unknown} are not parameters of the kernel "
-                f"{self.kernel!r}; its parameters are {sorted(accepted)}."
+                f"{name!r}; its parameters are {sorted(accepted)}."
             )
         clash = sorted(set(extra) & set(params))
         if clash:
@@ -77,6 +116,10 @@ class KernelParamsMixin:
                 f"{type(self).__name__} itself: set them there instead."
             )
         params.update(extra)
+        if "nominal_features" in accepted and hasattr(self, "is_nominal_"):
+            # The rows the kernel sees are coded already: say which columns.
+            params["nominal_features"] = np.asarray(self.is_nominal_, dtype=bool)
+            params["handle_unknown"] = getattr(self, "handle_unknown", "missing")
         if params:
             kernel.set_params(**params)
         # The kernel is fitted on the validated array: its messages (and its

@@ -52,10 +52,15 @@ class ExpectedKernelFeatures(
 
     Parameters
     ----------
-    kernel : str, default="genrbf"
-        A registry kernel name.
+    kernel : str, default="auto"
+        A registry kernel name; ``"auto"``: ``"mixed_rbf"`` when the table has
+        nominal columns, else ``"genrbf"``.
     density : str, density estimator or None, default=None
         Registry name, unfitted density object or None for the kernel's default.
+    nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
+        The nominal columns of X (see :class:`MissingKernelSVC`).
+    handle_unknown : {"missing", "error"}, default="missing"
+        Unseen categories in new rows (see :class:`MissingKernelSVC`).
     gamma : float or "scale", default="scale"
         RBF width; ignored by kernels without one.
     metric : {"euclidean", "mahalanobis"}, default="euclidean"
@@ -132,6 +137,7 @@ class ExpectedKernelFeatures(
 
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
+        **KernelParamsMixin._table_parameter_constraints,
         "method": [StrOptions({"auto", "expected", "nystroem"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"uniform", "kmeans"})],
@@ -143,8 +149,10 @@ class ExpectedKernelFeatures(
     def __init__(
         self,
         *,
-        kernel: str = "genrbf",
+        kernel: str = "auto",
         density: Any = None,
+        nominal_features: Any = "from_dtype",
+        handle_unknown: str = "missing",
         gamma: Any = "scale",
         metric: str = "euclidean",
         kernel_params: dict | None = None,
@@ -157,6 +165,8 @@ class ExpectedKernelFeatures(
     ) -> None:
         self.kernel = kernel
         self.density = density
+        self.nominal_features = nominal_features
+        self.handle_unknown = handle_unknown
         self.gamma = gamma
         self.metric = metric
         self.kernel_params = kernel_params

@@ -86,9 +86,13 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         linear SVM on them (its hinge loss and C as the kernel SVM's)."""
         from ._features import ExpectedKernelFeatures
 
+        nominal = getattr(self, "is_nominal_", None)
         self.features_ = ExpectedKernelFeatures(
-            kernel=self.kernel,
+            kernel=self._kernel_name(),
             density=self.density,
+            # The rows are coded already: say which columns are nominal.
+            nominal_features=None if nominal is None else nominal,
+            handle_unknown=self.handle_unknown,
             gamma=self.gamma,
             metric=self.metric,
             kernel_params=self.kernel_params,
@@ -149,14 +153,29 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
 
     Parameters
     ----------
-    kernel : str, default="genrbf"
+    kernel : str, default="auto"
         A registry kernel name (see :func:`missingkernels.list_kernels`).
+        ``"auto"``: ``"mixed_rbf"`` (:class:`~missingkernels.kernels
+        .MixedRBFKernel`) when the table has nominal columns, else
+        ``"genrbf"``.
     density : str, density estimator or None, default=None
         The density of the missing entries: a registry name
         (:func:`missingkernels.list_densities`), an unfitted density object
         (cloned; its parameters are tunable as ``density__<param>``), or None
         for the kernel's default (``"gaussian_em"`` for the RBF and linear
         kernels, ``"categorical"`` for Belanche's kernels).
+    nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
+        The nominal columns of X. ``"from_dtype"``: the string, object,
+        boolean and unordered categorical columns of a DataFrame (or object
+        array); ordered categoricals are numeric, coded by the rank of their
+        level. Otherwise the columns named (names, 0-based indices or a mask),
+        whose distinct values are the categories; None: all numeric. Nominal
+        columns are modelled as such (no dummy coding): see ``kernel``.
+    handle_unknown : {"missing", "error"}, default="missing"
+        A category of a nominal column not seen in the training rows, in rows
+        to predict: treated as a missing entry (the kernel averages over the
+        fitted distribution of the column; an ``UnknownCategoryWarning`` names
+        it), or an error.
     gamma : float or "scale", default="scale"
         RBF width, ``k(x, y) = exp(-gamma ||x - y||^2)``. ``"scale"`` uses
         ``1 / (n_features * variance of the observed entries)``. Ignored by
@@ -266,6 +285,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     _task = "classification"
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
+        **KernelParamsMixin._table_parameter_constraints,
         **_SVM_CONSTRAINTS,
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
@@ -275,8 +295,10 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     def __init__(
         self,
         *,
-        kernel: str = "genrbf",
+        kernel: str = "auto",
         density: Any = None,
+        nominal_features: Any = "from_dtype",
+        handle_unknown: str = "missing",
         gamma: Any = "scale",
         metric: str = "euclidean",
         kernel_params: dict | None = None,
@@ -294,6 +316,8 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     ) -> None:
         self.kernel = kernel
         self.density = density
+        self.nominal_features = nominal_features
+        self.handle_unknown = handle_unknown
         self.gamma = gamma
         self.metric = metric
         self.kernel_params = kernel_params
@@ -399,11 +423,18 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
 
     Parameters
     ----------
-    kernel : str, default="genrbf"
+    kernel : str, default="auto"
         A registry kernel name (see :func:`missingkernels.list_kernels`).
+        ``"auto"``: ``"mixed_rbf"`` (:class:`~missingkernels.kernels
+        .MixedRBFKernel`) when the table has nominal columns, else
+        ``"genrbf"``.
     density : str, density estimator or None, default=None
         Registry name, unfitted density object (tunable as
         ``density__<param>``), or None for the kernel's default.
+    nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
+        The nominal columns of X (see :class:`MissingKernelSVC`).
+    handle_unknown : {"missing", "error"}, default="missing"
+        Unseen categories in rows to predict (see :class:`MissingKernelSVC`).
     gamma : float or "scale", default="scale"
         RBF width; ``"scale"`` = 1 / (n_features * variance of observed entries).
     metric : {"euclidean", "mahalanobis"}, default="euclidean"
@@ -475,6 +506,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     _task = "regression"
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
+        **KernelParamsMixin._table_parameter_constraints,
         **_SVM_CONSTRAINTS,
         "epsilon": [Interval(Real, 0.0, None, closed="left")],
     }
@@ -482,8 +514,10 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     def __init__(
         self,
         *,
-        kernel: str = "genrbf",
+        kernel: str = "auto",
         density: Any = None,
+        nominal_features: Any = "from_dtype",
+        handle_unknown: str = "missing",
         gamma: Any = "scale",
         metric: str = "euclidean",
         kernel_params: dict | None = None,
@@ -499,6 +533,8 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     ) -> None:
         self.kernel = kernel
         self.density = density
+        self.nominal_features = nominal_features
+        self.handle_unknown = handle_unknown
         self.gamma = gamma
         self.metric = metric
         self.kernel_params = kernel_params
