@@ -40,6 +40,13 @@ class RBFMatching(BaseKernel):
         The weight ``w`` of the nominal block: 0 ignores the nominal
         columns, 1 makes rows that match on no nominal column dissimilar
         whatever their numeric columns.
+    missingness_weight : float in [0, 1], default=0.0
+        The weight ``u`` of an optional factor on the missingness patterns,
+        ``(1 - u) + u / d sum_v 1[x_v missing = y_v missing]`` (simple
+        matching of the masks, PSD), for data whose missingness is
+        informative. It multiplies the expected kernel as it is (the masks
+        are observed) and needs the closed form over latent-class
+        conditionals; 0 (the default) leaves it out.
 
     Attributes
     ----------
@@ -54,13 +61,26 @@ class RBFMatching(BaseKernel):
     _parameter_constraints: ClassVar[dict] = {
         "gamma": [Interval(Real, 0.0, None, closed="neither"), StrOptions({"scale"})],
         "nominal_weight": [Interval(Real, 0.0, 1.0, closed="both")],
+        "missingness_weight": [Interval(Real, 0.0, 1.0, closed="both")],
     }
 
-    def __init__(self, gamma: float | str = "scale", nominal_weight: float = 0.5):
+    def __init__(
+        self,
+        gamma: float | str = "scale",
+        nominal_weight: float = 0.5,
+        missingness_weight: float = 0.0,
+    ):
         self.gamma = gamma
         self.nominal_weight = nominal_weight
+        self.missingness_weight = missingness_weight
 
     def fit(self, X: np.ndarray, train: Any, density: Any = None) -> RBFMatching:
+        if self.missingness_weight > 0 and not isinstance(train, MixedConditionals):
+            raise ValueError(
+                "missingness_weight > 0 needs latent-class conditionals "
+                "(density='latent_class'): the factor on the missingness "
+                f"patterns has no average over {type(train).__name__}."
+            )
         nominal = getattr(train, "nominal", None)
         if nominal is None:
             nominal = getattr(density, "is_nominal_", None)
@@ -162,7 +182,17 @@ def _mixed_gram(
     normalised: bool,
 ) -> np.ndarray:
     with np.errstate(under="ignore"):
-        return _gram(base, cx, cy, diagonal, normalised)
+        K = _gram(base, cx, cy, diagonal, normalised)
+    u = float(base.missingness_weight)
+    if u > 0:
+        # Observed masks: the factor multiplies the expectation as it is, and
+        # its diagonal is 1 (the normalisation is unchanged).
+        mx = cx.missing.astype(np.float64)
+        my = mx if cy is None else cy.missing.astype(np.float64)
+        d = mx.shape[1]
+        same = mx @ my.T + (1.0 - mx) @ (1.0 - my).T
+        K *= (1.0 - u) + u * same / d
+    return K
 
 
 def _gram(
@@ -251,6 +281,9 @@ _MIXED_PARAMETERS = """gamma : float > 0 or "scale", default="scale"
         training entries. The value used is ``gamma_``.
     nominal_weight : float in [0, 1], default=0.5
         Weight ``w`` of the nominal block (see :class:`RBFMatching`).
+    missingness_weight : float in [0, 1], default=0.0
+        Weight ``u`` of the optional factor on the missingness patterns (see
+        :class:`RBFMatching`); 0 leaves it out.
     nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
         The nominal columns: by default the string, object, boolean and
         unordered categorical columns of a DataFrame (ordered categoricals
@@ -354,6 +387,7 @@ class MixedRBFKernel(BaseExpectedKernel):
         self,
         gamma: float | str = "scale",
         nominal_weight: float = 0.5,
+        missingness_weight: float = 0.0,
         *,
         nominal_features: Any = "from_dtype",
         handle_unknown: str = "missing",
@@ -362,6 +396,7 @@ class MixedRBFKernel(BaseExpectedKernel):
     ):
         self.gamma = gamma
         self.nominal_weight = nominal_weight
+        self.missingness_weight = missingness_weight
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
         self.density = density
@@ -422,6 +457,7 @@ class ExpectedMixedRBFKernel(BaseExpectedKernel):
         self,
         gamma: float | str = "scale",
         nominal_weight: float = 0.5,
+        missingness_weight: float = 0.0,
         *,
         nominal_features: Any = "from_dtype",
         handle_unknown: str = "missing",
@@ -430,6 +466,7 @@ class ExpectedMixedRBFKernel(BaseExpectedKernel):
     ):
         self.gamma = gamma
         self.nominal_weight = nominal_weight
+        self.missingness_weight = missingness_weight
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
         self.density = density
