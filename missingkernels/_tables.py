@@ -198,8 +198,14 @@ def _wanted_nominal(
     return mask
 
 
-def _fit_column(values: Any, hint: str | None, nominal: bool | None) -> _Column:
-    """The coding of one training column; ``nominal`` None: from its dtype."""
+def _fit_column(
+    values: Any, hint: str | None, nominal: bool | None, where: str = ""
+) -> _Column:
+    """The coding of one training column; ``nominal`` None: from its dtype.
+
+    ``where`` names the column in the error raised for an object column that
+    mixes numbers and strings (a typo in a numeric column, or a nominal
+    column to declare)."""
     if hint in ("categorical", "ordered"):
         cats = values.cat.categories
         codes = values.cat.codes.to_numpy()
@@ -217,7 +223,16 @@ def _fit_column(values: Any, hint: str | None, nominal: bool | None) -> _Column:
     if nominal is None:
         if hint == "object":
             observed = values[~_missing_mask(values)]
-            nominal = any(isinstance(v, str | bool | np.bool_) for v in observed)
+            text = [isinstance(v, str | bool | np.bool_) for v in observed]
+            nominal = bool(text) and all(text)
+            if any(text) and not nominal:
+                first = observed[text.index(True)]
+                raise ValueError(
+                    f"{where} mixes numbers and strings (e.g. {first!r}): "
+                    "declare it nominal with nominal_features (its values are "
+                    "then categories), or correct the values so that X is "
+                    "numeric X there."
+                )
         else:
             nominal = is_text
     if not nominal:
@@ -285,7 +300,10 @@ def _fit_encoding(estimator: Any, X: Any) -> TableEncoding | None:
             else:
                 columns.append(_Column("numeric"))
             continue
-        columns.append(_fit_column(col, hint, nominal))
+        where = f"{type(estimator).__name__}: " + describe_features(estimator, j)
+        if names[j] is not None:
+            where = f"{type(estimator).__name__}: feature {names[j]!r}"
+        columns.append(_fit_column(col, hint, nominal, where))
     return TableEncoding(tuple(columns), _is_frame(X))
 
 
