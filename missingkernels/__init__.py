@@ -25,6 +25,7 @@ from ._registry import (
     reload_plugins,
     unregister_plugin,
 )
+from ._tables import UnknownCategoryWarning
 from ._validation import MIN_OBSERVED, DroppedFeaturesWarning
 from ._version import __version__
 from .estimators import (
@@ -46,6 +47,7 @@ __all__ = [
     "RegistryEntry",
     "RegistryError",
     "SOCPSVC",
+    "UnknownCategoryWarning",
     "__version__",
     "conditionals",
     "config_context",
