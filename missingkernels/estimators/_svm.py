@@ -144,7 +144,8 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     """C-support vector classifier on an expected kernel; X may contain NaN.
 
     ``fit`` fits the density on the training rows only, computes the training
-    Gram matrix of the registry kernel (genRBF by default) and fits
+    Gram matrix of the registry kernel (genRBF by default; ``mixed_rbf`` for
+    tables with nominal columns) and fits
     :class:`sklearn.svm.SVC` with ``kernel="precomputed"``. ``predict`` and
     ``decision_function`` compute the kernel between the new rows and the
     training support vectors, with the density of the training rows. Inside
@@ -418,7 +419,8 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
 
     ``fit`` fits the density on the training rows only and an
     :class:`sklearn.svm.SVR` with ``kernel="precomputed"`` on the training Gram
-    matrix of the registry kernel (genRBF by default); ``predict`` uses the
+    matrix of the registry kernel (genRBF by default; ``mixed_rbf`` for tables
+    with nominal columns); ``predict`` uses the
     kernel between new rows and the training support vectors.
 
     Parameters
