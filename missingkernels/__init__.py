@@ -26,7 +26,7 @@ from ._registry import (
     unregister_plugin,
 )
 from ._tables import UnknownCategoryWarning
-from ._validation import MIN_OBSERVED, DroppedFeaturesWarning
+from ._validation import MIN_OBSERVED, DroppedFeaturesWarning, FeatureScaleWarning
 from ._version import __version__
 from .estimators import (
     SOCPSVC,
@@ -40,6 +40,7 @@ __all__ = [
     "MIN_OBSERVED",
     "DroppedFeaturesWarning",
     "ExpectedKernelFeatures",
+    "FeatureScaleWarning",
     "MissingKernelSVC",
     "MissingKernelSVR",
     "MissingKernelTransformer",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -149,6 +150,46 @@ MIN_OBSERVED = 2
 
 class DroppedFeaturesWarning(UserWarning):
     """Training rows left features (almost) unobserved; they were dropped."""
+
+
+class FeatureScaleWarning(UserWarning):
+    """The numeric features' spreads differ so much that one RBF width cannot
+    suit them all: standardise them."""
+
+
+#: Largest ratio of two numeric features' standard deviations accepted
+#: without a :class:`FeatureScaleWarning`.
+SCALE_RATIO = 100.0
+
+
+def warn_unscaled(estimator: Any, X: np.ndarray, nominal: Any = None) -> None:
+    """Warn when the observed standard deviations of the numeric columns of
+    the training rows ``X`` differ by more than :data:`SCALE_RATIO`."""
+    columns = np.arange(X.shape[1])
+    if nominal is not None:
+        columns = columns[~np.asarray(nominal, dtype=bool)]
+    if columns.size < 2:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        sd = np.nanstd(X[:, columns], axis=0)
+    ok = np.isfinite(sd) & (sd > 0)
+    if ok.sum() < 2:
+        return
+    cols, sd = columns[ok], sd[ok]
+    hi, lo = int(np.argmax(sd)), int(np.argmin(sd))
+    if sd[hi] <= SCALE_RATIO * sd[lo]:
+        return
+    warnings.warn(
+        f"{type(estimator).__name__}: the numeric features' standard deviations "
+        f"range from {sd[lo]:.3g} ({describe_features(estimator, cols[lo])}) to "
+        f"{sd[hi]:.3g} ({describe_features(estimator, cols[hi])}); one RBF "
+        "width cannot suit both, and the widest features decide the kernel. "
+        "Standardise them on the training rows, e.g. "
+        "make_pipeline(StandardScaler(), ...) (it keeps NaN as missing).",
+        FeatureScaleWarning,
+        stacklevel=4,
+    )
 
 
 def sparse_features(X: np.ndarray, min_observed: int = MIN_OBSERVED) -> np.ndarray:

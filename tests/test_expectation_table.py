@@ -47,7 +47,14 @@ from missingkernels.kernels._base import _density_domain, _representation_class
 from missingkernels.utils.estimator_checks import check_density, check_kernel
 
 # Densities of the core (the R plugin's are checked in tests/plugins/).
-CORE_DENSITIES = ("categorical", "gaussian_em", "gaussian_mixture", "iterative", "mice")
+CORE_DENSITIES = (
+    "categorical",
+    "gaussian_em",
+    "gaussian_mixture",
+    "iterative",
+    "latent_class",
+    "mice",
+)
 FAST_PARAMS = {
     "gaussian_mixture": {"n_components": 2, "random_state": 0},
     "iterative": {"n_draws": 3, "random_state": 0},
@@ -320,12 +327,20 @@ def test_laplacian_is_registered_and_has_sklearn_params(laplacian_plugin):
         ExpectedLaplacianKernel(width=2)
 
 
-@pytest.mark.parametrize("density", CORE_DENSITIES)
+# Every density but the mixed-type one (the plugin's kernel takes numeric or
+# nominal values, not mixed rows: refused, as tested below).
+@pytest.mark.parametrize("density", [d for d in CORE_DENSITIES if d != "latent_class"])
 def test_laplacian_works_with_every_density(laplacian_plugin, density):
     k = get_kernel("expected_laplacian", gamma=0.4, n_draws=30)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*did not converge.*")
         check_kernel(k.set_params(density=_density(density)))
+
+
+def test_laplacian_refuses_mixed_rows(laplacian_plugin):
+    k = get_kernel("expected_laplacian", density="latent_class")
+    with pytest.raises(ValueError, match="of mixed values"):
+        k.fit(np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 0.5], [0.5, 0.0]]))
 
 
 def test_laplacian_inside_the_svm(laplacian_plugin):

@@ -16,6 +16,7 @@ from .._validation import (
     dropped_features,
     validate_missing_data,
     validate_missing_data_xy,
+    warn_unscaled,
 )
 from ._base import (
     KernelParamsMixin,
@@ -23,6 +24,9 @@ from ._base import (
     pass_feature_names,
     row_chunks,
 )
+
+# Kernels with one RBF width for every numeric feature (a scale warning).
+_RBF_FAMILY = ("genrbf", "expected_rbf", "mixed_rbf", "expected_mixed_rbf")
 
 _SVM_CONSTRAINTS: dict = {
     "C": [Interval(Real, 0.0, None, closed="neither")],
@@ -58,6 +62,8 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         X, y = validate_missing_data_xy(
             self, X, y, task=self._task, require_observed_columns=False
         )
+        if self._kernel_name() in _RBF_FAMILY:
+            warn_unscaled(self, X, getattr(self, "is_nominal_", None))
         self.route_ = self._choose_route(X.shape[0])
         if self.route_ == "features":
             return self._fit_features(X, y, sample_weight)
@@ -253,6 +259,15 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
 
     Notes
     -----
+    **Scale the numeric features.** The RBF kernels use one width ``gamma``
+    for every feature, so a feature measured in thousands drowns the others
+    (as for :class:`sklearn.svm.SVC`). Standardise on the training rows with
+    :class:`sklearn.preprocessing.StandardScaler` in a pipeline, as in the
+    example below: it ignores NaN when fitting and keeps them when
+    transforming, and the Gaussian densities are affine equivariant, so the
+    density fitted on standardised rows is the raw rows' density
+    standardised. Nominal columns of a table are never rescaled.
+
     There is no ``probability`` option (deprecated in scikit-learn's SVC):
     calibrate the decision function with
     :class:`sklearn.calibration.CalibratedClassifierCV` instead, as in the
@@ -272,10 +287,12 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     >>> from sklearn.calibration import CalibratedClassifierCV
     >>> from missingkernels.estimators import MissingKernelSVC
     >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(80, 3))
-    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> X = rng.normal(size=(80, 3)) * [1.0, 100.0, 0.01]
+    >>> y = (X[:, 0] + X[:, 1] / 100 > 0).astype(int)
     >>> X[rng.random(X.shape) < 0.2] = np.nan
-    >>> clf = MissingKernelSVC(C=10.0).fit(X, y)
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> clf = make_pipeline(StandardScaler(), MissingKernelSVC(C=10.0)).fit(X, y)
     >>> clf.predict(X[:4]).shape
     (4,)
     >>> proba = CalibratedClassifierCV(MissingKernelSVC(), cv=3).fit(X, y)
@@ -486,6 +503,11 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     X_fit_ : ndarray of shape (n_samples, n_features)
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    Notes
+    -----
+    Scale the numeric features (see :class:`MissingKernelSVC`), e.g. with
+    :class:`sklearn.preprocessing.StandardScaler` in a pipeline.
 
     References
     ----------
