@@ -2,8 +2,11 @@
 #'
 #' Fits a support vector machine whose kernel is an \emph{expected kernel}:
 #' a classical kernel averaged over the conditional distribution of the
-#' missing entries, under a density fitted on the training rows (by default
-#' the generalised RBF kernel \code{"genrbf"} with a Gaussian fitted by EM).
+#' missing entries, under a density fitted on the training rows (by default,
+#' for numeric predictors, the generalised RBF kernel \code{"genrbf"} with a
+#' Gaussian fitted by EM; with factor, character or logical predictors the
+#' mixed kernel \code{"mixed_rbf"}, an RBF kernel on the numeric columns
+#' times a matching kernel on the nominal ones, with a latent-class density).
 #' Rows with missing predictor values are \strong{kept}: they are neither
 #' dropped nor imputed. Classification or regression is chosen from the
 #' response: a factor (or a logical or character vector, converted to a
@@ -13,8 +16,8 @@
 #' \code{na.action} drops incomplete rows, \code{mk_svm} applies
 #' \code{na.action} to the \strong{response only}: rows with missing
 #' predictor values are always kept (an \code{NA} reaches Python as
-#' \code{NaN} and the kernel integrates over it; a missing factor value makes
-#' all of that factor's indicator columns missing). Rows whose response is
+#' \code{NaN}, or as a missing category of a nominal column, and the kernel
+#' integrates over it). Rows whose response is
 #' missing cannot be used for training: \code{na.action = na.omit} (the
 #' default) drops them, \code{na.exclude} drops them too but pads
 #' \code{fitted()}, \code{residuals()} and \code{predict(fit)} with
@@ -36,21 +39,58 @@
 #' \code{e1071::svm}, e.g. \code{cost} is \code{C}), raised before Python
 #' is called.
 #'
-#' \strong{Conversions.} Integer and logical columns become doubles (so their
-#' \code{NA} becomes \code{NaN}, not a sentinel integer). Factors (ordered or
-#' not) and character columns of a data frame become treatment-coded 0/1
-#' indicator columns, one per level except the first (unused levels are
-#' dropped); a logical column becomes one 0/1 column. Other column classes
-#' (dates, lists) are an error. With the formula interface the same coding is
-#' produced by \code{\link[stats]{model.matrix}}; the intercept is never a
-#' column. Parameters that scikit-learn requires to be integers (such as
+#' \strong{Nominal predictors (mixed tables).} Factor, character and
+#' logical columns of a data frame (or variables of the formula) are
+#' \emph{nominal} columns: they are not dummy coded but passed to Python as
+#' categorical columns of a pandas DataFrame (logical ones as booleans), and
+#' the kernel compares them by matching while the density models their
+#' categories (\code{kernel = "auto"} becomes \code{"mixed_rbf"}, whose
+#' default density is \code{"latent_class"}: per latent class a Gaussian on
+#' the numeric columns times independent categoricals on the nominal ones).
+#' Unused levels of a factor are dropped. \strong{Ordered factors} are
+#' passed as ordered categoricals, which the Python side treats as
+#' \emph{numeric}, coded by the rank of the level (0, 1, ..., in the order of
+#' \code{levels()}, unused levels included), not as nominal; these ranks are
+#' not standardised by \code{scale = TRUE} (one level apart weighs as one
+#' standard deviation of a standardised numeric column); convert an ordered
+#' factor with \code{factor(x, ordered = FALSE)} to make it nominal.
+#' Numeric, integer and logical \emph{matrices} (\code{mk_svm(x, y)} with a
+#' matrix) stay numeric. \code{summary(fit)} lists every predictor with its
+#' kind and number of levels; the fitted Python estimator's
+#' \code{is_nominal_} says the same.
+#'
+#' In \code{predict}, the levels of a new factor (or the values of a
+#' character column) are matched to the training levels \emph{by label}, so
+#' a factor whose levels are in another order, or a subset of them, predicts
+#' the same. A level not seen in training follows \code{handle_unknown}:
+#' \code{"missing"} (the default) treats it as a missing entry and warns (a
+#' warning of class \code{"missingkernels_UnknownCategoryWarning"}), and
+#' \code{"error"} stops.
+#'
+#' \strong{Formulas.} Terms whose variables are all numeric give the columns
+#' of \code{\link[stats]{model.matrix}} (so \code{log(x)}, \code{I(x^2)},
+#' \code{x:z} and \code{splines::ns(x, 3)} work as in \code{lm}); a term
+#' that is a single factor, character or logical variable (including
+#' \code{factor(g)} or \code{interaction(f, g)}) gives one nominal column.
+#' A term that combines such a variable with another one (\code{f:x},
+#' \code{f*g}) is an error: an interaction with a nominal column has no
+#' dummy columns to multiply. Give the combination as one variable instead,
+#' e.g. \code{interaction(f, g)}. The intercept is never a column.
+#'
+#' \strong{Conversions.} Integer columns become doubles (so their \code{NA}
+#' becomes \code{NaN}, not a sentinel integer). The pandas DataFrame is built
+#' column by column (not by \code{reticulate::r_to_py()}, which would turn a
+#' character \code{NA} into the string \code{"NA"} and a logical \code{NA}
+#' into \code{True}). Other column classes (dates, lists) are an error.
+#' Parameters that scikit-learn requires to be integers (such as
 #' \code{max_iter}) are passed as Python integers when given as whole
 #' numbers.
 #'
 #' \strong{Scaling.} With \code{scale = TRUE} (the default, as in
-#' \code{e1071::svm}) every column is centred and scaled by the mean and
-#' standard deviation of its observed training entries, and the same
+#' \code{e1071::svm}) every numeric column is centred and scaled by the mean
+#' and standard deviation of its observed training entries, and the same
 #' transformation is applied to new data; constant columns are only centred.
+#' Nominal columns and the ranks of ordered factors are not scaled.
 #'
 #' \strong{Saving.} The fitted Python estimator travels inside the R
 #' object: it is pickled into \code{fit$python_pickle} (a raw vector) at
@@ -71,10 +111,14 @@
 #' @param data A data frame containing the variables of \code{formula}.
 #' @param subset Optional expression selecting the training rows, as in
 #'   \code{\link[stats]{lm}}.
-#' @param kernel A registry kernel name, see \code{\link{mk_kernels}}.
+#' @param kernel \code{"auto"} (the default: \code{"mixed_rbf"} when there
+#'   are nominal predictors, see Details, else \code{"genrbf"}) or a registry
+#'   kernel name, see \code{\link{mk_kernels}}. A kernel for numeric columns
+#'   only (such as \code{"genrbf"}) refuses nominal predictors.
 #' @param density The density of the missing entries: \code{NULL} for the
 #'   kernel's default (\code{"gaussian_em"} for the RBF and linear kernels,
-#'   \code{"categorical"} for Belanche's kernels), a registry name (see
+#'   \code{"latent_class"} for \code{"mixed_rbf"}, \code{"categorical"} for
+#'   Belanche's kernels), a registry name (see
 #'   \code{\link{mk_densities}}), or a Python density object.
 #' @param gamma The RBF width,
 #'   \eqn{k(x, y) = \exp(-\gamma \|x - y\|^2)}{k(x, y) = exp(-gamma ||x - y||^2)}, a
@@ -101,6 +145,10 @@
 #' @param calibration_folds The number of cross-validation folds (stratified,
 #'   in row order) whose held-out decision values the calibration is fitted
 #'   to; every class needs at least that many training rows.
+#' @param handle_unknown What \code{predict} does with a level of a nominal
+#'   predictor (or of an ordered factor) that the training rows did not
+#'   have: \code{"missing"} treats the entry as missing, with a warning;
+#'   \code{"error"} stops. Forwarded to the Python estimator.
 #' @param ... Passed on to the Python estimator
 #'   (\code{missingkernels.MissingKernelSVC} or \code{MissingKernelSVR}),
 #'   e.g. \code{metric = "mahalanobis"}, \code{class_weight = "balanced"} or
@@ -109,14 +157,19 @@
 #'   formula method: the arguments of the default method (\code{kernel},
 #'   \code{density}, \code{gamma}, \code{C}, \code{epsilon}, \code{scale},
 #'   \code{density_params}, \code{probability}, \code{calibration},
-#'   \code{calibration_folds}) and these.
+#'   \code{calibration_folds}, \code{handle_unknown}) and these. The mixed
+#'   kernel's weight of the nominal block is \code{kernel_params =
+#'   list(nominal_weight = 0.5)}.
 #' @return An object of class \code{"mk_svm"}: a list with, among others,
 #'   \code{type} (\code{"classification"} or \code{"regression"}),
 #'   \code{levels} (the response levels), \code{classes} (the levels present
 #'   in the training response, in the order of the decision values),
 #'   \code{n_sv} (number of support vectors), \code{index} (the rows of
 #'   the support vectors, counted from 1), \code{x} and \code{y} (the
-#'   training design matrix, unscaled, and response), \code{fitted} (the
+#'   training predictors, unscaled: a double matrix when every column is
+#'   numeric, else a data frame of double, factor, ordered factor and
+#'   logical columns; and the response), \code{kernel} (the kernel used,
+#'   \code{"auto"} resolved), \code{handle_unknown}, \code{fitted} (the
 #'   predictions for the training rows), \code{training_error}
 #'   (misclassification rate or mean squared error), \code{call} (with
 #'   \code{mk_svm}, for \code{update()}), for formula fits \code{terms} and
@@ -732,7 +785,10 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
 #' @param object A model fitted by \code{\link{mk_svm}}.
 #' @param newdata A data frame (formula or data-frame fit) or a matrix
 #'   (matrix fit) with the predictors, \code{NA} where missing. Columns of
-#'   a matrix are matched by name when both have names. Omitted: the training
+#'   a matrix are matched by name when both have names. Factor levels are
+#'   matched to the training levels by label (their order and the set of
+#'   levels may differ); a level unseen in training follows the fit's
+#'   \code{handle_unknown} (see \code{\link{mk_svm}}). Omitted: the training
 #'   rows.
 #' @param type \code{"response"} for the predicted class (a factor with the
 #'   levels of the training response) or value; \code{"decision"} for the
