@@ -228,6 +228,19 @@ test_that("mk_tune and mk_kernel_matrix take nominal columns", {
   tuned <- mk_tune(y ~ a + f + s + l, data = df, ranges = list(C = c(1, 10)), folds = 3, seed = 1)
   expect_identical(tuned$kernel, "mixed_rbf")
   expect_true(all(is.na(tuned$tune$performances$failed)))
+  # a level of one row only: one warning for the search, not one per fold
+  rare <- df
+  rare$f <- factor(ifelse(seq_len(nrow(df)) == 5L, "rare", as.character(df$f)))
+  warned <- character()
+  withCallingHandlers(
+    mk_tune(y ~ a + f, data = rare, ranges = list(C = c(1, 10)), folds = 3, seed = 1),
+    warning = function(w) {
+      warned <<- c(warned, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    }
+  )
+  expect_length(warned, 1L)
+  expect_match(warned, "In 2 held-out fold fit\\(s\\), predictors had levels")
 
   x <- df[1:12, c("a", "i", "f", "o", "s", "l")]
   K <- mk_kernel_matrix(x, gamma = 0.4)
