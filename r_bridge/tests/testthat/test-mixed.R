@@ -197,6 +197,9 @@ test_that("print and summary say which predictors are nominal and which numeric"
   expect_identical(s$predictors$levels, c(NA, NA, 3L, 3L, 2L, 2L))
   expect_equal(s$predictors$missing, unname(colMeans(is.na(df[c("a", "i", "f", "o", "s", "l")]))))
   expect_output(print(s), "nominal +3")
+  # plot() draws two numeric predictors only
+  two <- mk_svm(y ~ a + f, data = df)
+  expect_message(expect_null(plot(two)), "two numeric")
   # an all-numeric fit lists its numeric predictors only
   num <- mk_svm(y ~ a + i, data = df)
   expect_identical(num$kernel, "genrbf")
