@@ -281,8 +281,8 @@
     stop(sprintf(
       paste0(
         "`%s` is a %s matrix; it must be numeric, integer or logical. Use a ",
-        "data frame with factor columns for categorical variables (they ",
-        "become indicator columns)."
+        "data frame with factor or character columns for categorical ",
+        "variables (they become nominal columns)."
       ),
       what, typeof(x)
     ), call. = FALSE)
@@ -375,9 +375,11 @@
 # A nominal, ordered or logical column of new rows, coded against the
 # training levels by label (never by integer code). A nominal column keeps
 # labels unseen in training as extra levels: the Python estimator applies
-# `handle_unknown` to them (and warns). An ordered factor is numeric on the
-# Python side, so an unseen level is handled here: an R warning of class
-# "missingkernels_UnknownCategoryWarning" and NA, or an error.
+# `handle_unknown` to them (and warns). An ordered factor is sent with exactly
+# the training levels (their ranks are its values), so an unseen level is
+# handled here, as Python would: an R warning of class
+# "missingkernels_UnknownCategoryWarning" and NA, or an error; the message
+# names it as an ordered factor.
 .mk_new_column <- function(col, name, kind, levels, handle_unknown = "missing") {
   if (is.logical(col) && all(is.na(col))) { # e.g. data.frame(f = NA)
     return(switch(kind,
