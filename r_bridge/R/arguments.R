@@ -4,11 +4,12 @@
 # The arguments of mk_svm.default that the formula method takes through `...`.
 .mk_r_arguments <- c(
   "kernel", "density", "gamma", "C", "epsilon", "scale", "density_params",
-  "probability", "calibration", "calibration_folds"
+  "probability", "calibration", "calibration_folds", "handle_unknown"
 )
 
 # The parameters of the Python estimators passed through `...` (the others,
-# kernel, density, gamma, C and epsilon, are arguments of mk_svm). A test
+# kernel, density, gamma, C, epsilon and handle_unknown, are arguments of
+# mk_svm; nominal_features follows the classes of the R columns). A test
 # compares them with MissingKernelSVC/SVR().get_params().
 .mk_python_arguments <- list(
   classification = c(
@@ -33,7 +34,12 @@
   type = "the task follows the response: a factor for classification, numeric for regression",
   nu = "nu-SVMs are not available; use C",
   degree = "polynomial kernels take kernel_params = list(degree = ...)",
-  coef0 = "polynomial kernels take kernel_params = list(coef0 = ...)"
+  coef0 = "polynomial kernels take kernel_params = list(coef0 = ...)",
+  nominal_features = paste0(
+    "the nominal columns are the factor, character and logical predictors: ",
+    "convert a column with factor() to make it nominal, with as.numeric() to ",
+    "make it numeric"
+  )
 )
 
 # Stops with an R error naming each unknown argument and the accepted ones.

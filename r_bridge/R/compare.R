@@ -13,9 +13,12 @@
 #'
 #' Methods are registry kernels (\code{\link{mk_kernels}}, e.g.
 #' \code{"genrbf"}), registry baselines (\code{\link{mk_baselines}}, e.g.
-#' \code{"mean"}: imputation then an RBF SVM) or \code{"socp"}. Predictors
-#' are converted as in \code{\link{mk_svm}} (factors become indicator
-#' columns; \code{NA} becomes \code{NaN}); standardisation is done by the
+#' \code{"mean"}: imputation then an RBF SVM) or \code{"socp"}. The Python
+#' comparison runner takes numeric arrays only, so here, unlike in
+#' \code{\link{mk_svm}}, factor (ordered or not) and character predictors
+#' become treatment-coded 0/1 indicator columns (one per level but the first;
+#' a missing value makes all of them \code{NA}) and logical predictors one
+#' 0/1 column; \code{NA} becomes \code{NaN}. Standardisation is done by the
 #' runner, on training rows. A method that fails in a cell does not stop the
 #' run: its rows have \code{score = NA} and the message in \code{error}, and
 #' a warning says how many cells failed.
@@ -107,7 +110,7 @@ mk_compare.default <- function(x, y, methods = c("genrbf", "mean"),
   if (...length()) {
     stop("Unknown argument(s): ", paste(...names(), collapse = ", "), ".", call. = FALSE)
   }
-  xm <- .mk_design_fit(x)$x
+  xm <- .mk_indicator_matrix(x)
   y <- .mk_response(y, nrow(xm))
   if (!is.character(methods) || !length(methods) || anyNA(methods)) {
     stop("`methods` must be method names, e.g. c(\"genrbf\", \"mean\").", call. = FALSE)

@@ -92,7 +92,8 @@
 
 # Treatment contrasts (one 0/1 column per level but the first) for every
 # factor, ordered ones included: the default polynomial contrasts of ordered
-# factors would turn levels into arbitrary real scores.
+# factors would turn levels into arbitrary real scores. Used by the indicator
+# coding of mk_compare() only (its Python runner takes numeric arrays).
 .mk_contrasts <- function(mf, response = NULL) {
   vars <- setdiff(names(mf), response)
   fac <- vars[vapply(mf[vars], function(c) is.factor(c) || is.character(c), TRUE)]
@@ -113,35 +114,154 @@
 # The design matrix (no intercept) of a model frame whose rows with NA were
 # kept (na.pass): model.matrix keeps them as rows with NA entries; a missing
 # factor value makes all of that factor's indicator columns NA.
-.mk_model_matrix <- function(mt, mf, contrasts) {
+.mk_model_matrix <- function(mt, mf, contrasts, keep_assign = FALSE) {
   mt <- stats::delete.response(mt)
   attr(mt, "intercept") <- 1L # always drop a level, with or without `- 1`
   x <- stats::model.matrix(mt, mf, contrasts.arg = contrasts)
   keep <- colnames(x) != "(Intercept)"
+  assign <- attr(x, "assign")[keep]
   x <- x[, keep, drop = FALSE]
-  attr(x, "assign") <- NULL
+  attr(x, "assign") <- if (keep_assign) assign
   attr(x, "contrasts") <- NULL
   storage.mode(x) <- "double"
   x
 }
 
-# Builds the training design matrix from a matrix or data frame `x`;
-# returns list(x = double matrix, design = what is needed for new data).
+# The indicator-coded design matrix of a data frame (mk_compare(), whose
+# Python runner takes numeric arrays only): factors and character columns
+# become treatment-coded 0/1 columns, logical columns one 0/1 column.
+.mk_indicator_matrix <- function(x) {
+  if (!is.data.frame(x)) {
+    return(.mk_as_double_matrix(x, "x"))
+  }
+  .mk_check_columns(x)
+  if (!ncol(x)) stop("`x` has no columns.", call. = FALSE)
+  mf <- stats::model.frame(~., data = x, na.action = stats::na.pass)
+  mf <- .mk_drop_predictor_levels(mf)
+  .mk_model_matrix(attr(mf, "terms"), mf, .mk_contrasts(mf))
+}
+
+# ---------------------------------------------------------------------------
+# Mixed tables: factor, character and logical predictors are nominal columns.
+#
+# A predictor variable of the model frame is "numeric" (numeric or integer,
+# possibly a matrix such as ns(x, 3)), "nominal" (an unordered factor or a
+# character vector), "logical" (nominal with the categories FALSE/TRUE) or
+# "ordered" (an ordered factor: numeric on the Python side, by level rank).
+.mk_var_kind <- function(col) {
+  if (is.ordered(col)) {
+    "ordered"
+  } else if (is.factor(col) || is.character(col)) {
+    "nominal"
+  } else if (is.logical(col) && is.null(dim(col))) {
+    "logical"
+  } else {
+    "numeric"
+  }
+}
+
+# The training table of a model frame. Terms whose variables are all numeric
+# give the columns of their model matrix (log(x), x:z, ns(x, 3), I(x^2), ...);
+# a term that is one factor, character or logical variable gives one column
+# of that variable, kept as it is (no dummy coding); a term combining such a
+# variable with others (an interaction such as f:x or f:g) is an error.
+# Returns list(x, design): `x` a double matrix when every column is numeric
+# (the arrays of all-numeric fits), else a data frame whose columns are
+# doubles, factors (levels: the training levels), ordered factors and
+# logicals, in term order; `design` what .mk_design_new() needs.
+.mk_table_fit <- function(mt, mf) {
+  mt <- stats::delete.response(mt)
+  labels <- attr(mt, "term.labels")
+  if (!length(labels)) stop("The formula has no predictors.", call. = FALSE)
+  fac <- attr(mt, "factors")
+  vars <- rownames(fac)
+  kinds <- vapply(vars, function(v) .mk_var_kind(mf[[v]]), "")
+  term_kind <- character(length(labels))
+  term_var <- character(length(labels))
+  for (j in seq_along(labels)) {
+    involved <- vars[fac[, j] > 0]
+    special <- involved[kinds[involved] != "numeric"]
+    if (!length(special)) {
+      term_kind[j] <- "numeric"
+    } else if (length(involved) == 1L) {
+      term_kind[j] <- kinds[[involved]]
+      term_var[j] <- involved
+    } else {
+      stop(sprintf(
+        paste0(
+          "The term '%s' combines the %s %s with other variables. Factor, ",
+          "character and logical predictors are nominal columns (compared by ",
+          "matching, not dummy coded), so interactions with them are not ",
+          "available. Drop the term, or give the combination as one ",
+          "variable: interaction(f, g) for two factors, or a numeric ",
+          "column you build (e.g. x * (f == \"a\"))."
+        ),
+        labels[j], if (length(special) > 1L) "variables" else "variable",
+        paste0("'", special, "'", collapse = " and ")
+      ), call. = FALSE)
+    }
+  }
+  numeric_terms <- which(term_kind == "numeric")
+  num_tt <- if (length(numeric_terms)) mt[numeric_terms]
+  xm <- if (!is.null(num_tt)) .mk_model_matrix(num_tt, mf, NULL, keep_assign = TRUE)
+  levels <- list()
+  columns <- list()
+  for (j in seq_along(labels)) {
+    if (term_kind[j] == "numeric") {
+      k <- match(j, numeric_terms)
+      for (cc in which(attr(xm, "assign") == k)) {
+        columns[[colnames(xm)[cc]]] <- unname(xm[, cc])
+      }
+      next
+    }
+    v <- term_var[j]
+    col <- mf[[v]]
+    if (term_kind[j] == "nominal") {
+      col <- droplevels(factor(col)) # unused levels are no categories
+      levels[[v]] <- levels(col)
+    } else if (term_kind[j] == "ordered") {
+      levels[[v]] <- levels(col) # all levels: the ranks are the declared ones
+    }
+    columns[[v]] <- unname(col)
+  }
+  kind_of <- stats::setNames(rep("numeric", length(columns)), names(columns))
+  kind_of[names(levels)] <- vapply(names(levels), function(v) kinds[[v]], "")
+  logical_vars <- term_var[term_kind == "logical"]
+  kind_of[logical_vars] <- "logical"
+  design <- list(
+    kind = "data.frame", terms = mt, numeric_terms = num_tt,
+    columns = names(columns), column_kinds = kind_of, levels = levels,
+    table = any(kind_of != "numeric")
+  )
+  list(x = .mk_assemble(columns, design, rownames(mf)), design = design)
+}
+
+# The columns as the design's container: a double matrix for all-numeric
+# designs, else a data frame (names kept as they are).
+.mk_assemble <- function(columns, design, row_names) {
+  n <- if (length(columns)) length(columns[[1L]]) else 0L
+  if (!isTRUE(design$table)) {
+    x <- matrix(
+      as.double(unlist(columns, use.names = FALSE)), n, length(columns),
+      dimnames = list(row_names, names(columns))
+    )
+    return(x)
+  }
+  structure(columns,
+    class = "data.frame",
+    row.names = if (is.null(row_names)) .set_row_names(n) else row_names
+  )
+}
+
+# Builds the training design from a matrix or data frame `x`;
+# returns list(x = double matrix or data frame, design = what is needed for
+# new data).
 .mk_design_fit <- function(x) {
   if (is.data.frame(x)) {
     .mk_check_columns(x)
     if (!ncol(x)) stop("`x` has no columns.", call. = FALSE)
     mf <- stats::model.frame(~., data = x, na.action = stats::na.pass)
-    mf <- .mk_drop_predictor_levels(mf)
-    mt <- attr(mf, "terms")
-    contrasts <- .mk_contrasts(mf)
-    xm <- .mk_model_matrix(mt, mf, contrasts)
-    design <- list(
-      kind = "data.frame", terms = stats::delete.response(mt),
-      xlevels = stats::.getXlevels(mt, mf), contrasts = contrasts,
-      columns = colnames(xm)
-    )
-    return(list(x = xm, design = design))
+    return(.mk_table_fit(attr(mf, "terms"), mf))
   }
   xm <- .mk_as_double_matrix(x, "x")
   list(x = xm, design = list(kind = "matrix", columns = colnames(xm), ncol = ncol(xm)))
@@ -161,8 +281,8 @@
     stop(sprintf(
       paste0(
         "`%s` is a %s matrix; it must be numeric, integer or logical. Use a ",
-        "data frame with factor columns for categorical variables (they ",
-        "become indicator columns)."
+        "data frame with factor or character columns for categorical ",
+        "variables (they become nominal columns)."
       ),
       what, typeof(x)
     ), call. = FALSE)
@@ -172,7 +292,7 @@
 }
 
 # The design matrix of new rows, built exactly like the training one.
-.mk_design_new <- function(design, newdata) {
+.mk_design_new <- function(design, newdata, handle_unknown = "missing") {
   if (design$kind == "matrix") {
     if (is.data.frame(newdata)) {
       .mk_check_columns(newdata, "newdata")
@@ -213,19 +333,177 @@
       )
     }
   }
-  mf <- stats::model.frame(design$terms, newdata,
-    na.action = stats::na.pass, xlev = design$xlevels
-  )
-  if (!is.null(cl <- attr(design$terms, "dataClasses"))) {
-    stats::.checkMFClasses(cl, mf)
-  }
-  x <- .mk_model_matrix(design$terms, mf, design$contrasts)
-  if (!identical(colnames(x), design$columns)) {
-    stop("The columns built from `newdata` differ from the training columns.",
+  if (is.null(design$column_kinds)) {
+    stop("This model was fitted by an older version of the package; refit it.",
       call. = FALSE
     )
   }
-  x
+  mf <- stats::model.frame(design$terms, newdata, na.action = stats::na.pass)
+  kinds <- design$column_kinds
+  nominal_vars <- names(kinds)[kinds != "numeric"]
+  # variables of numeric terms: numbers (an all-NA column may be logical)
+  for (v in setdiff(names(mf), nominal_vars)) {
+    col <- mf[[v]]
+    if (is.logical(col) && all(is.na(col))) {
+      mf[[v]] <- as.double(col)
+    } else if (!is.numeric(col)) {
+      stop(sprintf(
+        "Variable '%s' was numeric in the training data; in `newdata` it is of class %s.",
+        v, class(col)[1]
+      ), call. = FALSE)
+    }
+  }
+  columns <- list()
+  xm <- if (!is.null(design$numeric_terms)) {
+    .mk_model_matrix(design$numeric_terms, mf, NULL)
+  }
+  for (nm in design$columns) {
+    columns[[nm]] <- if (kinds[[nm]] == "numeric") {
+      if (is.null(xm) || !nm %in% colnames(xm)) {
+        stop("The columns built from `newdata` differ from the training columns.",
+          call. = FALSE
+        )
+      }
+      unname(xm[, nm])
+    } else {
+      .mk_new_column(mf[[nm]], nm, kinds[[nm]], design$levels[[nm]], handle_unknown)
+    }
+  }
+  .mk_assemble(columns, design, rownames(mf))
+}
+
+# A nominal, ordered or logical column of new rows, coded against the
+# training levels by label (never by integer code). A nominal column keeps
+# labels unseen in training as extra levels: the Python estimator applies
+# `handle_unknown` to them (and warns). An ordered factor is sent with exactly
+# the training levels (their ranks are its values), so an unseen level is
+# handled here, as Python would: an R warning of class
+# "missingkernels_UnknownCategoryWarning" and NA, or an error; the message
+# names it as an ordered factor.
+.mk_new_column <- function(col, name, kind, levels, handle_unknown = "missing") {
+  if (is.logical(col) && all(is.na(col))) { # e.g. data.frame(f = NA)
+    return(switch(kind,
+      logical = unname(col),
+      ordered = factor(rep(NA_character_, length(col)), levels = levels, ordered = TRUE),
+      factor(rep(NA_character_, length(col)), levels = levels)
+    ))
+  }
+  if (kind == "logical") {
+    if (!is.logical(col)) {
+      stop(sprintf(
+        "Variable '%s' was logical in the training data; in `newdata` it is of class %s.",
+        name, class(col)[1]
+      ), call. = FALSE)
+    }
+    return(unname(col))
+  }
+  if (!(is.factor(col) || is.character(col))) {
+    stop(sprintf(
+      paste0(
+        "Variable '%s' was a%s factor in the training data; in `newdata` it ",
+        "is of class %s (give a factor or character vector with the training ",
+        "levels: %s)."
+      ),
+      name, if (kind == "ordered") "n ordered" else "", class(col)[1],
+      paste0("'", utils::head(levels, 8), "'", collapse = ", ")
+    ), call. = FALSE)
+  }
+  values <- as.character(col)
+  unseen <- setdiff(unique(values[!is.na(values)]), levels)
+  if (kind == "nominal") {
+    return(factor(values, levels = c(levels, unseen)))
+  }
+  if (length(unseen)) {
+    what <- sprintf(
+      "the ordered factor '%s' holds %d value(s) not among its training levels (%s; levels: %s)",
+      name, sum(values %in% unseen), paste0("'", utils::head(unseen, 5), "'", collapse = ", "),
+      paste0("'", utils::head(levels, 10), "'", collapse = " < ")
+    )
+    if (identical(handle_unknown, "error")) {
+      stop(paste0(
+        "In `newdata`, ", what, ". Use handle_unknown = \"missing\" in mk_svm() ",
+        "to treat unseen levels as missing entries."
+      ), call. = FALSE)
+    }
+    warning(structure(
+      class = c("missingkernels_UnknownCategoryWarning", "warning", "condition"),
+      list(
+        message = paste0(
+          "UnknownCategoryWarning: in `newdata`, ", what,
+          "; they are treated as missing (handle_unknown = \"missing\")."
+        ),
+        call = NULL, category = "UnknownCategoryWarning"
+      )
+    ))
+    values[values %in% unseen] <- NA_character_
+  }
+  factor(values, levels = levels, ordered = TRUE)
+}
+
+# The predictors as the Python estimator takes them: a float64 NumPy array
+# (NA -> NaN) for a double matrix; for a data frame (a design with nominal
+# columns) a pandas DataFrame built column by column, not by
+# reticulate::r_to_py(), which with reticulate 1.28 turns an NA of a
+# character column into the string "NA", a logical NA into True and an
+# integer NA into -2147483648. Here: double columns -> float64 (NaN),
+# factors -> pandas Categorical with the factor's levels as categories
+# (unordered; ordered factors -> ordered Categorical), logical -> pandas
+# "boolean" (pd.NA where missing).
+.mk_to_python <- function(x) {
+  if (!is.data.frame(x)) {
+    return(.mk_to_numpy(x))
+  }
+  kinds <- vapply(x, function(col) {
+    if (is.ordered(col)) "ordered" else if (is.factor(col)) "nominal" else if (is.logical(col)) "logical" else "numeric"
+  }, "")
+  numeric <- kinds %in% c("numeric", "logical")
+  num <- if (any(numeric)) {
+    m <- matrix(0, nrow(x), sum(numeric))
+    for (k in seq_len(sum(numeric))) m[, k] <- as.double(x[[which(numeric)[k]]])
+    .mk_to_numpy(m)
+  }
+  cat <- if (any(!numeric)) {
+    m <- matrix(-1L, nrow(x), sum(!numeric))
+    for (k in seq_len(sum(!numeric))) {
+      codes <- as.integer(x[[which(!numeric)[k]]]) - 1L
+      codes[is.na(codes)] <- -1L
+      m[, k] <- codes
+    }
+    .mk_np()$array(reticulate::r_to_py(m), dtype = "int64")
+  }
+  categories <- lapply(x[!numeric], function(col) as.list(levels(col)))
+  .mk_frame_helper()$`_mk_frame`(
+    as.list(names(x)), as.list(unname(kinds)), num, cat, unname(categories)
+  )
+}
+
+.mk_frame_helper <- function() {
+  .mk_py()
+  if (is.null(.mk_state$frame_helper)) {
+    .mk_state$frame_helper <- reticulate::py_run_string(paste(
+      "def _mk_frame(names, kinds, numeric, codes, categories):",
+      "    import numpy as np",
+      "    import pandas as pd",
+      "    data = {}",
+      "    i = c = 0",
+      "    for name, kind in zip(names, kinds):",
+      "        if kind in ('numeric', 'logical'):",
+      "            v = np.asarray(numeric[:, i], dtype=np.float64)",
+      "            i += 1",
+      "            if kind == 'numeric':",
+      "                data[name] = v",
+      "            else:",
+      "                data[name] = pd.array([None if t != t else bool(t) for t in v], dtype='boolean')",
+      "        else:",
+      "            data[name] = pd.Categorical.from_codes(",
+      "                np.asarray(codes[:, c], dtype=np.int64), categories=list(categories[c]),",
+      "                ordered=kind == 'ordered')",
+      "            c += 1",
+      "    return pd.DataFrame(data, columns=list(names))",
+      sep = "\n"
+    ), local = TRUE, convert = FALSE)
+  }
+  .mk_state$frame_helper
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

@@ -201,7 +201,7 @@ plot.mk_svm <- function(x, grid = 100, col = NULL, ...) {
 # The names of the two variables a grid must give, or NULL when the model
 # does not have exactly two numeric predictors that are its design columns.
 .mk_plot_variables <- function(x) {
-  if (x$n_features != 2L) {
+  if (x$n_features != 2L || is.data.frame(x$x)) { # a nominal or ordered column
     return(NULL)
   }
   if (x$design$kind == "matrix") {

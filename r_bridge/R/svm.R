@@ -2,8 +2,11 @@
 #'
 #' Fits a support vector machine whose kernel is an \emph{expected kernel}:
 #' a classical kernel averaged over the conditional distribution of the
-#' missing entries, under a density fitted on the training rows (by default
-#' the generalised RBF kernel \code{"genrbf"} with a Gaussian fitted by EM).
+#' missing entries, under a density fitted on the training rows (by default,
+#' for numeric predictors, the generalised RBF kernel \code{"genrbf"} with a
+#' Gaussian fitted by EM; with factor, character or logical predictors the
+#' mixed kernel \code{"mixed_rbf"}, an RBF kernel on the numeric columns
+#' times a matching kernel on the nominal ones, with a latent-class density).
 #' Rows with missing predictor values are \strong{kept}: they are neither
 #' dropped nor imputed. Classification or regression is chosen from the
 #' response: a factor (or a logical or character vector, converted to a
@@ -13,8 +16,8 @@
 #' \code{na.action} drops incomplete rows, \code{mk_svm} applies
 #' \code{na.action} to the \strong{response only}: rows with missing
 #' predictor values are always kept (an \code{NA} reaches Python as
-#' \code{NaN} and the kernel integrates over it; a missing factor value makes
-#' all of that factor's indicator columns missing). Rows whose response is
+#' \code{NaN}, or as a missing category of a nominal column, and the kernel
+#' integrates over it). Rows whose response is
 #' missing cannot be used for training: \code{na.action = na.omit} (the
 #' default) drops them, \code{na.exclude} drops them too but pads
 #' \code{fitted()}, \code{residuals()} and \code{predict(fit)} with
@@ -36,21 +39,58 @@
 #' \code{e1071::svm}, e.g. \code{cost} is \code{C}), raised before Python
 #' is called.
 #'
-#' \strong{Conversions.} Integer and logical columns become doubles (so their
-#' \code{NA} becomes \code{NaN}, not a sentinel integer). Factors (ordered or
-#' not) and character columns of a data frame become treatment-coded 0/1
-#' indicator columns, one per level except the first (unused levels are
-#' dropped); a logical column becomes one 0/1 column. Other column classes
-#' (dates, lists) are an error. With the formula interface the same coding is
-#' produced by \code{\link[stats]{model.matrix}}; the intercept is never a
-#' column. Parameters that scikit-learn requires to be integers (such as
+#' \strong{Nominal predictors (mixed tables).} Factor, character and
+#' logical columns of a data frame (or variables of the formula) are
+#' \emph{nominal} columns: they are not dummy coded but passed to Python as
+#' categorical columns of a pandas DataFrame (logical ones as booleans), and
+#' the kernel compares them by matching while the density models their
+#' categories (\code{kernel = "auto"} becomes \code{"mixed_rbf"}, whose
+#' default density is \code{"latent_class"}: per latent class a Gaussian on
+#' the numeric columns times independent categoricals on the nominal ones).
+#' Unused levels of a factor are dropped. \strong{Ordered factors} are
+#' passed as ordered categoricals, which the Python side treats as
+#' \emph{numeric}, coded by the rank of the level (0, 1, ..., in the order of
+#' \code{levels()}, unused levels included), not as nominal; these ranks are
+#' not standardised by \code{scale = TRUE} (one level apart weighs as one
+#' standard deviation of a standardised numeric column); convert an ordered
+#' factor with \code{factor(x, ordered = FALSE)} to make it nominal.
+#' Numeric, integer and logical \emph{matrices} (\code{mk_svm(x, y)} with a
+#' matrix) stay numeric. \code{summary(fit)} lists every predictor with its
+#' kind and number of levels; the fitted Python estimator's
+#' \code{is_nominal_} says the same.
+#'
+#' In \code{predict}, the levels of a new factor (or the values of a
+#' character column) are matched to the training levels \emph{by label}, so
+#' a factor whose levels are in another order, or a subset of them, predicts
+#' the same. A level not seen in training follows \code{handle_unknown}:
+#' \code{"missing"} (the default) treats it as a missing entry and warns (a
+#' warning of class \code{"missingkernels_UnknownCategoryWarning"}), and
+#' \code{"error"} stops.
+#'
+#' \strong{Formulas.} Terms whose variables are all numeric give the columns
+#' of \code{\link[stats]{model.matrix}} (so \code{log(x)}, \code{I(x^2)},
+#' \code{x:z} and \code{splines::ns(x, 3)} work as in \code{lm}); a term
+#' that is a single factor, character or logical variable (including
+#' \code{factor(g)} or \code{interaction(f, g)}) gives one nominal column.
+#' A term that combines such a variable with another one (\code{f:x},
+#' \code{f*g}) is an error: an interaction with a nominal column has no
+#' dummy columns to multiply. Give the combination as one variable instead,
+#' e.g. \code{interaction(f, g)}. The intercept is never a column.
+#'
+#' \strong{Conversions.} Integer columns become doubles (so their \code{NA}
+#' becomes \code{NaN}, not a sentinel integer). The pandas DataFrame is built
+#' column by column (not by \code{reticulate::r_to_py()}, which would turn a
+#' character \code{NA} into the string \code{"NA"} and a logical \code{NA}
+#' into \code{True}). Other column classes (dates, lists) are an error.
+#' Parameters that scikit-learn requires to be integers (such as
 #' \code{max_iter}) are passed as Python integers when given as whole
 #' numbers.
 #'
 #' \strong{Scaling.} With \code{scale = TRUE} (the default, as in
-#' \code{e1071::svm}) every column is centred and scaled by the mean and
-#' standard deviation of its observed training entries, and the same
+#' \code{e1071::svm}) every numeric column is centred and scaled by the mean
+#' and standard deviation of its observed training entries, and the same
 #' transformation is applied to new data; constant columns are only centred.
+#' Nominal columns and the ranks of ordered factors are not scaled.
 #'
 #' \strong{Saving.} The fitted Python estimator travels inside the R
 #' object: it is pickled into \code{fit$python_pickle} (a raw vector) at
@@ -71,10 +111,14 @@
 #' @param data A data frame containing the variables of \code{formula}.
 #' @param subset Optional expression selecting the training rows, as in
 #'   \code{\link[stats]{lm}}.
-#' @param kernel A registry kernel name, see \code{\link{mk_kernels}}.
+#' @param kernel \code{"auto"} (the default: \code{"mixed_rbf"} when there
+#'   are nominal predictors, see Details, else \code{"genrbf"}) or a registry
+#'   kernel name, see \code{\link{mk_kernels}}. A kernel for numeric columns
+#'   only (such as \code{"genrbf"}) refuses nominal predictors.
 #' @param density The density of the missing entries: \code{NULL} for the
 #'   kernel's default (\code{"gaussian_em"} for the RBF and linear kernels,
-#'   \code{"categorical"} for Belanche's kernels), a registry name (see
+#'   \code{"latent_class"} for \code{"mixed_rbf"}, \code{"categorical"} for
+#'   Belanche's kernels), a registry name (see
 #'   \code{\link{mk_densities}}), or a Python density object.
 #' @param gamma The RBF width,
 #'   \eqn{k(x, y) = \exp(-\gamma \|x - y\|^2)}{k(x, y) = exp(-gamma ||x - y||^2)}, a
@@ -101,6 +145,10 @@
 #' @param calibration_folds The number of cross-validation folds (stratified,
 #'   in row order) whose held-out decision values the calibration is fitted
 #'   to; every class needs at least that many training rows.
+#' @param handle_unknown What \code{predict} does with a level of a nominal
+#'   predictor (or of an ordered factor) that the training rows did not
+#'   have: \code{"missing"} treats the entry as missing, with a warning;
+#'   \code{"error"} stops. Forwarded to the Python estimator.
 #' @param ... Passed on to the Python estimator
 #'   (\code{missingkernels.MissingKernelSVC} or \code{MissingKernelSVR}),
 #'   e.g. \code{metric = "mahalanobis"}, \code{class_weight = "balanced"} or
@@ -109,14 +157,19 @@
 #'   formula method: the arguments of the default method (\code{kernel},
 #'   \code{density}, \code{gamma}, \code{C}, \code{epsilon}, \code{scale},
 #'   \code{density_params}, \code{probability}, \code{calibration},
-#'   \code{calibration_folds}) and these.
+#'   \code{calibration_folds}, \code{handle_unknown}) and these. The mixed
+#'   kernel's weight of the nominal block is \code{kernel_params =
+#'   list(nominal_weight = 0.5)}.
 #' @return An object of class \code{"mk_svm"}: a list with, among others,
 #'   \code{type} (\code{"classification"} or \code{"regression"}),
 #'   \code{levels} (the response levels), \code{classes} (the levels present
 #'   in the training response, in the order of the decision values),
 #'   \code{n_sv} (number of support vectors), \code{index} (the rows of
 #'   the support vectors, counted from 1), \code{x} and \code{y} (the
-#'   training design matrix, unscaled, and response), \code{fitted} (the
+#'   training predictors, unscaled: a double matrix when every column is
+#'   numeric, else a data frame of double, factor, ordered factor and
+#'   logical columns; and the response), \code{kernel} (the kernel used,
+#'   \code{"auto"} resolved), \code{handle_unknown}, \code{fitted} (the
 #'   predictions for the training rows), \code{training_error}
 #'   (misclassification rate or mean squared error), \code{call} (with
 #'   \code{mk_svm}, for \code{update()}), for formula fits \code{terms} and
@@ -178,16 +231,10 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset, weights,
   }
   attr(mf, "na.action") <- na$action
   w <- stats::model.weights(mf)
-  mf <- .mk_drop_predictor_levels(mf, response)
-  contrasts <- .mk_contrasts(mf, response)
-  x <- .mk_model_matrix(mt, mf, contrasts)
+  built <- .mk_table_fit(mt, mf)
+  x <- built$x
   if (!ncol(x)) stop("The formula has no predictors.", call. = FALSE)
-  design <- list(
-    kind = "data.frame", terms = stats::delete.response(mt),
-    xlevels = stats::.getXlevels(mt, mf), contrasts = contrasts,
-    columns = colnames(x)
-  )
-  fit <- .mk_svm_fit(x, y, design, ...,
+  fit <- .mk_svm_fit(x, y, built$design, ...,
     weights = w, epsilon_given = "epsilon" %in% ...names()
   )
   fit$na.action <- na$action
@@ -201,12 +248,12 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset, weights,
 
 #' @rdname mk_svm
 #' @export
-mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
+mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
                            gamma = "scale", C = 1, epsilon = 0.1,
                            scale = TRUE, density_params = NULL,
                            probability = FALSE, calibration = "sigmoid",
-                           calibration_folds = 5, weights = NULL,
-                           na.action = stats::na.omit, ...) {
+                           calibration_folds = 5, handle_unknown = "missing",
+                           weights = NULL, na.action = stats::na.omit, ...) {
   cl <- match.call()
   .mk_check_arguments(...names(), ...length(), formula = FALSE)
   if (missing(y)) {
@@ -230,7 +277,7 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
     kernel = kernel, density = density, gamma = gamma, C = C,
     epsilon = epsilon, scale = scale, density_params = density_params,
     probability = probability, calibration = calibration,
-    calibration_folds = calibration_folds,
+    calibration_folds = calibration_folds, handle_unknown = handle_unknown,
     epsilon_given = !missing(epsilon), ...
   )
   fit$na.action <- na$action
@@ -277,7 +324,15 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
   y
 }
 
+# Centres and scales of the numeric columns (all columns of a matrix; the
+# double columns of a design table: factors and logicals are left alone).
 .mk_scaling <- function(x) {
+  if (is.data.frame(x)) {
+    x <- as.matrix(x[vapply(x, is.double, TRUE)])
+    if (!ncol(x)) {
+      return(NULL)
+    }
+  }
   center <- colMeans(x, na.rm = TRUE)
   sds <- apply(x, 2L, stats::sd, na.rm = TRUE)
   center[!is.finite(center)] <- 0
@@ -287,6 +342,12 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
 
 .mk_apply_scaling <- function(x, scaling) {
   if (is.null(scaling)) {
+    return(x)
+  }
+  if (is.data.frame(x)) {
+    for (nm in names(scaling$center)) {
+      x[[nm]] <- (x[[nm]] - scaling$center[[nm]]) / scaling$scale[[nm]]
+    }
     return(x)
   }
   x <- sweep(x, 2L, scaling$center, "-", check.margin = FALSE)
@@ -366,18 +427,20 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
   )
 }
 
-.mk_svm_fit <- function(x, y, design, kernel = "genrbf", density = NULL,
+.mk_svm_fit <- function(x, y, design, kernel = "auto", density = NULL,
                         gamma = "scale", C = 1, epsilon = 0.1, scale = TRUE,
                         density_params = NULL, probability = FALSE,
                         calibration = "sigmoid", calibration_folds = 5,
+                        handle_unknown = "missing",
                         weights = NULL, epsilon_given = FALSE, ...) {
   y <- .mk_response(y, nrow(x))
   .mk_check_arguments(...names(), ...length(), task = if (is.factor(y)) "classification" else "regression")
   weights <- .mk_weights(weights, nrow(x))
   if (!nrow(x)) stop("There are no training rows.", call. = FALSE)
   if (!is.character(kernel) || length(kernel) != 1L || is.na(kernel)) {
-    stop("`kernel` must be one registry name, see mk_kernels().", call. = FALSE)
+    stop("`kernel` must be \"auto\" or one registry name, see mk_kernels().", call. = FALSE)
   }
+  handle_unknown <- .mk_handle_unknown_arg(handle_unknown)
   if (!is.logical(scale) || length(scale) != 1L || is.na(scale)) {
     stop("`scale` must be TRUE or FALSE.", call. = FALSE)
   }
@@ -393,7 +456,10 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
   xs <- .mk_apply_scaling(x, scaling)
 
   mk <- .mk_py()
-  params <- list(kernel = kernel, gamma = .mk_gamma_arg(gamma), C = .mk_number_arg(C, "C"))
+  params <- list(
+    kernel = kernel, gamma = .mk_gamma_arg(gamma), C = .mk_number_arg(C, "C"),
+    handle_unknown = handle_unknown
+  )
   if (!classification) params$epsilon <- .mk_number_arg(epsilon, "epsilon", TRUE)
   dens <- .mk_density_arg(density, density_params)
   if (!is.null(dens)) params$density <- dens
@@ -412,7 +478,7 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
   } else {
     .mk_np()$array(as.double(y), dtype = "float64")
   }
-  X_py <- .mk_to_numpy(xs)
+  X_py <- .mk_to_python(xs)
   w_py <- if (!is.null(weights)) .mk_np()$array(weights, dtype = "float64")
   .mk_call(model$fit(X_py, y_py, sample_weight = w_py), "fitting", colnames(x))
   fitted <- .mk_predict_py(model, X_py, classification, levels(y), colnames(x))
@@ -431,7 +497,9 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
       classes = if (classification) {
         levels(y)[.mk_from_numpy(model$classes_) + 1L]
       },
-      kernel = kernel,
+      kernel = .mk_resolved_kernel(kernel, x),
+      kernel_argument = kernel,
+      handle_unknown = handle_unknown,
       density = if (is.character(density)) density else .mk_default_density(model),
       gamma = gamma,
       gamma_value = .mk_fitted_gamma(model),
@@ -459,6 +527,27 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
     ),
     class = "mk_svm"
   )
+}
+
+# `kernel = "auto"` as the Python estimators resolve it: "mixed_rbf" when
+# the table has nominal columns (unordered factors, character, logical),
+# else "genrbf".
+.mk_resolved_kernel <- function(kernel, x) {
+  if (!identical(kernel, "auto")) {
+    return(kernel)
+  }
+  if (length(.mk_nominal_columns(x))) "mixed_rbf" else "genrbf"
+}
+
+.mk_handle_unknown_arg <- function(handle_unknown) {
+  if (!is.character(handle_unknown) || length(handle_unknown) != 1L ||
+    !handle_unknown %in% c("missing", "error")) {
+    stop("`handle_unknown` must be \"missing\" (levels unseen in training are ",
+      "treated as missing entries, with a warning) or \"error\".",
+      call. = FALSE
+    )
+  }
+  handle_unknown
 }
 
 # The density the fitted kernel used: its registry name when its class is a
@@ -696,7 +785,10 @@ mk_svm.default <- function(x, y, kernel = "genrbf", density = NULL,
 #' @param object A model fitted by \code{\link{mk_svm}}.
 #' @param newdata A data frame (formula or data-frame fit) or a matrix
 #'   (matrix fit) with the predictors, \code{NA} where missing. Columns of
-#'   a matrix are matched by name when both have names. Omitted: the training
+#'   a matrix are matched by name when both have names. Factor levels are
+#'   matched to the training levels by label (their order and the set of
+#'   levels may differ); a level unseen in training follows the fit's
+#'   \code{handle_unknown} (see \code{\link{mk_svm}}). Omitted: the training
 #'   rows.
 #' @param type \code{"response"} for the predicted class (a factor with the
 #'   levels of the training response) or value; \code{"decision"} for the
@@ -753,7 +845,7 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision", "pr
     # the response was missing
     return(stats::napredict(object$na.action, .mk_predict(object, object$x, type)))
   }
-  .mk_predict(object, .mk_design_new(object$design, newdata), type)
+  .mk_predict(object, .mk_design_new(object$design, newdata, object$handle_unknown %||% "missing"), type)
 }
 
 .mk_predict <- function(object, x, type) {
@@ -768,7 +860,7 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision", "pr
       numeric()
     })
   }
-  X <- .mk_to_numpy(.mk_apply_scaling(x, object$scaling))
+  X <- .mk_to_python(.mk_apply_scaling(x, object$scaling))
   model <- object$py_model # restored from the pickle when needed
   if (!classification || type == "response") {
     pred <- .mk_predict_py(model, X, classification, object$levels, object$feature_names)
@@ -816,6 +908,54 @@ print.mk_svm <- function(x, ...) {
   invisible(x)
 }
 
+# The predictors (design columns) of a fit: a data frame with `name`,
+# `type` ("numeric", "nominal", "logical" (nominal, FALSE/TRUE) or "ordered"
+# (numeric on the Python side, by level rank)) and `levels` (the number of
+# training levels; NA for numeric columns, 2 for logical ones).
+.mk_predictors <- function(x) {
+  cols <- x$x
+  names <- x$feature_names %||% paste0("V", seq_len(x$n_features))
+  if (!is.data.frame(cols)) {
+    return(data.frame(name = names, type = "numeric", levels = NA_integer_))
+  }
+  type <- vapply(cols, function(col) {
+    if (is.ordered(col)) "ordered" else if (is.factor(col)) "nominal" else if (is.logical(col)) "logical" else "numeric"
+  }, "")
+  levels <- vapply(cols, function(col) {
+    if (is.factor(col)) nlevels(col) else if (is.logical(col)) 2L else NA_integer_
+  }, 0L)
+  data.frame(name = names, type = unname(type), levels = unname(levels))
+}
+
+# One line per kind of predictor, e.g.
+# "Numeric predictors (2): a, b" / "Nominal predictors (2): f (3 levels), l (logical)".
+.mk_describe_predictors <- function(p, max_shown = 8L) {
+  line <- function(title, items) {
+    if (!length(items)) {
+      return(NULL)
+    }
+    shown <- utils::head(items, max_shown)
+    sprintf("%s (%d): %s%s", title, length(items), paste(shown, collapse = ", "),
+      if (length(items) > max_shown) ", ..." else ""
+    )
+  }
+  nominal <- p$type %in% c("nominal", "logical")
+  c(
+    line("Numeric predictors", p$name[p$type == "numeric"]),
+    line(
+      "Nominal predictors, not dummy coded",
+      ifelse(p$type[nominal] == "logical",
+        paste0(p$name[nominal], " (logical)"),
+        sprintf("%s (%d levels)", p$name[nominal], p$levels[nominal])
+      )
+    ),
+    line(
+      "Ordered factors, numeric by level rank",
+      sprintf("%s (%d levels)", p$name[p$type == "ordered"], p$levels[p$type == "ordered"])
+    )
+  )
+}
+
 .mk_print_settings <- function(x) {
   # "scale" with no fitted width: a kernel without gamma (e.g. Belanche's)
   gamma <- if (identical(x$gamma, "scale")) {
@@ -824,7 +964,8 @@ print.mk_svm <- function(x, ...) {
     paste0("   gamma: ", format(x$gamma))
   }
   cat(sprintf("Kernel: %s   density: %s%s   C: %s%s\n",
-    x$kernel, if (is.null(x$density) || is.na(x$density)) "default" else x$density,
+    x$kernel,
+    if (is.null(x$density) || is.na(x$density)) "default" else x$density,
     gamma, format(x$C),
     if (!is.null(x$epsilon)) paste0("   epsilon: ", format(x$epsilon)) else ""
   ))
@@ -840,8 +981,9 @@ print.mk_svm <- function(x, ...) {
   }
   if (!is.null(x$weights)) cat("Case weights given\n")
   cat(sprintf("Features: %d%s   support vectors: %d\n",
-    x$n_features, if (x$scale) " (standardised)" else "", x$n_sv
+    x$n_features, if (x$scale) " (numeric ones standardised)" else "", x$n_sv
   ))
+  cat(.mk_describe_predictors(.mk_predictors(x)), sep = "\n")
   if (!is.null(x$tune)) {
     best <- x$tune$best_parameters
     cat(sprintf("Tuned by %d-fold cross-validation over %d combinations: %s (%s %.4g)\n",
@@ -860,17 +1002,23 @@ print.mk_svm <- function(x, ...) {
 #' Summaries of a missing-data SVM
 #'
 #' \code{print} shows the kernel, the density of the missing entries, the
-#' other settings, the sizes, the number of support vectors and the training
-#' error (misclassification rate, or mean squared error for regression, of
-#' the fitted values); \code{summary} adds the fraction of missing entries
-#' per feature, the support vectors per class and the fit on the training
+#' other settings, the sizes, which predictors are numeric, which nominal
+#' (with their number of levels) and which ordered, the number of support
+#' vectors and the training error (misclassification rate, or mean squared
+#' error for regression, of the fitted values); \code{summary} adds the fraction of missing entries
+#' per predictor (in a table of the predictors with their type and number
+#' of levels), the support vectors per class and the fit on the training
 #' rows (accuracy, or \eqn{R^2}{R^2} and RMSE).
 #'
 #' @param object,x A model fitted by \code{\link{mk_svm}} (or its summary).
 #' @param ... Unused.
 #' @return \code{summary} returns an object of class \code{"summary.mk_svm"}:
 #'   the model with the added elements \code{missing_by_feature} (named
-#'   numeric), \code{sv_per_class} (classification) and \code{training}
+#'   numeric), \code{predictors} (a data frame with one row per predictor
+#'   column: \code{name}, \code{type} (\code{"numeric"}, \code{"nominal"},
+#'   \code{"logical"} or \code{"ordered"}), \code{levels} (number of
+#'   training levels, \code{NA} for numeric columns) and \code{missing}
+#'   (fraction of missing training entries)), \code{sv_per_class} (classification) and \code{training}
 #'   (named numeric: \code{accuracy}, or \code{r_squared} and \code{rmse}).
 #'   The print methods return their argument invisibly.
 #' @examples
@@ -883,6 +1031,8 @@ print.mk_svm <- function(x, ...) {
 summary.mk_svm <- function(object, ...) {
   out <- object
   out$missing_by_feature <- colMeans(is.na(object$x))
+  out$predictors <- .mk_predictors(object)
+  out$predictors$missing <- unname(out$missing_by_feature)
   pred <- object$fitted %||% .mk_predict(object, object$x, "response")
   if (object$type == "classification") {
     if (length(object$index)) {
@@ -906,8 +1056,14 @@ summary.mk_svm <- function(object, ...) {
 print.summary.mk_svm <- function(x, ...) {
   class(x) <- "mk_svm"
   print(x)
-  cat("\nMissing entries per feature (training):\n")
-  print(round(x$missing_by_feature, 3))
+  cat("\nPredictors (training; missing: fraction of missing entries):\n")
+  p <- x$predictors %||% data.frame(
+    name = names(x$missing_by_feature), type = "numeric", levels = NA_integer_,
+    missing = unname(x$missing_by_feature)
+  )
+  p$missing <- round(p$missing, 3)
+  p$levels <- ifelse(is.na(p$levels), "", as.character(p$levels))
+  print(p, row.names = FALSE)
   if (!is.null(x$sv_per_class)) {
     cat("\nSupport vectors per class:\n")
     print(x$sv_per_class)

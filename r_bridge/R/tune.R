@@ -12,7 +12,12 @@
 #' squared error (regression) of the held-out predictions, as in
 #' \code{e1071::tune}. The folds are stratified by class for classification.
 #' Rows whose response is missing take no part (they would be dropped by
-#' \code{na.action} anyway); rows with missing predictors are kept.
+#' \code{na.action} anyway); rows with missing predictors are kept. Factor,
+#' character and logical predictors are nominal columns, as in
+#' \code{\link{mk_svm}}; a level that only the held-out rows of a fold have
+#' is treated there as a missing entry (one warning for the whole search
+#' says how often), unless \code{handle_unknown = "error"} is given, which
+#' makes those fits fail.
 #'
 #' @param x A formula \code{response ~ predictors} (then \code{data} is
 #'   needed), or a matrix or data frame of predictors (then \code{y}).
@@ -137,6 +142,7 @@ mk_tune <- function(x, y = NULL, data = NULL, ranges = list(C = 2^(-2:4)), folds
   newdata_rows <- function(idx) if (formula_interface) data[idx, , drop = FALSE] else rows(x, idx)
 
   errors <- matrix(NA_real_, nrow(grid), folds)
+  unseen_folds <- 0L
   failed <- rep(NA_character_, nrow(grid))
   for (g in seq_len(nrow(grid))) {
     params <- as.list(grid[g, , drop = FALSE])
@@ -146,7 +152,15 @@ mk_tune <- function(x, y = NULL, data = NULL, ranges = list(C = 2^(-2:4)), folds
       result <- tryCatch(
         {
           fit <- fit_rows(params, train)
-          pred <- predict(fit, newdata_rows(test))
+          # a level that only held-out rows have: missing there (counted,
+          # one warning at the end instead of one per fold and combination)
+          pred <- withCallingHandlers(
+            predict(fit, newdata_rows(test)),
+            missingkernels_UnknownCategoryWarning = function(w) {
+              unseen_folds <<- unseen_folds + 1L
+              invokeRestart("muffleWarning")
+            }
+          )
           truth <- response[test]
           if (classification) mean(as.character(pred) != as.character(truth)) else mean((truth - pred)^2)
         },
@@ -158,6 +172,16 @@ mk_tune <- function(x, y = NULL, data = NULL, ranges = list(C = 2^(-2:4)), folds
       }
       errors[g, k] <- result
     }
+  }
+  if (unseen_folds) {
+    warning(sprintf(
+      paste0(
+        "In %d held-out fold fit(s), predictors had levels that the fold's ",
+        "training rows did not have; they were treated as missing entries ",
+        "(handle_unknown = \"missing\")."
+      ),
+      unseen_folds
+    ), call. = FALSE)
   }
   performances <- grid
   performances$error <- ifelse(is.na(failed), rowMeans(errors), NA_real_)

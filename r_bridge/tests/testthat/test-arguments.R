@@ -108,7 +108,8 @@ test_that("unknown arguments are R errors naming them and the accepted ones", {
 
 test_that("the R lists of Python parameters are the estimators' parameters", {
   skip_if_no_python()
-  own <- c("kernel", "density", "gamma", "C", "epsilon")
+  # arguments of mk_svm; nominal_features follows the classes of the columns
+  own <- c("kernel", "density", "gamma", "C", "epsilon", "handle_unknown", "nominal_features")
   svc <- names(py_mk()$MissingKernelSVC()$get_params())
   svr <- names(py_mk()$MissingKernelSVR()$get_params())
   lists <- missingkernels:::.mk_python_arguments

@@ -57,21 +57,21 @@ test_that("on complete rows genRBF is the RBF kernel (closed form in R)", {
   expect_identical(dimnames(K), list(letters[1:10], letters[1:10]))
 })
 
-test_that("data frames with factors: indicator columns, as built by hand", {
+test_that("data frames with factors: nominal columns, the mixed kernel on codes", {
   skip_if_no_python()
   df <- data.frame(
     a = c(0.5, NA, 1.7, -0.3, 2.2, 0.1),
     f = factor(c("x", "y", NA, "z", "y", "x"))
   )
-  by_hand <- cbind(
-    a = df$a,
-    fy = ifelse(is.na(df$f), NA, as.numeric(df$f == "y")),
-    fz = ifelse(is.na(df$f), NA, as.numeric(df$f == "z"))
-  )
+  # the same table as a numeric array whose column 1 (0-based) is declared
+  # nominal on the Python side: its codes are the categories
+  codes <- cbind(a = df$a, f = as.integer(df$f) - 1)
+  ref <- py_mk()$get_kernel("mixed_rbf", gamma = 0.5, nominal_features = list(1L))
+  ref$fit(py_array(codes))
   expect_equal(
     unname(mk_kernel_matrix(df, gamma = 0.5)),
-    unname(mk_kernel_matrix(by_hand, gamma = 0.5)),
-    tolerance = 1e-14
+    ref$`__call__`(py_array(codes)),
+    tolerance = 1e-12
   )
   expect_error(mk_kernel_matrix(df, kernel = "no_such_kernel"), "no_such_kernel")
   expect_error(
