@@ -452,7 +452,9 @@ class _BaseEMDensity(BaseDensity):
         largest = _largest(run.last_change)
         movement = self._feature_changes(data, run.last_change)
         order = np.argsort(-movement, kind="stable")
-        slow = [j for j in order[:3] if movement[j] >= 0.1 * movement[order[0]]]
+        # The slow feature's whole covariance row moves; a feature correlated
+        # with it shares one entry, so it scores well below it.
+        slow = [j for j in order[:3] if movement[j] >= 0.5 * movement[order[0]]]
         remedy = "increase max_iter"
         if self._acceleration() != "squarem":
             remedy += ", use acceleration='squarem'"
@@ -460,9 +462,10 @@ class _BaseEMDensity(BaseDensity):
             f"{message} (the last EM step still changed a parameter by "
             f"{largest:.1e} > tol={self.tol:g}, in units of the feature's "
             f"standard deviation). Slowest: {describe_features(self, slow)}, whose "
-            "mean and covariance still moved most; EM is slow for a feature "
+            "mean and covariance still moved most. EM is slow for a feature "
             "missing in most rows or nearly collinear with others. To fix: "
-            f"{remedy}, drop that feature, or regularise with ridge (e.g. 1e-3)."
+            f"{remedy}, drop that feature if it is missing in most rows, or set "
+            "ridge (e.g. 1e-2) if it is nearly collinear with others."
         )
 
     def _step(

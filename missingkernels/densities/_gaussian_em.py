@@ -75,11 +75,14 @@ class GaussianEMDensity(_BaseEMDensity):
         near 1) benefit most from ``acceleration="squarem"``, whose
         stopping point is the same plain EM step criterion.
     tol_loglik : float or None, default=None
-        When set, also stop when the objective (``loglik_trace_``) changes by
-        at most ``tol_loglik * |objective|`` between two accepted iterates.
-        Off by default: a small change of the log-likelihood does not bound
-        the change of the parameters in directions where it is flat, which
-        are those where EM is slow.
+        When set, also stop when the objective changes by at most
+        ``tol_loglik * |objective|`` between two accepted iterates. The
+        objective is that of the standardised rows (``loglik_trace_`` plus
+        the log-Jacobian of the standardisation), so the criterion does not
+        depend on the units of ``X``. Off by default: a small change of the
+        log-likelihood does not bound the change of the parameters (what the
+        kernels use) in directions where it is flat, which are those where
+        EM is slow.
     acceleration : {"squarem", "none"}, default="squarem"
         ``"squarem"``: the SQUAREM extrapolation of Varadhan & Roland
         (2008, scheme S3, step length ``-||r|| / ||v||`` kept at most -1,
