@@ -345,8 +345,8 @@ class _BaseEMDensity(BaseDensity):
         covariance singular, the cycle falls back to ``p2``. Either way the
         accepted iterate's objective is at least that of ``p0`` (EM never
         decreases it), so the trace, which records the accepted iterates, never
-        decreases. Convergence is tested on each plain step ``p1 - p0``, as in
-        plain EM; ``n_iter`` counts EM steps.
+        decreases. Convergence is tested on the plain steps ``p1 - p0`` and
+        ``p2 - p1``, as in plain EM; ``n_iter`` counts EM steps.
         """
         max_iter = self.max_iter
         trace: list[float] = []
@@ -366,7 +366,12 @@ class _BaseEMDensity(BaseDensity):
                 params = p1
                 break
             n_iter += 1
-            _, p2 = self._step(data, p1, n_iter)
+            objective1, p2 = self._step(data, p1, n_iter)
+            # p2 - p1 is a plain EM step too: stop there as plain EM would.
+            change2 = _difference(p2, p1)
+            if self._converged(change2, [*trace, objective1]):
+                params, converged, change = p2, True, change2
+                break
             if n_iter == max_iter:
                 params = p2
                 break
