@@ -366,10 +366,11 @@ class _BaseEMDensity(BaseDensity):
                 params = p1
                 break
             n_iter += 1
-            objective1, p2 = self._step(data, p1, n_iter)
-            # p2 - p1 is a plain EM step too: stop there as plain EM would.
+            _, p2 = self._step(data, p1, n_iter)
+            # p2 - p1 is a plain EM step too: stop there as plain EM would
+            # (tol_loglik compares accepted iterates only, p1 is not one).
             change2 = _difference(p2, p1)
-            if self._converged(change2, [*trace, objective1]):
+            if _largest(change2) <= self.tol:
                 params, converged, change = p2, True, change2
                 break
             if n_iter == max_iter:
