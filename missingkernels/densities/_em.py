@@ -2,8 +2,11 @@
 
 :class:`_BaseEMDensity` fits on rows standardised by their observed moments,
 runs EM from one or more starting points until the largest parameter change
-is at most ``tol``, restarts with an automatic ridge when a covariance turns
-singular, and keeps the start with the highest penalised log-likelihood. A
+of an EM step is at most ``tol`` (or, when ``tol_loglik`` is set, the
+objective's relative change is at most ``tol_loglik``), restarts with an
+automatic ridge when a covariance turns singular, and keeps the start with
+the highest penalised log-likelihood. The loop is plain EM or SQUAREM
+(Varadhan & Roland, 2008), chosen by the density's ``acceleration``. A
 subclass supplies the starts, one EM step and the fitted attributes.
 """
 
@@ -128,22 +131,82 @@ def _recentre(
 
 @dataclass
 class _EMRun:
-    """One EM run: final parameters (standardised scale) and its history."""
+    """One EM run: final parameters (standardised scale) and its history.
+
+    ``trace``: the objective at the start and at every accepted iterate
+    (never decreasing); ``n_iter``: EM steps run (passes over the rows);
+    ``last_change``: the last plain EM step's parameter changes, which name
+    the slow features of a run that stopped at ``max_iter``.
+    """
 
     params: Params
     trace: list[float]
     n_iter: int
     converged: bool
+    last_change: Params | None = None
+
+
+def _difference(a: Params, b: Params) -> Params:
+    return tuple(x - y for x, y in zip(a, b, strict=True))
+
+
+def _largest(change: Params) -> float:
+    return max(float(np.max(np.abs(c))) if c.size else 0.0 for c in change)
+
+
+def _norm(change: Params) -> float:
+    return float(np.sqrt(sum(float(np.sum(c * c)) for c in change)))
+
+
+def _on_simplex(p: np.ndarray, axis: int = -1, floor: float = 0.0) -> bool:
+    """Whether the probabilities ``p`` are all above ``floor`` and sum to 1
+    along ``axis`` (to rounding); for :meth:`_BaseEMDensity._valid_params`."""
+    p = np.asarray(p)
+    return bool(
+        np.all(np.isfinite(p))
+        and np.all(p > floor)
+        and np.allclose(p.sum(axis=axis), 1.0, rtol=0, atol=1e-8)
+    )
+
+
+def _positive_definite(S: np.ndarray) -> bool:
+    """Whether every covariance in ``S`` ((d, d) or (K, d, d)) is finite and
+    positive definite well above the singularity floor of
+    :func:`_check_singular`."""
+    S = np.asarray(S)
+    if S.ndim == 2:
+        S = S[None]
+    if not np.all(np.isfinite(S)):
+        return False
+    for cov in S:
+        eig = np.linalg.eigvalsh(cov)
+        if not eig[0] > _SINGULAR_RCOND * max(eig[-1], 0.0):
+            return False
+    return True
+
+
+# SQUAREM's step length alpha (<= -1) is bounded below by -step_max; the bound
+# starts at 1 (a plain EM cycle) and is multiplied by _STEP_FACTOR each time
+# an extrapolation at the bound is accepted, divided by it after a rejection
+# (the adaptive bound of Du & Varadhan, 2020, sec. 2).
+_STEP_FACTOR = 4.0
 
 
 class _BaseEMDensity(BaseDensity):
     """EM on standardised rows, with convergence and ridge bookkeeping.
 
-    Subclasses set ``max_iter``, ``tol`` and ``ridge``, the two class
-    attributes naming what turned singular and what to do about it, and
-    implement :meth:`_check_n_rows`, :meth:`_starts`, :meth:`_initial`,
-    :meth:`_step`, :meth:`_objective` and :meth:`_store`. Parameters are
-    tuples of arrays; convergence is on their largest absolute change.
+    Subclasses set ``max_iter``, ``tol`` and ``ridge`` (and, optionally,
+    ``acceleration`` and ``tol_loglik``: by default ``"squarem"`` and None),
+    the two class attributes naming what turned singular and what to do about
+    it, and implement :meth:`_check_n_rows`, :meth:`_starts`,
+    :meth:`_initial`, :meth:`_m_step` and :meth:`_store`. Parameters are
+    tuples of arrays; convergence is on the largest absolute change of one EM
+    step. SQUAREM extrapolates the tuple as a whole; a subclass whose
+    parameters live on a constrained set (probabilities on a simplex...)
+    overrides :meth:`_valid_params` to reject or project an extrapolation.
+    By convention ``params[-1]`` holds the covariance(s) (used by the ridge
+    penalty and the default :meth:`_valid_params`) and ``params[-2]`` the
+    mean(s) (used by the default :meth:`_feature_changes`).
     """
 
     max_iter: int
@@ -222,9 +285,7 @@ class _BaseEMDensity(BaseDensity):
         best = max(runs, key=lambda run: run.trace[-1])
         if not best.converged:
             warnings.warn(
-                f"{type(self).__name__} did not converge in max_iter="
-                f"{self.max_iter} iterations (largest parameter change still "
-                f"above tol={self.tol:g}); increase max_iter.",
+                self._not_converged_message(data, best),
                 ConvergenceWarning,
                 stacklevel=4,
             )
@@ -235,26 +296,183 @@ class _BaseEMDensity(BaseDensity):
         self.converged_ = best.converged
         self.ridge_ = data.ridge
 
+    def _acceleration(self) -> str:
+        return str(getattr(self, "acceleration", "squarem"))
+
+    def _converged(self, change: Params, trace: list[float]) -> bool:
+        """Whether to stop, given the last EM step's parameter ``change`` and
+        the objectives of the accepted iterates so far."""
+        if _largest(change) <= self.tol:
+            return True
+        tol_loglik = getattr(self, "tol_loglik", None)
+        if tol_loglik is None or len(trace) < 2:
+            return False
+        gain = trace[-1] - trace[-2]
+        return bool(abs(gain) <= tol_loglik * abs(trace[-1]))
+
     def _run(self, data: _EMData, start: Any) -> _EMRun:
-        """EM from ``start`` until the largest parameter change is <= tol."""
+        """EM from ``start`` until :meth:`_converged` or ``max_iter`` steps."""
         params = self._initial(data, start)
+        if self._acceleration() == "squarem":
+            return self._run_squarem(data, params)
         trace: list[float] = []
         converged = False
         n_iter = 0
+        change: Params | None = None
         for n_iter in range(1, self.max_iter + 1):
             objective, new = self._step(data, params, n_iter)
             trace.append(objective)
-            change = max(
-                # initial=0: a block may be empty (no numeric or no nominal column).
-                np.max(np.abs(a - b), initial=0.0)
-                for a, b in zip(new, params, strict=True)
-            )
+            change = _difference(new, params)
             params = new
-            if change <= self.tol:
+            if self._converged(change, trace):
                 converged = True
                 break
         trace.append(self._objective(data, params))
-        return _EMRun(params, trace, n_iter, converged)
+        return _EMRun(params, trace, n_iter, converged, change)
+
+    def _run_squarem(self, data: _EMData, params: Params) -> _EMRun:
+        """SQUAREM (Varadhan & Roland, 2008, scheme S3) from ``params``.
+
+        A cycle from the accepted iterate ``p0`` takes two EM steps,
+        ``p1 = F(p0)`` and ``p2 = F(p1)``, with ``r = p1 - p0`` and
+        ``v = p2 - 2 p1 + p0``, extrapolates to
+        ``p' = p0 - 2 alpha r + alpha^2 v`` with ``alpha = -||r|| / ||v||``
+        (kept in ``[-step_max, -1]``; ``alpha = -1`` gives ``p2``) and then
+        takes a stabilising EM step, ``F(p')``, which is the next accepted
+        iterate. ``alpha`` is moved halfway towards -1 while :meth:`_valid_params`
+        rejects ``p'``; when the objective at ``p'`` (known from the
+        stabilising step) is below that at ``p0``, or ``p'`` turns a
+        covariance singular, the cycle falls back to ``p2``. Either way the
+        accepted iterate's objective is at least that of ``p0`` (EM never
+        decreases it), so the trace, which records the accepted iterates, never
+        decreases. Convergence is tested on the plain steps ``p1 - p0`` and
+        ``p2 - p1``, as in plain EM; ``n_iter`` counts EM steps.
+        """
+        max_iter = self.max_iter
+        trace: list[float] = []
+        converged = False
+        n_iter = 0
+        step_max = 1.0
+        change: Params | None = None
+        while n_iter < max_iter:
+            n_iter += 1
+            objective0, p1 = self._step(data, params, n_iter)
+            trace.append(objective0)
+            change = _difference(p1, params)
+            if self._converged(change, trace):
+                params, converged = p1, True
+                break
+            if n_iter == max_iter:
+                params = p1
+                break
+            n_iter += 1
+            _, p2 = self._step(data, p1, n_iter)
+            # p2 - p1 is a plain EM step too: stop there as plain EM would
+            # (tol_loglik compares accepted iterates only, p1 is not one).
+            change2 = _difference(p2, p1)
+            if _largest(change2) <= self.tol:
+                params, converged, change = p2, True, change2
+                break
+            if n_iter == max_iter:
+                params = p2
+                break
+            r = change
+            v = tuple(c - 2.0 * b + a for a, b, c in zip(params, p1, p2, strict=True))
+            norm_r, norm_v = _norm(r), _norm(v)
+            alpha = -norm_r / norm_v if norm_v > 0 else -1.0
+            alpha = max(min(alpha, -1.0), -step_max)
+            at_bound = alpha <= -step_max
+            candidate: Params | None = None
+            while alpha < -1.0:
+                extrapolated = tuple(
+                    a - 2.0 * alpha * b + alpha * alpha * c
+                    for a, b, c in zip(params, r, v, strict=True)
+                )
+                candidate = self._valid_params(data, extrapolated)
+                if candidate is not None:
+                    break
+                at_bound = False
+                alpha = 0.5 * (alpha - 1.0)
+                if alpha > -1.0 - 1e-3:
+                    alpha = -1.0
+            n_iter += 1
+            if candidate is None:
+                # alpha = -1: the extrapolation is p2, a plain EM iterate.
+                _, params = self._step(data, p2, n_iter)
+                if at_bound:
+                    step_max *= _STEP_FACTOR
+                continue
+            try:
+                objective, stabilised = self._step(data, candidate, n_iter)
+            except _SingularCovarianceError:
+                objective, stabilised = -np.inf, candidate
+            if objective >= objective0:
+                if at_bound:
+                    step_max *= _STEP_FACTOR
+                params = stabilised
+            else:
+                step_max = max(1.0, step_max / _STEP_FACTOR)
+                params = p2
+        trace.append(self._objective(data, params))
+        return _EMRun(params, trace, n_iter, converged, change)
+
+    def _valid_params(self, data: _EMData, params: Params) -> Params | None:
+        """An extrapolated ``params`` as SQUAREM may use it, or None.
+
+        The default accepts ``params`` when every array is finite and every
+        covariance (``params[-1]``, of shape (d, d) or (K, d, d)) is positive
+        definite. A subclass with constrained parameters extends it, e.g.
+        rejecting mixture weights or category probabilities off the simplex
+        (see :func:`_on_simplex`), or returns a projection of ``params``
+        onto the feasible set.
+        """
+        if not all(np.all(np.isfinite(a)) for a in params):
+            return None
+        if not _positive_definite(params[-1]):
+            return None
+        return params
+
+    def _feature_changes(self, data: _EMData, change: Params) -> np.ndarray:
+        """How much each feature's parameters moved in ``change`` (one EM
+        step, standardised scale), shape (d,).
+
+        The default reads ``params[-2]`` as means ((d,) or (K, d)) and
+        ``params[-1]`` as covariances ((d, d) or (K, d, d)): feature ``j``
+        scores ``sqrt(sum dm_j^2 + sum_k dS_jk^2)`` over components, so a
+        slow feature, whose whole row of the covariance moves, outscores the
+        others, which share only one entry with it.
+        """
+        dm = np.atleast_2d(change[-2])
+        dS = change[-1]
+        if dS.ndim == 2:
+            dS = dS[None]
+        return np.sqrt((dm**2).sum(axis=0) + (dS**2).sum(axis=(0, 2)))
+
+    def _not_converged_message(self, data: _EMData, run: _EMRun) -> str:
+        """The ConvergenceWarning of a run that stopped at ``max_iter``:
+        naming the features that still moved most."""
+        name = type(self).__name__
+        message = f"{name} did not converge in max_iter={self.max_iter} EM steps"
+        if run.last_change is None:
+            return message + "; increase max_iter."
+        largest = _largest(run.last_change)
+        movement = self._feature_changes(data, run.last_change)
+        order = np.argsort(-movement, kind="stable")
+        # The slow feature's whole covariance row moves; a feature correlated
+        # with it shares one entry, so it scores well below it.
+        slow = [j for j in order[:3] if movement[j] >= 0.5 * movement[order[0]]]
+        remedy = "increase max_iter"
+        if self._acceleration() != "squarem":
+            remedy += ", use acceleration='squarem'"
+        return (
+            f"{message} (the last EM step still changed a parameter by "
+            f"{largest:.1e} > tol={self.tol:g}, in units of the feature's "
+            f"standard deviation). Slowest: {describe_features(self, slow)}, whose "
+            "mean and covariance still moved most. EM is slow for a feature "
+            "missing in most rows or nearly collinear with others. To fix: "
+            f"{remedy}, drop that feature if it is missing in most rows, or set "
+            "ridge (e.g. 1e-2) if it is nearly collinear with others."
+        )
 
     def _step(
         self, data: _EMData, params: Params, iteration: int

@@ -24,6 +24,7 @@ from ._em import (
     _EMData,
     _pattern_cov_sum,
     _penalty,
+    _positive_definite,
     _recentre,
     _starting_ridge,
 )
@@ -161,11 +162,20 @@ class LatentClassDensity(_BaseEMDensity):
         Additive smoothing of the class PMFs (a symmetric Dirichlet prior of
         ``alpha + 1``; 0 is maximum likelihood).
     max_iter : int, default=500
-        Maximum number of EM iterations per initialisation.
+        Maximum number of EM steps per initialisation.
     tol : float, default=1e-5
         Convergence threshold on the largest change of a class weight,
-        category probability, mean or covariance entry (numeric parameters
-        in units of each feature's observed standard deviation).
+        category probability, mean or covariance entry in one EM step
+        (numeric parameters in units of each feature's observed standard
+        deviation).
+    acceleration : {"squarem", "none"}, default="squarem"
+        SQUAREM extrapolation of the EM steps, as in
+        :class:`GaussianEMDensity` (extrapolated class weights must stay
+        positive; category probabilities are clipped at 0 and renormalised),
+        or plain EM.
+    tol_loglik : float or None, default=None
+        Also stop when the penalised log-likelihood's relative change is at
+        most this (see :class:`GaussianEMDensity`).
     ridge : float, default=1e-6
         Covariance floor of the numeric block, as in
         :class:`GaussianMixtureDensity`.
@@ -240,6 +250,8 @@ class LatentClassDensity(_BaseEMDensity):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "acceleration": [StrOptions({"squarem", "none"})],
+        "tol_loglik": [Interval(Real, 0, None, closed="left"), None],
         "ridge": [Interval(Real, 0, None, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -254,6 +266,8 @@ class LatentClassDensity(_BaseEMDensity):
         alpha: float = 0.0,
         max_iter: int = 500,
         tol: float = 1e-5,
+        acceleration: str = "squarem",
+        tol_loglik: float | None = None,
         ridge: float = 1e-6,
         n_init: int = 1,
         random_state: Any = 0,
@@ -264,6 +278,8 @@ class LatentClassDensity(_BaseEMDensity):
         self.alpha = alpha
         self.max_iter = max_iter
         self.tol = tol
+        self.acceleration = acceleration
+        self.tol_loglik = tol_loglik
         self.ridge = ridge
         self.n_init = n_init
         self.random_state = random_state
@@ -344,6 +360,33 @@ class LatentClassDensity(_BaseEMDensity):
         assert isinstance(data, _MixedEMData)
         loglik = _latent_class_sums(data, params, False)[0]
         return float(loglik) - self._penalty_at(data, params)
+
+    def _valid_params(self, data: _EMData, params: Params) -> Params | None:
+        """An extrapolation SQUAREM may take: positive class weights summing
+        to 1, category probabilities clipped at 0 and renormalised per column,
+        positive definite class covariances."""
+        assert isinstance(data, _MixedEMData)
+        pi, theta, m, S = params
+        if not all(np.all(np.isfinite(a)) for a in params):
+            return None
+        if np.any(pi <= 0) or not np.isclose(pi.sum(), 1.0, rtol=0, atol=1e-8):
+            return None
+        theta = self._normalise(np.maximum(theta, 0.0), data.sizes)
+        if S.shape[-1] and not _positive_definite(S):
+            return None
+        return pi, theta, m, S
+
+    def _feature_changes(self, data: _EMData, change: Params) -> np.ndarray:
+        """Per column (numeric and nominal, in the density's column order):
+        how much its parameters moved in one EM step."""
+        assert isinstance(data, _MixedEMData)
+        _, dtheta, dm, dS = change
+        nominal = self._nominal_mask()
+        out = np.zeros(len(nominal))
+        if dm.shape[-1]:
+            out[~nominal] = np.sqrt((dm**2).sum(axis=0) + (dS**2).sum(axis=(0, 2)))
+        out[nominal] = [np.sqrt((dtheta[:, b] ** 2).sum()) for b in _blocks(data.sizes)]
+        return out
 
     def _penalty_at(self, data: _EMData, params: Params) -> float:
         S = params[-1]

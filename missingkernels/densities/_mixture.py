@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 from sklearn.cluster import KMeans
 
 from .._numerics import integer_seeds
-from .._sklearn_compat import Interval
+from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import MixtureConditionals
 from ..conditionals._gaussian import condition_gaussian
 from ..conditionals._patterns import PatternGroups, pattern_groups
@@ -19,6 +19,7 @@ from ._em import (
     _BaseEMDensity,
     _check_singular,
     _EMData,
+    _on_simplex,
     _pattern_cov_sum,
     _recentre,
     _standardise,
@@ -117,11 +118,21 @@ class GaussianMixtureDensity(_BaseEMDensity):
     n_components : int, default=3
         Number of mixture components ``K``.
     max_iter : int, default=500
-        Maximum number of EM iterations per initialisation.
+        Maximum number of EM steps (passes over the rows) per
+        initialisation.
     tol : float, default=1e-5
         Convergence threshold on the largest change of a weight, mean or
-        covariance entry between iterations (means and covariances in units
+        covariance entry in one EM step (means and covariances in units
         of each feature's observed standard deviation and variance).
+    tol_loglik : float or None, default=None
+        When set, also stop when the objective changes by at most
+        ``tol_loglik * |objective|`` between two accepted iterates (off by
+        default, see :class:`GaussianEMDensity`).
+    acceleration : {"squarem", "none"}, default="squarem"
+        ``"squarem"``: SQUAREM extrapolation (Varadhan & Roland, 2008, as in
+        :class:`GaussianEMDensity`); an extrapolation with a weight outside
+        the simplex, a covariance not positive definite or a lower objective
+        falls back to the plain EM step. ``"none"``: plain EM.
     ridge : float, default=1e-6
         Covariance floor. The M-step returns
         ``S_k = (scatter_k + (n / K) * ridge * D) / N_k``, with ``D`` the
@@ -149,12 +160,14 @@ class GaussianMixtureDensity(_BaseEMDensity):
     covariances_ : ndarray of shape (n_components, n_features, n_features)
         Component covariances.
     n_iter_ : int
-        EM iterations of the kept initialisation.
+        EM steps of the kept initialisation.
     converged_ : bool
-        Whether the kept initialisation reached ``tol``.
-    loglik_trace_ : ndarray of shape (n_iter_ + 1,)
+        Whether the kept initialisation met the stopping criterion (else a
+        ``ConvergenceWarning`` names the slowest features).
+    loglik_trace_ : ndarray of shape (n_accepted + 1,)
         Observed-data log-likelihood minus the ridge penalty, at the start and
-        after each iteration; never decreases.
+        at each accepted iterate (every EM step with ``acceleration="none"``);
+        never decreases.
     loglik_ : float
         ``loglik_trace_[-1]``.
     ridge_ : float
@@ -174,6 +187,9 @@ class GaussianMixtureDensity(_BaseEMDensity):
     .. [2] A. P. Dempster, N. M. Laird and D. B. Rubin, "Maximum likelihood
        from incomplete data via the EM algorithm", J. R. Stat. Soc. B 39(1),
        1-38, 1977.
+    .. [3] R. Varadhan and C. Roland, "Simple and globally convergent
+       methods for accelerating the convergence of any EM algorithm",
+       Scand. J. Statist. 35(2), 335-353, 2008 (SQUAREM).
 
     Examples
     --------
@@ -199,6 +215,8 @@ class GaussianMixtureDensity(_BaseEMDensity):
         "ridge": [Interval(Real, 0, None, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "tol_loglik": [Interval(Real, 0, None, closed="left"), None],
+        "acceleration": [StrOptions({"squarem", "none"})],
     }
 
     def __init__(
@@ -209,6 +227,8 @@ class GaussianMixtureDensity(_BaseEMDensity):
         ridge: float = 1e-6,
         n_init: int = 1,
         random_state: Any = None,
+        tol_loglik: float | None = None,
+        acceleration: str = "squarem",
     ):
         self.n_components = n_components
         self.max_iter = max_iter
@@ -216,6 +236,8 @@ class GaussianMixtureDensity(_BaseEMDensity):
         self.ridge = ridge
         self.n_init = n_init
         self.random_state = random_state
+        self.tol_loglik = tol_loglik
+        self.acceleration = acceleration
 
     _e_step = staticmethod(_mixture_sums)
     _singular_what: ClassVar[str] = "a component covariance"
@@ -274,6 +296,13 @@ class GaussianMixtureDensity(_BaseEMDensity):
             S_new[k] = 0.5 * (S_k + S_k.T)
             _check_singular(S_new[k], iteration)
         return pi_new, m_new, S_new
+
+    def _valid_params(self, data: _EMData, params: Params) -> Params | None:
+        # SQUAREM's extrapolation keeps the weights' sum (an affine
+        # combination of points of the simplex) but not their sign.
+        if not _on_simplex(params[0], floor=0.0):
+            return None
+        return super()._valid_params(data, params)
 
     def _store(self, data: _EMData, params: Params) -> None:
         pi, m, S = params
