@@ -157,11 +157,17 @@ def test_conditionals_per_row_equal_the_batch(X, density):
         return
     batch = d.conditionals(X)
     draws = batch.sample(2, random_state=3).samples
+    # A row conditioned alone or in its pattern's batch meets other rounding;
+    # an ill-conditioned fitted covariance (few rows, few observed pairs)
+    # amplifies it by up to its condition number.
+    covs = getattr(d, "covariances_", getattr(d, "covariance_", None))
+    cond = 1.0 if covs is None else float(np.max(np.linalg.cond(covs)))
+    rtol = max(1e-9, 50 * np.finfo(float).eps * cond)
     for i in (0, len(X) - 1):
         alone = d.conditionals(X[i : i + 1])
         np.testing.assert_allclose(
-            alone.first_moments()[0], batch.first_moments()[i], rtol=1e-9, atol=0
+            alone.first_moments()[0], batch.first_moments()[i], rtol=rtol, atol=0
         )
         np.testing.assert_allclose(
-            alone.sample(2, random_state=3).samples[:, 0], draws[:, i], rtol=1e-9
+            alone.sample(2, random_state=3).samples[:, 0], draws[:, i], rtol=rtol
         )
