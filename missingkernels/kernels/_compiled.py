@@ -1019,308 +1019,6 @@ def rbf_rows(
 _TILE = 64
 
 
-@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
-def _sweep(
-    xr: np.ndarray,
-    J: np.ndarray,
-    k: int,
-    R: np.ndarray,
-    XT: np.ndarray,
-    c0: int,
-    w: int,
-    Dl: np.ndarray,
-    acc: np.ndarray,
-    b: np.ndarray,
-) -> None:  # pragma: no cover - compiled
-    """``b[t] = ||R (xr[J] - XT[J, c0 + t])||^2`` for ``t < w`` (``R`` upper
-    triangular, ``k x k``)."""
-    for r in range(k):
-        f = J[r]
-        v = xr[f]
-        # A slice, indexed by the loop counter: a computed index would be
-        # checked for wraparound and turn the loads into gathers.
-        src = XT[f, c0 : c0 + w]
-        dst = Dl[r]
-        for t in range(w):
-            dst[t] = v - src[t]
-    for t in range(w):
-        b[t] = 0.0
-    for s in range(k):
-        for t in range(w):
-            acc[t] = 0.0
-        for r in range(s, k):
-            coef = R[s, r]
-            dr = Dl[r]
-            for t in range(w):
-                acc[t] += coef * dr[t]
-        for t in range(w):
-            b[t] += acc[t] * acc[t]
-
-
-@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
-def _sq_dist(
-    xr: np.ndarray, XT: np.ndarray, c0: int, w: int, nd: np.ndarray
-) -> None:  # pragma: no cover - compiled
-    """``nd[t] = ||xr - XT[:, c0 + t]||^2`` for ``t < w``."""
-    for t in range(w):
-        nd[t] = 0.0
-    for f in range(xr.shape[0]):
-        v = xr[f]
-        src = XT[f, c0 : c0 + w]
-        for t in range(w):
-            e = v - src[t]
-            nd[t] += e * e
-
-
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def _shared_row(
-    i: int,
-    j0: int,
-    count: int,
-    xa: np.ndarray,
-    pat_a: np.ndarray,
-    kk_a: np.ndarray,
-    J_a: np.ndarray,
-    D_a: np.ndarray,
-    Pinv_a: np.ndarray,
-    xb: np.ndarray,
-    pat_b: np.ndarray,
-    kk_b: np.ndarray,
-    J_b: np.ndarray,
-    pos_b: np.ndarray,
-    D_b: np.ndarray,
-    Pinv_b: np.ndarray,
-    HI: np.ndarray,
-    HJ: np.ndarray,
-    hcount: np.ndarray,
-    lists: np.ndarray,
-    gi: np.ndarray,
-    gj: np.ndarray,
-    sv: np.ndarray,
-    tv: np.ndarray,
-    uv: np.ndarray,
-    Z: np.ndarray,
-    Di: np.ndarray,
-    Dj: np.ndarray,
-    Xi: np.ndarray,
-    Yj: np.ndarray,
-    ldz: np.ndarray,
-    extra: np.ndarray,
-) -> bool:  # pragma: no cover - compiled
-    """For the pairs ``(i, j0 + c)``, ``c < count``: ``ldz[c] = log det Z``
-    and ``extra[c] = -2 s.t + s^T D_j s + c`` (the terms of the quadratic
-    beyond the sweeps, see the comment above :func:`_sweep`); both 0 when
-    ``h = 0``.
-
-    The pairs are first sorted by ``h`` (1, 2, more) so that the branches and
-    loop lengths of each pass are the same from one pair to the next. One
-    call per row and block of partners: array arguments cost reference
-    counting per call. Returns False if a ``Z`` is singular (not reached
-    with positive semi-definite covariances).
-    """
-    p = pat_a[i]
-    kp = kk_a[p]
-    n1 = 0
-    n2 = 0
-    n3 = 0
-    # H of each pair, as positions in J_i (HI) and J_j (HJ); branch-free.
-    for c in range(count):
-        q = pat_b[j0 + c]
-        h = 0
-        for r in range(kp):
-            pq = pos_b[q, J_a[p, r]]
-            HI[c, h] = r
-            HJ[c, h] = pq
-            h += 1 if pq >= 0 else 0
-        hcount[c] = h
-        ldz[c] = 0.0
-        extra[c] = 0.0
-        if h == 1:
-            lists[0, n1] = c
-            n1 += 1
-        elif h == 2:
-            lists[1, n2] = c
-            n2 += 1
-        elif h > 2:
-            lists[2, n3] = c
-            n3 += 1
-    for r in range(kp):
-        gi[r] = xa[i, J_a[p, r]]
-    # h = 1: scalars.
-    for idx in range(n1):
-        c = lists[0, idx]
-        j = j0 + c
-        q = pat_b[j]
-        m = kk_b[q]
-        a1 = HI[c, 0]
-        b1 = HJ[c, 0]
-        s0 = 0.0
-        for r in range(kp):
-            s0 += D_a[p, a1, r] * (gi[r] - xb[j, J_a[p, r]])
-        t0 = 0.0
-        for r in range(m):
-            f = J_b[q, r]
-            t0 += D_b[q, b1, r] * (xa[i, f] - xb[j, f])
-        di = D_a[p, a1, a1]
-        u0 = D_b[q, b1, b1] * s0
-        e0 = t0 - u0
-        z = Pinv_a[p, a1, a1] + Pinv_b[q, b1, b1] * di
-        if not z > 0.0:
-            return False
-        ldz[c] = math.log(z)
-        extra[c] = s0 * (u0 - 2.0 * t0) + di * e0 * (e0 / z)
-    # h = 2: closed form of the 2 x 2 system.
-    for idx in range(n2):
-        c = lists[1, idx]
-        j = j0 + c
-        q = pat_b[j]
-        m = kk_b[q]
-        a1 = HI[c, 0]
-        a2 = HI[c, 1]
-        b1 = HJ[c, 0]
-        b2 = HJ[c, 1]
-        s0 = 0.0
-        s1 = 0.0
-        for r in range(kp):
-            g = gi[r] - xb[j, J_a[p, r]]
-            s0 += D_a[p, a1, r] * g
-            s1 += D_a[p, a2, r] * g
-        t0 = 0.0
-        t1 = 0.0
-        for r in range(m):
-            f = J_b[q, r]
-            g = xa[i, f] - xb[j, f]
-            t0 += D_b[q, b1, r] * g
-            t1 += D_b[q, b2, r] * g
-        d00 = D_a[p, a1, a1]
-        d01 = D_a[p, a1, a2]
-        d10 = D_a[p, a2, a1]
-        d11 = D_a[p, a2, a2]
-        u0 = D_b[q, b1, b1] * s0 + D_b[q, b1, b2] * s1
-        u1 = D_b[q, b2, b1] * s0 + D_b[q, b2, b2] * s1
-        e0 = t0 - u0
-        e1 = t1 - u1
-        y00 = Pinv_b[q, b1, b1]
-        y01 = Pinv_b[q, b1, b2]
-        y10 = Pinv_b[q, b2, b1]
-        y11 = Pinv_b[q, b2, b2]
-        z00 = Pinv_a[p, a1, a1] + y00 * d00 + y01 * d10
-        z01 = Pinv_a[p, a1, a2] + y00 * d01 + y01 * d11
-        z10 = Pinv_a[p, a2, a1] + y10 * d00 + y11 * d10
-        z11 = Pinv_a[p, a2, a2] + y10 * d01 + y11 * d11
-        det = z00 * z11 - z01 * z10
-        if not det > 0.0:
-            return False
-        w0 = (z11 * e0 - z01 * e1) / det
-        w1 = (z00 * e1 - z10 * e0) / det
-        ldz[c] = math.log(det)
-        extra[c] = (
-            s0 * (u0 - 2.0 * t0)
-            + s1 * (u1 - 2.0 * t1)
-            + (d00 * e0 + d01 * e1) * w0
-            + (d10 * e0 + d11 * e1) * w1
-        )
-    # h > 2: gathered blocks and LU with partial pivoting.
-    for idx in range(n3):
-        c = lists[2, idx]
-        j = j0 + c
-        q = pat_b[j]
-        h = hcount[c]
-        m = kk_b[q]
-        for r in range(kp):
-            sv[r] = gi[r] - xb[j, J_a[p, r]]
-        for r in range(m):
-            f = J_b[q, r]
-            gj[r] = xa[i, f] - xb[j, f]
-        # s = (D_i delta_Ji)[H], t = (D_j delta_Jj)[H].
-        for e in range(h):
-            acc = 0.0
-            for r in range(kp):
-                acc += D_a[p, HI[c, e], r] * sv[r]
-            uv[e] = acc
-            acc = 0.0
-            for r in range(m):
-                acc += D_b[q, HJ[c, e], r] * gj[r]
-            tv[e] = acc
-        for e in range(h):
-            sv[e] = uv[e]
-        # The H x H blocks, gathered once.
-        for e1 in range(h):
-            a1 = HI[c, e1]
-            b1 = HJ[c, e1]
-            for e2 in range(h):
-                a2 = HI[c, e2]
-                b2 = HJ[c, e2]
-                Di[e1, e2] = D_a[p, a1, a2]
-                Dj[e1, e2] = D_b[q, b1, b2]
-                Xi[e1, e2] = Pinv_a[p, a1, a2]
-                Yj[e1, e2] = Pinv_b[q, b1, b2]
-        # u = D_j[H, H] s; e = t - u (in tv); quad = -2 s.t + s.u.
-        quad = 0.0
-        for e in range(h):
-            acc = 0.0
-            for e2 in range(h):
-                acc += Dj[e, e2] * sv[e2]
-            quad += sv[e] * (acc - 2.0 * tv[e])
-            tv[e] -= acc
-        # Z = P_i^-1[H, H] + P_j^-1[H, H] D_i[H, H].
-        for e1 in range(h):
-            for e2 in range(h):
-                acc = Xi[e1, e2]
-                for e3 in range(h):
-                    acc += Yj[e1, e3] * Di[e3, e2]
-                Z[e1, e2] = acc
-        # LU with partial pivoting; |det Z| from the pivots (rescaled products).
-        for e in range(h):
-            uv[e] = tv[e]
-        prod = 1.0
-        total = 0.0
-        for col in range(h):
-            piv = col
-            best = abs(Z[col, col])
-            for r in range(col + 1, h):
-                v = abs(Z[r, col])
-                if v > best:
-                    best = v
-                    piv = r
-            if not best > 0.0:
-                return False
-            if piv != col:
-                for c2 in range(h):
-                    tmp = Z[col, c2]
-                    Z[col, c2] = Z[piv, c2]
-                    Z[piv, c2] = tmp
-                tmp = uv[col]
-                uv[col] = uv[piv]
-                uv[piv] = tmp
-            prod *= best
-            if prod < 1.0 / _BIG:
-                total += math.log(prod)
-                prod = 1.0
-            inv = 1.0 / Z[col, col]
-            for r in range(col + 1, h):
-                fac = Z[r, col] * inv
-                Z[r, col] = fac
-                for c2 in range(col + 1, h):
-                    Z[r, c2] -= fac * Z[col, c2]
-                uv[r] -= fac * uv[col]
-        # y = Z^-1 e (back substitution, in uv).
-        for r in range(h - 1, -1, -1):
-            acc = uv[r]
-            for c2 in range(r + 1, h):
-                acc -= Z[r, c2] * uv[c2]
-            uv[r] = acc / Z[r, r]
-        # c = (D_i[H, H] e) . y.
-        for e1 in range(h):
-            acc = 0.0
-            for e2 in range(h):
-                acc += Di[e1, e2] * tv[e2]
-            quad += acc * uv[e1]
-        ldz[c] = total + math.log(prod)
-        extra[c] = quad
-    return True
-
-
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def rbf_tiles(
     tiles: np.ndarray,
@@ -1367,8 +1065,11 @@ def rbf_tiles(
     w_b = sb.weight
     kmax = max(J_a.shape[1], J_b.shape[1])
     T = _TILE
+    d = xa.shape[1]
     Dl = np.empty((kmax, T))
-    acc = np.empty(T)
+    accv = np.empty(T)
+    XA = np.empty((d, T))
+    XB = np.empty((d, T))
     BA = np.empty((T, T))
     BB = np.empty((T, T))
     ND = np.empty((T, T))
@@ -1395,46 +1096,293 @@ def rbf_tiles(
         ti = i1 - i0
         j_end = i1 if symmetric else nb
         n_blocks = 1 if diagonal else (j_end + T - 1) // T
+        # The tile's rows, transposed (partners of the block's rows); a
+        # buffer indexed by loop counters only: a computed index would be
+        # checked for wraparound and turn the vector loads into gathers.
+        if not diagonal:
+            for f in range(d):
+                for t in range(ti):
+                    XA[f, t] = xaT[f, i0 + t]
         for blk in range(n_blocks):
             # With ``diagonal`` the block is the tile itself (aligned rows).
             j0 = i0 if diagonal else blk * T
             j1 = i1 if diagonal else min(j0 + T, j_end)
             tj = j1 - j0
+            if not diagonal:
+                for f in range(d):
+                    for t in range(tj):
+                        XB[f, t] = xbT[f, j0 + t]
+            # Sweeps: ||delta||^2 and b_ij of each row of the tile against
+            # the block (partners innermost), b_ji of each row of the block
+            # against the tile. With ``diagonal`` one partner, in column 0.
+            w = 1 if diagonal else tj
             for il in range(ti):
                 i = i0 + il
                 p = pat_a[i]
+                k = kk_a[p]
                 if diagonal:
-                    # The partner of i is row i of b only.
-                    _sweep(xa[i], J_a[p], kk_a[p], R_a[p], xbT, i, 1, Dl, acc,
-                           BA[il])  # fmt: skip
-                    _sq_dist(xa[i], xbT, i, 1, ND[il])
-                else:
-                    _sweep(xa[i], J_a[p], kk_a[p], R_a[p], xbT, j0, tj, Dl, acc,
-                           BA[il])  # fmt: skip
-                    _sq_dist(xa[i], xbT, j0, tj, ND[il])
+                    for f in range(d):
+                        XB[f, 0] = xb[i, f]
+                for t in range(w):
+                    ND[il, t] = 0.0
+                    BA[il, t] = 0.0
+                for f in range(d):
+                    v = xa[i, f]
+                    for t in range(w):
+                        df = v - XB[f, t]
+                        ND[il, t] += df * df
+                for r in range(k):
+                    f = J_a[p, r]
+                    v = xa[i, f]
+                    for t in range(w):
+                        Dl[r, t] = v - XB[f, t]
+                for s_ in range(k):
+                    for t in range(w):
+                        accv[t] = 0.0
+                    for r in range(s_, k):
+                        coef = R_a[p, s_, r]
+                        for t in range(w):
+                            accv[t] += coef * Dl[r, t]
+                    for t in range(w):
+                        BA[il, t] += accv[t] * accv[t]
+            wt = 1 if diagonal else ti
             for jl in range(tj):
                 j = j0 + jl
                 q = pat_b[j]
+                k = kk_b[q]
                 if diagonal:
-                    _sweep(xb[j], J_b[q], kk_b[q], R_b[q], xaT, j, 1, Dl, acc,
-                           BB[jl])  # fmt: skip
-                else:
-                    _sweep(xb[j], J_b[q], kk_b[q], R_b[q], xaT, i0, ti, Dl, acc,
-                           BB[jl])  # fmt: skip
+                    for f in range(d):
+                        XA[f, 0] = xa[j, f]
+                for t in range(wt):
+                    BB[jl, t] = 0.0
+                for r in range(k):
+                    f = J_b[q, r]
+                    v = xb[j, f]
+                    for t in range(wt):
+                        Dl[r, t] = v - XA[f, t]
+                for s_ in range(k):
+                    for t in range(wt):
+                        accv[t] = 0.0
+                    for r in range(s_, k):
+                        coef = R_b[q, s_, r]
+                        for t in range(wt):
+                            accv[t] += coef * Dl[r, t]
+                    for t in range(wt):
+                        BB[jl, t] += accv[t] * accv[t]
+            # The O(hk + h^3) rest, pair by pair; see the comment above
+            # :func:`rbf_tiles`.
             for il in range(ti):
                 i = i0 + il
                 p = pat_a[i]
                 if diagonal:
-                    jlo, jn = il, 1
+                    jlo = il
+                    jn = 1
                 else:
                     jlo = 0
                     jn = min(tj, i - j0 + 1) if symmetric else tj
-                if not _shared_row(
-                    i, j0 + jlo, jn, xa, pat_a, kk_a, J_a, D_a, Pi_a, xb, pat_b,
-                    kk_b, J_b, pos_b, D_b, Pi_b, HI, HJ, HC, LISTS, gi, gj, sv, tv,
-                    uv, Z, Di, Dj, Xi, Yj, LDZ, EXTRA,
-                ):  # fmt: skip
-                    return 1 + p
+                jb = j0 + jlo
+                kp = kk_a[p]
+                n1 = 0
+                n2 = 0
+                n3 = 0
+                # H of each pair, positions in J_i (HI) and J_j (HJ).
+                # Branch-free; the pairs are then sorted by h (1, 2, more) so
+                # that branches and loop lengths repeat from pair to pair.
+                for c in range(jn):
+                    q = pat_b[jb + c]
+                    h = 0
+                    for r in range(kp):
+                        pq = pos_b[q, J_a[p, r]]
+                        HI[c, h] = r
+                        HJ[c, h] = pq
+                        h += 1 if pq >= 0 else 0
+                    HC[c] = h
+                    LDZ[c] = 0.0
+                    EXTRA[c] = 0.0
+                    if h == 1:
+                        LISTS[0, n1] = c
+                        n1 += 1
+                    elif h == 2:
+                        LISTS[1, n2] = c
+                        n2 += 1
+                    elif h > 2:
+                        LISTS[2, n3] = c
+                        n3 += 1
+                for r in range(kp):
+                    gi[r] = xa[i, J_a[p, r]]
+                # h = 1: scalars.
+                for idx in range(n1):
+                    c = LISTS[0, idx]
+                    j = jb + c
+                    q = pat_b[j]
+                    m = kk_b[q]
+                    a1 = HI[c, 0]
+                    b1 = HJ[c, 0]
+                    s0 = 0.0
+                    for r in range(kp):
+                        s0 += D_a[p, a1, r] * (gi[r] - xb[j, J_a[p, r]])
+                    t0 = 0.0
+                    for r in range(m):
+                        f = J_b[q, r]
+                        t0 += D_b[q, b1, r] * (xa[i, f] - xb[j, f])
+                    di = D_a[p, a1, a1]
+                    u0 = D_b[q, b1, b1] * s0
+                    e0 = t0 - u0
+                    z = Pi_a[p, a1, a1] + Pi_b[q, b1, b1] * di
+                    if not z > 0.0:
+                        return 1 + p
+                    LDZ[c] = math.log(z)
+                    EXTRA[c] = s0 * (u0 - 2.0 * t0) + di * e0 * (e0 / z)
+                # h = 2: closed form of the 2 x 2 system.
+                for idx in range(n2):
+                    c = LISTS[1, idx]
+                    j = jb + c
+                    q = pat_b[j]
+                    m = kk_b[q]
+                    a1 = HI[c, 0]
+                    a2 = HI[c, 1]
+                    b1 = HJ[c, 0]
+                    b2 = HJ[c, 1]
+                    s0 = 0.0
+                    s1 = 0.0
+                    for r in range(kp):
+                        g = gi[r] - xb[j, J_a[p, r]]
+                        s0 += D_a[p, a1, r] * g
+                        s1 += D_a[p, a2, r] * g
+                    t0 = 0.0
+                    t1 = 0.0
+                    for r in range(m):
+                        f = J_b[q, r]
+                        g = xa[i, f] - xb[j, f]
+                        t0 += D_b[q, b1, r] * g
+                        t1 += D_b[q, b2, r] * g
+                    d00 = D_a[p, a1, a1]
+                    d01 = D_a[p, a1, a2]
+                    d10 = D_a[p, a2, a1]
+                    d11 = D_a[p, a2, a2]
+                    u0 = D_b[q, b1, b1] * s0 + D_b[q, b1, b2] * s1
+                    u1 = D_b[q, b2, b1] * s0 + D_b[q, b2, b2] * s1
+                    e0 = t0 - u0
+                    e1 = t1 - u1
+                    y00 = Pi_b[q, b1, b1]
+                    y01 = Pi_b[q, b1, b2]
+                    y10 = Pi_b[q, b2, b1]
+                    y11 = Pi_b[q, b2, b2]
+                    z00 = Pi_a[p, a1, a1] + y00 * d00 + y01 * d10
+                    z01 = Pi_a[p, a1, a2] + y00 * d01 + y01 * d11
+                    z10 = Pi_a[p, a2, a1] + y10 * d00 + y11 * d10
+                    z11 = Pi_a[p, a2, a2] + y10 * d01 + y11 * d11
+                    det = z00 * z11 - z01 * z10
+                    if not det > 0.0:
+                        return 1 + p
+                    w0 = (z11 * e0 - z01 * e1) / det
+                    w1 = (z00 * e1 - z10 * e0) / det
+                    LDZ[c] = math.log(det)
+                    EXTRA[c] = (
+                        s0 * (u0 - 2.0 * t0)
+                        + s1 * (u1 - 2.0 * t1)
+                        + (d00 * e0 + d01 * e1) * w0
+                        + (d10 * e0 + d11 * e1) * w1
+                    )
+                # h > 2: gathered blocks and LU with partial pivoting.
+                for idx in range(n3):
+                    c = LISTS[2, idx]
+                    j = jb + c
+                    q = pat_b[j]
+                    h = HC[c]
+                    m = kk_b[q]
+                    for r in range(kp):
+                        sv[r] = gi[r] - xb[j, J_a[p, r]]
+                    for r in range(m):
+                        f = J_b[q, r]
+                        gj[r] = xa[i, f] - xb[j, f]
+                    # s = (D_i delta_Ji)[H], t = (D_j delta_Jj)[H].
+                    for e in range(h):
+                        acc = 0.0
+                        for r in range(kp):
+                            acc += D_a[p, HI[c, e], r] * sv[r]
+                        uv[e] = acc
+                        acc = 0.0
+                        for r in range(m):
+                            acc += D_b[q, HJ[c, e], r] * gj[r]
+                        tv[e] = acc
+                    for e in range(h):
+                        sv[e] = uv[e]
+                    # The H x H blocks, gathered once.
+                    for e1 in range(h):
+                        a1 = HI[c, e1]
+                        b1 = HJ[c, e1]
+                        for e2 in range(h):
+                            a2 = HI[c, e2]
+                            b2 = HJ[c, e2]
+                            Di[e1, e2] = D_a[p, a1, a2]
+                            Dj[e1, e2] = D_b[q, b1, b2]
+                            Xi[e1, e2] = Pi_a[p, a1, a2]
+                            Yj[e1, e2] = Pi_b[q, b1, b2]
+                    # u = D_j[H, H] s; e = t - u (in tv); quad = -2 s.t + s.u.
+                    quad = 0.0
+                    for e in range(h):
+                        acc = 0.0
+                        for e2 in range(h):
+                            acc += Dj[e, e2] * sv[e2]
+                        quad += sv[e] * (acc - 2.0 * tv[e])
+                        tv[e] -= acc
+                    # Z = P_i^-1[H, H] + P_j^-1[H, H] D_i[H, H].
+                    for e1 in range(h):
+                        for e2 in range(h):
+                            acc = Xi[e1, e2]
+                            for e3 in range(h):
+                                acc += Yj[e1, e3] * Di[e3, e2]
+                            Z[e1, e2] = acc
+                    # LU with partial pivoting; |det Z| from the pivots
+                    # (products rescaled before they underflow).
+                    for e in range(h):
+                        uv[e] = tv[e]
+                    prod = 1.0
+                    total = 0.0
+                    for col in range(h):
+                        piv = col
+                        best = abs(Z[col, col])
+                        for r in range(col + 1, h):
+                            v = abs(Z[r, col])
+                            if v > best:
+                                best = v
+                                piv = r
+                        if not best > 0.0:
+                            return 1 + p
+                        if piv != col:
+                            for c2 in range(h):
+                                tmp = Z[col, c2]
+                                Z[col, c2] = Z[piv, c2]
+                                Z[piv, c2] = tmp
+                            tmp = uv[col]
+                            uv[col] = uv[piv]
+                            uv[piv] = tmp
+                        prod *= best
+                        if prod < 1.0 / _BIG:
+                            total += math.log(prod)
+                            prod = 1.0
+                        inv = 1.0 / Z[col, col]
+                        for r in range(col + 1, h):
+                            fac = Z[r, col] * inv
+                            Z[r, col] = fac
+                            for c2 in range(col + 1, h):
+                                Z[r, c2] -= fac * Z[col, c2]
+                            uv[r] -= fac * uv[col]
+                    # y = Z^-1 e (back substitution, in uv).
+                    for r in range(h - 1, -1, -1):
+                        acc = uv[r]
+                        for c2 in range(r + 1, h):
+                            acc -= Z[r, c2] * uv[c2]
+                        uv[r] = acc / Z[r, r]
+                    # c = (D_i[H, H] e) . y.
+                    for e1 in range(h):
+                        acc = 0.0
+                        for e2 in range(h):
+                            acc += Di[e1, e2] * tv[e2]
+                        quad += acc * uv[e1]
+                    LDZ[c] = total + math.log(prod)
+                    EXTRA[c] = quad
                 for c in range(jn):
                     jl = jlo + c
                     j = j0 + jl
