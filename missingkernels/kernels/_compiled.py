@@ -1074,10 +1074,12 @@ def rbf_tiles(
     BB = np.empty((T, T))
     ND = np.empty((T, T))
     VAL = np.empty((T, T))
-    HI = np.empty((T, kmax), dtype=np.int64)
-    HJ = np.empty((T, kmax), dtype=np.int64)
+    # Unsigned: indices loaded from them skip the wraparound check.
+    HI = np.empty((T, kmax), dtype=np.uint64)
+    HJ = np.empty((T, kmax), dtype=np.uint64)
     HC = np.empty(T, dtype=np.int64)
-    LISTS = np.empty((3, T), dtype=np.int64)
+    LISTS = np.empty((kmax + 1, T), dtype=np.int64)
+    NH = np.empty(kmax + 1, dtype=np.int64)
     gi = np.empty(kmax)
     gj = np.empty(kmax)
     sv = np.empty(kmax)
@@ -1182,37 +1184,29 @@ def rbf_tiles(
                     jn = min(tj, i - j0 + 1) if symmetric else tj
                 jb = j0 + jlo
                 kp = kk_a[p]
-                n1 = 0
-                n2 = 0
-                n3 = 0
+                for hh in range(kp + 1):
+                    NH[hh] = 0
                 # H of each pair, positions in J_i (HI) and J_j (HJ).
-                # Branch-free; the pairs are then sorted by h (1, 2, more) so
-                # that branches and loop lengths repeat from pair to pair.
+                # Branch-free; the pairs are then sorted by h so that the
+                # branches and loop lengths repeat from one pair to the next.
                 for c in range(jn):
                     q = pat_b[jb + c]
                     h = 0
                     for r in range(kp):
                         pq = pos_b[q, J_a[p, r]]
-                        HI[c, h] = r
-                        HJ[c, h] = pq
+                        HI[c, h] = np.uint64(r)
+                        HJ[c, h] = np.uint64(max(pq, 0))
                         h += 1 if pq >= 0 else 0
                     HC[c] = h
                     LDZ[c] = 0.0
                     EXTRA[c] = 0.0
-                    if h == 1:
-                        LISTS[0, n1] = c
-                        n1 += 1
-                    elif h == 2:
-                        LISTS[1, n2] = c
-                        n2 += 1
-                    elif h > 2:
-                        LISTS[2, n3] = c
-                        n3 += 1
+                    LISTS[h, NH[h]] = c
+                    NH[h] += 1
                 for r in range(kp):
                     gi[r] = xa[i, J_a[p, r]]
                 # h = 1: scalars.
-                for idx in range(n1):
-                    c = LISTS[0, idx]
+                for idx in range(NH[1] if kp >= 1 else 0):
+                    c = LISTS[1, idx]
                     j = jb + c
                     q = pat_b[j]
                     m = kk_b[q]
@@ -1234,8 +1228,8 @@ def rbf_tiles(
                     LDZ[c] = math.log(z)
                     EXTRA[c] = s0 * (u0 - 2.0 * t0) + di * e0 * (e0 / z)
                 # h = 2: closed form of the 2 x 2 system.
-                for idx in range(n2):
-                    c = LISTS[1, idx]
+                for idx in range(NH[2] if kp >= 2 else 0):
+                    c = LISTS[2, idx]
                     j = jb + c
                     q = pat_b[j]
                     m = kk_b[q]
@@ -1285,8 +1279,14 @@ def rbf_tiles(
                         + (d10 * e0 + d11 * e1) * w1
                     )
                 # h > 2: gathered blocks and LU with partial pivoting.
+                # (bucket 0, unused, receives the pairs of h > 2 by h)
+                n3 = 0
+                for hh in range(3, kp + 1):
+                    for idx in range(NH[hh]):
+                        LISTS[0, n3] = LISTS[hh, idx]
+                        n3 += 1
                 for idx in range(n3):
-                    c = LISTS[2, idx]
+                    c = LISTS[0, idx]
                     j = jb + c
                     q = pat_b[j]
                     h = HC[c]
