@@ -454,7 +454,8 @@ def _row_pairs(
     (Euclidean) or :func:`._compiled.rbf_rows` (Mahalanobis)."""
     with _LOCK:
         fa = row_factors(a, gamma, metric)
-        fb = fa if symmetric else row_factors(b, gamma, metric)
+        # (a is b for self-similarities: one set of factors)
+        fb = fa if symmetric or b is a else row_factors(b, gamma, metric)
         if not metric.mahalanobis:
             size = _loops()._TILE
             n_tiles = -(-a.n // size)
@@ -469,7 +470,7 @@ def _row_pairs(
                 ends = np.arange(n_tiles, dtype=np.int64)
             tile_lists = [np.ascontiguousarray(ends[t::T]) for t in range(T)]
             xaT = np.ascontiguousarray(a.arrays.x.T)
-            xbT = xaT if symmetric else np.ascontiguousarray(b.arrays.x.T)
+            xbT = xaT if symmetric or b is a else np.ascontiguousarray(b.arrays.x.T)
 
             def tile_task(tiles: np.ndarray) -> Callable[[], object]:
                 return lambda: _loops().rbf_tiles(
