@@ -1278,10 +1278,96 @@ def rbf_tiles(
                         + (d00 * e0 + d01 * e1) * w0
                         + (d10 * e0 + d11 * e1) * w1
                     )
-                # h > 2: gathered blocks and LU with partial pivoting.
-                # (bucket 0, unused, receives the pairs of h > 2 by h)
+                # h = 3: cofactors of the 3 x 3 system.
+                for idx in range(NH[3] if kp >= 3 else 0):
+                    c = LISTS[3, idx]
+                    j = jb + c
+                    q = pat_b[j]
+                    m = kk_b[q]
+                    a0 = HI[c, 0]
+                    b0 = HJ[c, 0]
+                    a1 = HI[c, 1]
+                    b1 = HJ[c, 1]
+                    a2 = HI[c, 2]
+                    b2 = HJ[c, 2]
+                    s0 = 0.0
+                    s1 = 0.0
+                    s2 = 0.0
+                    for r in range(kp):
+                        g = gi[r] - xb[j, J_a[p, r]]
+                        s0 += D_a[p, a0, r] * g
+                        s1 += D_a[p, a1, r] * g
+                        s2 += D_a[p, a2, r] * g
+                    t0 = 0.0
+                    t1 = 0.0
+                    t2 = 0.0
+                    for r in range(m):
+                        f = J_b[q, r]
+                        g = xa[i, f] - xb[j, f]
+                        t0 += D_b[q, b0, r] * g
+                        t1 += D_b[q, b1, r] * g
+                        t2 += D_b[q, b2, r] * g
+                    d00 = D_a[p, a0, a0]
+                    d01 = D_a[p, a0, a1]
+                    d02 = D_a[p, a0, a2]
+                    d10 = D_a[p, a1, a0]
+                    d11 = D_a[p, a1, a1]
+                    d12 = D_a[p, a1, a2]
+                    d20 = D_a[p, a2, a0]
+                    d21 = D_a[p, a2, a1]
+                    d22 = D_a[p, a2, a2]
+                    u0 = D_b[q, b0, b0] * s0 + D_b[q, b0, b1] * s1 + D_b[q, b0, b2] * s2
+                    u1 = D_b[q, b1, b0] * s0 + D_b[q, b1, b1] * s1 + D_b[q, b1, b2] * s2
+                    u2 = D_b[q, b2, b0] * s0 + D_b[q, b2, b1] * s1 + D_b[q, b2, b2] * s2
+                    e0 = t0 - u0
+                    e1 = t1 - u1
+                    e2 = t2 - u2
+                    y00 = Pi_b[q, b0, b0]
+                    y01 = Pi_b[q, b0, b1]
+                    y02 = Pi_b[q, b0, b2]
+                    y10 = Pi_b[q, b1, b0]
+                    y11 = Pi_b[q, b1, b1]
+                    y12 = Pi_b[q, b1, b2]
+                    y20 = Pi_b[q, b2, b0]
+                    y21 = Pi_b[q, b2, b1]
+                    y22 = Pi_b[q, b2, b2]
+                    z00 = Pi_a[p, a0, a0] + y00 * d00 + y01 * d10 + y02 * d20
+                    z01 = Pi_a[p, a0, a1] + y00 * d01 + y01 * d11 + y02 * d21
+                    z02 = Pi_a[p, a0, a2] + y00 * d02 + y01 * d12 + y02 * d22
+                    z10 = Pi_a[p, a1, a0] + y10 * d00 + y11 * d10 + y12 * d20
+                    z11 = Pi_a[p, a1, a1] + y10 * d01 + y11 * d11 + y12 * d21
+                    z12 = Pi_a[p, a1, a2] + y10 * d02 + y11 * d12 + y12 * d22
+                    z20 = Pi_a[p, a2, a0] + y20 * d00 + y21 * d10 + y22 * d20
+                    z21 = Pi_a[p, a2, a1] + y20 * d01 + y21 * d11 + y22 * d21
+                    z22 = Pi_a[p, a2, a2] + y20 * d02 + y21 * d12 + y22 * d22
+                    c00 = z11 * z22 - z12 * z21
+                    c01 = z12 * z20 - z10 * z22
+                    c02 = z10 * z21 - z11 * z20
+                    c10 = z02 * z21 - z01 * z22
+                    c11 = z00 * z22 - z02 * z20
+                    c12 = z01 * z20 - z00 * z21
+                    c20 = z01 * z12 - z02 * z11
+                    c21 = z02 * z10 - z00 * z12
+                    c22 = z00 * z11 - z01 * z10
+                    det = z00 * c00 + z01 * c01 + z02 * c02
+                    if not det > 0.0:
+                        return 1 + p
+                    w0 = (c00 * e0 + c10 * e1 + c20 * e2) / det
+                    w1 = (c01 * e0 + c11 * e1 + c21 * e2) / det
+                    w2 = (c02 * e0 + c12 * e1 + c22 * e2) / det
+                    LDZ[c] = math.log(det)
+                    EXTRA[c] = (
+                        s0 * (u0 - 2.0 * t0)
+                        + s1 * (u1 - 2.0 * t1)
+                        + s2 * (u2 - 2.0 * t2)
+                        + (d00 * e0 + d01 * e1 + d02 * e2) * w0
+                        + (d10 * e0 + d11 * e1 + d12 * e2) * w1
+                        + (d20 * e0 + d21 * e1 + d22 * e2) * w2
+                    )
+                # h > 3: gathered blocks and LU with partial pivoting.
+                # (bucket 0, unused, receives the pairs of h > 3 by h)
                 n3 = 0
-                for hh in range(3, kp + 1):
+                for hh in range(4, kp + 1):
                     for idx in range(NH[hh]):
                         LISTS[0, n3] = LISTS[hh, idx]
                         n3 += 1
