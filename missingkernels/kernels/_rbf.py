@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -275,10 +275,14 @@ class Side:
     """One argument of a Gram, in the layout of :mod:`._compiled`.
 
     Build with :meth:`build`; ``arrays`` is what the compiled loops take.
+    ``memo`` keeps the per-pattern factors of :func:`row_factors` by gamma;
+    it is shared with :meth:`with_offsets` (the factors do not depend on the
+    offsets), so a self-similarity and the Gram that follows factor once.
     """
 
     arrays: SideArrays
     packed: Packed
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -291,7 +295,7 @@ class Side:
     def with_offsets(self, off: np.ndarray) -> Side:
         """The same rows with other offsets (added inside the exponent)."""
         off = np.ascontiguousarray(off, dtype=np.float64)
-        return Side(self.arrays._replace(off=off), self.packed)
+        return Side(self.arrays._replace(off=off), self.packed, self.memo)
 
     @classmethod
     def build(
@@ -497,7 +501,15 @@ def _row_pairs(
 
 
 def row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
-    """The per-pattern factors of :class:`RowFactors` for one side."""
+    """The per-pattern factors of :class:`RowFactors` for one side (kept in
+    ``side.memo``)."""
+    key = ("row_factors", float(gamma), metric.mahalanobis)
+    if key not in side.memo:
+        side.memo[key] = _row_factors(side, gamma, metric)
+    return side.memo[key]  # type: ignore[no-any-return]
+
+
+def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
     arrays, packed = side.arrays, side.packed
     P = packed.n_patterns
     mask = packed.mask
