@@ -211,8 +211,8 @@ def test_row_pairs_every_shared_missing_count_against_naive(
     rng, monkeypatch, log2_gamma
 ):
     """The Euclidean row-pair loop reduces each pair to the h shared missing
-    features and has separate code for h = 0, 1, 2 and more: rows built so
-    that every h from 0 to 6 occurs (and rows with many missing features
+    features and has separate code for h = 0, 1, 2, 3 and more: rows built so
+    that every h from 0 to 7 occurs (and rows with many missing features
     against rows with few), on both sides of the cross Gram, at gammas from
     2^-15 to 2^15, against the naive reference where it does not underflow."""
     from missingkernels.kernels import _rbf
