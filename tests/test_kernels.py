@@ -206,6 +206,50 @@ def test_both_loops_match_naive_reference(rng, monkeypatch, metric, loop):
     assert (counts[:, None] < counts[None, :]).any()
 
 
+@pytest.mark.parametrize("log2_gamma", [-15, -3, 0, 4, 15])
+def test_row_pairs_every_shared_missing_count_against_naive(
+    rng, monkeypatch, log2_gamma
+):
+    """The Euclidean row-pair loop reduces each pair to the h shared missing
+    features and has separate code for h = 0, 1, 2, 3 and more: rows built so
+    that every h from 0 to 7 occurs (and rows with many missing features
+    against rows with few), on both sides of the cross Gram, at gammas from
+    2^-15 to 2^15, against the naive reference where it does not underflow."""
+    from missingkernels.kernels import _rbf
+
+    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    d = 10
+    gamma = 2.0**log2_gamma
+    mean, S = random_gaussian(rng, d)
+    X = rng.multivariate_normal(mean, S, size=36)
+    Y = rng.multivariate_normal(mean, S, size=9)
+    # Row r of X misses features 0 .. (r % 8) - 1 plus random others, so
+    # pairs share 0 to 7 missing features.
+    for r in range(len(X)):
+        X[r, : r % 8] = np.nan
+        X[r, 8 + r % 2] = np.nan if r % 3 == 0 else X[r, 8 + r % 2]
+    Y = mcar(rng, Y, 0.5)
+    Y[0, :7] = np.nan
+    Y[1:5] = X[20:24]  # duplicates across the sides (survive at gamma = 2^15)
+    Y[1, 9] = np.nan
+    X[5] = X[6]  # duplicated rows, different patterns after the mask below
+    X[6, 9] = np.nan
+    density = FixedGaussian(mean, S)
+    k = get_kernel("expected_rbf", gamma=gamma, density=density).fit(X)
+    cx, cy = k.density_.conditionals(X), k.density_.conditionals(Y)
+    for K, R in ((k(X), naive_gram(cx, cx, gamma, diagonal=k.diagonal)),
+                 (k(X, Y), naive_gram(cx, cy, gamma)),
+                 (k(Y, X), naive_gram(cy, cx, gamma))):  # fmt: skip
+        big = R > 1e-250
+        assert big.sum() >= 4
+        assert_rel(K[big], R[big], rtol=1e-10 if abs(log2_gamma) < 15 else 1e-8)
+        assert np.all(K[~big] < 1e-240)
+    g = get_kernel("genrbf", gamma=gamma, density=density).fit(X)
+    G = g(X)
+    assert np.array_equal(np.diag(G), np.ones(len(X)))
+    assert_psd(G)
+
+
 @pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
 def test_genrbf_is_normalised_expected_rbf(rng, metric):
     mean, S, X, Y = make_case(rng, 30, 10, 5, ("mcar", 0.35))

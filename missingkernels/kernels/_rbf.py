@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -246,26 +246,28 @@ class MahalanobisFactors(NamedTuple):
 
 
 class RowFactors(NamedTuple):
-    """Per-pattern factors of a side for the row-pair loop
-    (:func:`._compiled.rbf_rows`), at one ``gamma``; see :func:`row_factors`.
+    """Per-pattern factors of a side for the row-pair loops
+    (:func:`._compiled.rbf_tiles`, Euclidean; :func:`._compiled.rbf_rows`,
+    Mahalanobis), at one ``gamma``; see :func:`row_factors`.
 
-    Euclidean: ``tri = L_p^-1`` (``L_p L_p^T = P_p = I + 2 gamma C_p``),
-    ``dmat = I - P_p^-1``, ``small_t = V_p^T = sqrt(2 gamma) F_p^T``,
-    ``small_k = I + V_p^T V_p``, ``logdet = log det P_p``. Mahalanobis:
-    ``tri``, ``proj`` and ``logdet`` as :class:`MahalanobisFactors`
-    (``w_t``, ``v_t``, ``logdet``), ``small_t = F_p^T``,
-    ``small_k = I + 2 gamma F_p^T G[J_p, J_p] F_p``.
+    Euclidean (``P_p = I + 2 gamma C_p``): ``logdet = log det P_p``,
+    ``dmat = D_p = I - P_p^-1``, ``root`` = upper triangular ``R_p`` with
+    ``R_p^T R_p = D_p``, ``pinv = P_p^-1``. Mahalanobis: ``tri``, ``proj`` and
+    ``logdet`` as :class:`MahalanobisFactors` (``w_t``, ``v_t``, ``logdet``),
+    ``small_t = F_p^T``, ``small_k = I + 2 gamma F_p^T G[J_p, J_p] F_p``.
+    Fields of the other metric hold placeholders.
     """
 
     pattern: np.ndarray  # (n,) pattern of each row
     position: np.ndarray  # (P, d) position of each feature in J_p, or -1
-    observed: np.ndarray  # (P, d) 1.0 where the feature is observed, else 0.0
     logdet: np.ndarray  # (P,)
-    tri: np.ndarray  # (P, k, k)
+    tri: np.ndarray  # (P, k, k) (Mahalanobis)
     proj: np.ndarray  # (P, k, d) (Mahalanobis)
+    small_t: np.ndarray  # (P, k, k) (Mahalanobis)
+    small_k: np.ndarray  # (P, k, k) (Mahalanobis)
     dmat: np.ndarray  # (P, k, k) (Euclidean)
-    small_t: np.ndarray  # (P, k, k)
-    small_k: np.ndarray  # (P, k, k)
+    root: np.ndarray  # (P, k, k) (Euclidean)
+    pinv: np.ndarray  # (P, k, k) (Euclidean)
 
 
 @dataclass(frozen=True)
@@ -273,10 +275,14 @@ class Side:
     """One argument of a Gram, in the layout of :mod:`._compiled`.
 
     Build with :meth:`build`; ``arrays`` is what the compiled loops take.
+    ``memo`` keeps the per-pattern factors of :func:`row_factors` by gamma;
+    it is shared with :meth:`with_offsets` (the factors do not depend on the
+    offsets), so a self-similarity and the Gram that follows factor once.
     """
 
     arrays: SideArrays
     packed: Packed
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -289,7 +295,7 @@ class Side:
     def with_offsets(self, off: np.ndarray) -> Side:
         """The same rows with other offsets (added inside the exponent)."""
         off = np.ascontiguousarray(off, dtype=np.float64)
-        return Side(self.arrays._replace(off=off), self.packed)
+        return Side(self.arrays._replace(off=off), self.packed, self.memo)
 
     @classmethod
     def build(
@@ -448,16 +454,42 @@ def _row_pairs(
     out: np.ndarray,
     diagonal: bool = False,
 ) -> None:
-    """The row-pair loop (:func:`._compiled.rbf_rows`) on threads."""
-    T = max(1, min(n_threads(), a.n))
-    # Round robin by blocks of 8 rows (with ``symmetric`` row i pairs with
-    # i + 1 rows): the mirrored writes out[j, i:i + 8] share a cache line, so
-    # one thread owns each line.
-    block = np.arange(a.n, dtype=np.int64) // 8
-    row_lists = [np.flatnonzero(block % T == t).astype(np.int64) for t in range(T)]
+    """The row-pair loops on threads: :func:`._compiled.rbf_tiles`
+    (Euclidean) or :func:`._compiled.rbf_rows` (Mahalanobis)."""
     with _LOCK:
         fa = row_factors(a, gamma, metric)
-        fb = fa if symmetric else row_factors(b, gamma, metric)
+        # (a is b for self-similarities: one set of factors)
+        fb = fa if symmetric or b is a else row_factors(b, gamma, metric)
+        if not metric.mahalanobis:
+            size = _loops()._TILE
+            n_tiles = -(-a.n // size)
+            T = max(1, min(n_threads(), n_tiles))
+            if symmetric:
+                # Tile t pairs with t + 1 blocks: deal the tiles from both
+                # ends so that the threads get equal work.
+                ends = np.empty(n_tiles, dtype=np.int64)
+                ends[0::2] = np.arange(n_tiles)[: (n_tiles + 1) // 2]
+                ends[1::2] = np.arange(n_tiles)[::-1][: n_tiles // 2]
+            else:
+                ends = np.arange(n_tiles, dtype=np.int64)
+            tile_lists = [np.ascontiguousarray(ends[t::T]) for t in range(T)]
+            xaT = np.ascontiguousarray(a.arrays.x.T)
+            xbT = xaT if symmetric or b is a else np.ascontiguousarray(b.arrays.x.T)
+
+            def tile_task(tiles: np.ndarray) -> Callable[[], object]:
+                return lambda: _loops().rbf_tiles(
+                    tiles, a.arrays, b.arrays, xaT, xbT, fa, fb, float(gamma),
+                    bool(symmetric), bool(accumulate), bool(diagonal), out,
+                )  # fmt: skip
+
+            _raise_invalid(_run([tile_task(tl) for tl in tile_lists]))
+            return
+        T = max(1, min(n_threads(), a.n))
+        # Round robin by blocks of 8 rows (with ``symmetric`` row i pairs with
+        # i + 1 rows): the mirrored writes out[j, i:i + 8] share a cache line,
+        # so one thread owns each line.
+        block = np.arange(a.n, dtype=np.int64) // 8
+        row_lists = [np.flatnonzero(block % T == t).astype(np.int64) for t in range(T)]
 
         def task(rows: np.ndarray) -> Callable[[], object]:
             return lambda: _loops().rbf_rows(
@@ -469,30 +501,37 @@ def _row_pairs(
 
 
 def row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
-    """The per-pattern factors of :class:`RowFactors` for one side."""
+    """The per-pattern factors of :class:`RowFactors` for one side (kept in
+    ``side.memo``)."""
+    key = ("row_factors", float(gamma), metric.mahalanobis)
+    if key not in side.memo:
+        side.memo[key] = _row_factors(side, gamma, metric)
+    return side.memo[key]  # type: ignore[no-any-return]
+
+
+def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
     arrays, packed = side.arrays, side.packed
     P = packed.n_patterns
     mask = packed.mask
     pattern = np.empty(side.n, np.int64)
     pattern[packed.order] = np.repeat(np.arange(P), np.diff(packed.start))
     position = np.where(mask, np.cumsum(mask, axis=1) - 1, -1).astype(np.int64)
-    observed = np.ascontiguousarray(~mask, dtype=np.float64)
     kk = arrays.n_missing
     size = arrays.missing.shape[1]
     g2 = 2.0 * float(gamma)
+    none = np.zeros((1, 1, 1))
     if metric.mahalanobis:
         factors = _factors(side, gamma, metric)
         eye = np.eye(size)
         small_k = eye + g2 * arrays.inner
         return RowFactors(
-            pattern, position, observed, factors.logdet, factors.w_t, factors.v_t,
-            np.zeros((1, 1, 1)), arrays.factor_t, np.ascontiguousarray(small_k),
+            pattern, position, factors.logdet, factors.w_t, factors.v_t,
+            arrays.factor_t, np.ascontiguousarray(small_k), none, none, none,
         )  # fmt: skip
     logdet = np.zeros(P)
-    tri = np.zeros((P, size, size))
     dmat = np.zeros((P, size, size))
-    small_t = np.zeros((P, size, size))
-    small_k = np.zeros((P, size, size))
+    root = np.zeros((P, size, size))
+    pinv = np.zeros((P, size, size))
     for k in np.unique(kk):
         if k == 0:
             continue
@@ -500,22 +539,25 @@ def row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
         eye = np.eye(k)
         C = arrays.cov[pats, :k, :k]
         V = np.sqrt(g2) * _psd_factors(C)
-        K = eye + np.swapaxes(V, 1, 2) @ V
+        Vt = np.swapaxes(V, 1, 2)
+        K = eye + Vt @ V
         try:
             L = np.linalg.cholesky(eye + g2 * C)
         except np.linalg.LinAlgError:
             _raise_invalid([1 + int(pats[0])])
         logdet[pats] = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
-        tri[pats, :k, :k] = np.tril(np.linalg.inv(L))
-        # I - P^-1 = V K^-1 V^T (Woodbury): accurate when gamma C is small.
-        D = V @ np.linalg.solve(K, np.swapaxes(V, 1, 2))
+        tri = np.linalg.inv(L)
+        Pi = np.swapaxes(tri, 1, 2) @ tri
+        pinv[pats, :k, :k] = 0.5 * (Pi + np.swapaxes(Pi, 1, 2))
+        # I - P^-1 = V K^-1 V^T = G^T G, G = L_K^-1 V^T (Woodbury): accurate
+        # when gamma C is small; R from G = QR is its triangular root.
+        G = np.linalg.solve(np.linalg.cholesky(K), Vt)
+        D = np.swapaxes(G, 1, 2) @ G
         dmat[pats, :k, :k] = 0.5 * (D + np.swapaxes(D, 1, 2))
-        small_t[pats, :k, :k] = np.swapaxes(V, 1, 2)
-        small_k[pats, :k, :k] = K
+        root[pats, :k, :k] = np.linalg.qr(G, mode="r")
     return RowFactors(
-        pattern, position, observed, logdet, tri, np.zeros((1, 1, 1)), dmat,
-        small_t, small_k,
-    )  # fmt: skip
+        pattern, position, logdet, none, none, none, none, dmat, root, pinv
+    )
 
 
 def _factors(a: Side, gamma: float, metric: Metric) -> MahalanobisFactors:
