@@ -384,8 +384,8 @@ class MixedTableImputer(TransformerMixin, BaseEstimator):
         self._num_fill = (fills - self._mean) / self._scale
         self.categories_ = []
         self._modes = []
-        for j in self._nom:
-            values = X[~np.isnan(X[:, j]), j]
+        for col in self._nom:
+            values = X[~np.isnan(X[:, col]), col]
             self.categories_.append(np.unique(values))
             self._modes.append(_most_frequent(values))
         self._indicate = np.flatnonzero(np.isnan(X).any(axis=0))
