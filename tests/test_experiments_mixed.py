@@ -304,3 +304,13 @@ def test_catalogue_nominal_columns_are_features(shared_data_dir):
         codes = ds.X[:, ds.nominal_indices]
         observed = codes[~np.isnan(codes)]
         assert np.array_equal(observed, np.round(observed))  # integer codes
+
+
+def test_mixed_table_imputer_passes_the_scikit_learn_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(MixedTableImputer(), on_fail=None)
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    assert failed == []

@@ -420,7 +420,12 @@ class MixedTableImputer(TransformerMixin, BaseEstimator):
         # Codes are plain numbers here (this is not a table encoder): only
         # the usual checks, NaN allowed.
         return validate_data(
-            self, X, reset=reset, dtype=np.float64, ensure_all_finite="allow-nan"
+            self,
+            X,
+            reset=reset,
+            dtype=np.float64,
+            ensure_all_finite="allow-nan",
+            ensure_min_samples=2 if reset else 1,
         )
 
     def _table(self, X: np.ndarray) -> np.ndarray:
