@@ -42,6 +42,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 _QUICK_METHODS = ("zero", "mean", "knn", "genrbf")
+# On a table with nominal columns: the mixed kernel (ours for such tables) and
+# histogram gradient boosting (native missing values and categories) join.
+_QUICK_MIXED = ("zero", "mean", "knn", "mixed_rbf", "hgb")
+# genrbf is left out of it: over one-hot codes its Gaussian EM meets a
+# singular covariance (the 0/1 columns of a column sum to 1) and runs to
+# max_iter (about 45 s per fit on horse_colic); name it in --methods.
 _FULL_METHODS = (
     "zero",
     "mean",
@@ -267,6 +273,45 @@ def _sparse_columns_note(ds: Any) -> str:
     )
 
 
+def _drop_columns(ds: Any, drop: Sequence[str]) -> Any:
+    """The dataset without the features named in ``drop`` (``--drop``)."""
+    import dataclasses
+
+    if not drop:
+        return ds
+    absent = [c for c in drop if c not in ds.feature_names]
+    if absent:
+        raise ValueError(
+            f"--drop names {absent}, which are not features of {ds.name}; the "
+            f"features are {ds.feature_names}."
+        )
+    keep = [j for j, c in enumerate(ds.feature_names) if c not in drop]
+    return dataclasses.replace(
+        ds,
+        X=ds.X[:, keep],
+        feature_names=[ds.feature_names[j] for j in keep],
+        nominal=[c for c in ds.nominal if c not in drop],
+        note=(ds.note + "; " if ds.note else "") + f"dropped {', '.join(drop)}",
+    )
+
+
+def _nominal_note(ds: Any, specs: Sequence[Any]) -> str:
+    """How the methods of a run meet the nominal columns."""
+    native = [s.name for s in specs if s.nominal == "native"]
+    coded = [s.name for s in specs if s.nominal != "native"]
+    text = f"(nominal columns: {', '.join(ds.nominal)}; category codes, never "
+    text += "standardised"
+    if native:
+        text += (
+            f"; {', '.join(native)} take them as nominal (the imputation "
+            "baselines one-hot code them, imputing the mode where they impute "
+            "the mean; hgb splits on them natively)"
+        )
+    if coded:
+        text += f"; {', '.join(coded)} see them one-hot coded"
+    return text + ")"
+
+
 def _repetitions_text(mechanism: str, reps: int) -> str:
     """What ``--repetitions`` repeats: CV splits of the data's own missing
     values, or missingness draws (each with its own splits)."""
@@ -319,9 +364,19 @@ def _compare(args: argparse.Namespace) -> int:
 
     if (args.dataset is None) == (args.csv is None):
         return _fail("give a dataset name or --csv PATH (not both).")
+    nominal = [c.strip() for c in (args.nominal or "").split(",") if c.strip()]
+    drop = [c.strip() for c in (args.drop or "").split(",") if c.strip()]
+    if args.csv is None and (nominal or drop):
+        return _fail(
+            "--nominal and --drop apply to --csv; a named dataset's nominal and "
+            "dropped columns come from the catalogue ('missingkernels datasets')."
+        )
     try:
         if args.csv is not None:
-            ds = mkd.load_csv(args.csv, target=args.target, task=args.task)
+            ds = mkd.load_csv(
+                args.csv, target=args.target, task=args.task, nominal=nominal
+            )
+            ds = _drop_columns(ds, drop)
         else:
             ds = mkd.load_dataset(args.dataset, data_dir=args.data_dir)
     except (ValueError, FileNotFoundError) as exc:
@@ -352,7 +407,10 @@ def _compare(args: argparse.Namespace) -> int:
     if args.methods:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     else:
-        methods = list(_QUICK_METHODS if quick else _FULL_METHODS)
+        if ds.nominal:
+            methods = list(_QUICK_MIXED if quick else (*_FULL_METHODS, "mixed_rbf"))
+        else:
+            methods = list(_QUICK_METHODS if quick else _FULL_METHODS)
         known = set(_registry.list_kernels()) | set(_registry.list_baselines())
         skipped = [m for m in methods if m not in known]
         if skipped:
@@ -437,9 +495,13 @@ def _compare(args: argparse.Namespace) -> int:
     sparse_note = _sparse_columns_note(ds)
     if sparse_note:
         notes.insert(0, sparse_note)
+    if ds.nominal:
+        notes.insert(0, _nominal_note(ds, specs))
     names = [s.name for s in specs]
     print(
-        f"{ds.name}: {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.task}; "
+        f"{ds.name}: {ds.X.shape[0]} rows x {ds.X.shape[1]} features"
+        + (f" ({len(ds.nominal)} nominal)" if ds.nominal else "")
+        + f", {ds.task}; "
         + _missingness_text(args.mechanism, mechanism, rates, ds.missing_rate)
         + f"; {_repetitions_text(mechanism, reps)}, {folds}x{inner} nested CV "
         f"selecting by {selection}"
@@ -453,7 +515,11 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings(record=True) as log:
             results = run_comparison(
-                {ds.name: ComparisonData(ds.X, ds.y, ds.task)},
+                {
+                    ds.name: ComparisonData(
+                        ds.X, ds.y, ds.task, ds.nominal_indices or None
+                    )
+                },
                 specs,
                 mechanisms=[mechanism],
                 rates=rates,
@@ -602,6 +668,10 @@ examples:
   missingkernels compare --csv mydata.csv --target label --mechanism mcar \\
       --rate 0.1 --rate 0.3 --rate 0.5
 
+  # a table with nominal columns (codes or text) and its own missing values
+  missingkernels compare --csv horse_colic.csv --nominal surgery,age,pain \\
+      --drop outcome --quick
+
   # which datasets have a name; which methods exist
   missingkernels datasets
   missingkernels list
@@ -692,6 +762,20 @@ def build_parser() -> argparse.ArgumentParser:
         "than 10 values, else classification)",
     )
     p_cmp.add_argument(
+        "--nominal",
+        help="comma-separated nominal columns of --csv (category codes, e.g. "
+        "1 = yes, 2 = no); columns with text are nominal anyway. The kernels "
+        "with nominal support (mixed_rbf) and hgb take them as nominal, the "
+        "imputation baselines and the other kernels one-hot code them "
+        "(default: the text columns only; a named dataset's come from the "
+        "catalogue)",
+    )
+    p_cmp.add_argument(
+        "--drop",
+        help="comma-separated columns of --csv to leave out, e.g. a post-hoc "
+        "column that would leak the target (default: none)",
+    )
+    p_cmp.add_argument(
         "--data-dir",
         help=f"directory of the dataset CSV files (default: ${_DATA_ENV}, "
         "else ~/.cache/missingkernels/data)",
@@ -713,8 +797,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_cmp.add_argument(
         "--methods",
         help="comma-separated kernels and baselines, see 'missingkernels list' "
-        f"(default: {','.join(_FULL_METHODS)}; with --quick "
-        f"{','.join(_QUICK_METHODS)})",
+        f"(default: {','.join(_FULL_METHODS)}, and mixed_rbf on a table with "
+        f"nominal columns; with --quick {','.join(_QUICK_METHODS)}, or "
+        f"{','.join(_QUICK_MIXED)} with nominal columns)",
     )
     p_cmp.add_argument(
         "--folds", type=int, help="outer folds (default: 5; with --quick 3)"
@@ -752,8 +837,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--quick",
         action="store_true",
         help="a smoke run: 3x3 CV, 1 repetition, a 3x3 grid of C and gamma, methods "
-        f"{','.join(_QUICK_METHODS)} (default: off, the genRBF paper's protocol "
-        "and grids)",
+        f"{','.join(_QUICK_METHODS)} ({','.join(_QUICK_MIXED)} on a table with "
+        "nominal columns) (default: off, the genRBF paper's protocol and grids)",
     )
     p_cmp.add_argument(
         "--output-dir",

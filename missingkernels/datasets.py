@@ -13,6 +13,7 @@ fetched and written in that format. Two datasets shipped with scikit-learn
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,12 +47,101 @@ class _Entry:
     openml_target: dict = field(default_factory=dict)
     openml_values: dict = field(default_factory=dict)
     shape: tuple[int, int] | None = None
+    nominal: tuple[str, ...] = ()  # nominal columns (category codes) of X
 
 
 _C, _R = "classification", "regression"
+
+# Nominal columns (issue 20). A column is nominal when its codes name
+# categories without an order the value of the code reflects: every binary
+# code (yes/no, sex, 0/1 votes), and multi-level codes whose documented order
+# is not a scale of one quantity (e.g. a "normal" level in the middle, or
+# unrelated findings). Levels of a monotone scale (none < slight < moderate <
+# severe; the source documentation calls them ordinal) stay numeric: the RBF
+# on the numeric columns uses their order. The choice per dataset is given
+# beside its entry; ``Dataset.nominal`` names the columns, the codes stay
+# floats in ``X`` and callers pass them as ``nominal_features``.
+_AUSTRALIAN_NOMINAL = ("a1", "a4", "a5", "a6", "a8", "a9", "a11", "a12")
+# Statlog and Cleveland heart: sex, fasting blood sugar > 120 and
+# exercise-induced angina are binary; chest pain type (typical, atypical,
+# non-anginal, asymptomatic), resting ECG (normal, ST-T abnormality, left
+# ventricular hypertrophy) and thal (normal, fixed, reversible defect) name
+# unordered findings. The ST slope (up, flat, down) is an ordered angle and
+# ``ca`` (vessels coloured, 0-3) a count: numeric.
+_HEART_NOMINAL = ("sex", "cp", "fbs", "restecg", "exang", "thal")
+_STATLOG_NOMINAL = (
+    "sex",
+    "chest_pain_type",
+    "fasting_blood_sugar",
+    "resting_ecg",
+    "exercise_induced_angina",
+    "thal",
+)
+# Horse colic (UCI horse-colic.names): surgery and age are binary; the
+# temperature of extremities (normal, warm, cool, cold), peripheral pulse
+# (normal, increased, reduced, absent), peristalsis (hypermotile, normal,
+# hypomotile, absent), nasogastric reflux (none, > 1 l, < 1 l) and rectal
+# feces (normal, increased, decreased, absent) put "normal" or "none" amid
+# the levels; mucous membranes (6 colours) and abdomen (5 findings) are
+# unordered; capillary refill time is binary (< 3 s, >= 3 s); pain is
+# nominal as the UCI documentation says ("should NOT be treated as a ordered
+# or discrete variable"). Abdominal distension (none, slight, moderate,
+# severe), the nasogastric tube gas (none, slight, significant) and the
+# abdominocentesis appearance (clear, cloudy, serosanguinous) are monotone
+# severity scales: numeric.
+_HORSE_COLIC_NOMINAL = (
+    "surgery",
+    "age",
+    "temperature_of_extremities",
+    "peripheral_pulse",
+    "mucous_membranes",
+    "capillary_refill_time",
+    "pain",
+    "peristalsis",
+    "nasogastric_reflux",
+    "rectal_examination_feces",
+    "abdomen",
+)
+# Hepatitis: every coded column is binary (sex; the others no / yes).
+_HEPATITIS_NOMINAL = (
+    "sex",
+    "steroid",
+    "antivirals",
+    "fatigue",
+    "malaise",
+    "anorexia",
+    "liver_big",
+    "liver_firm",
+    "spleen_palpable",
+    "spiders",
+    "ascites",
+    "varices",
+    "histology",
+)
+_HOUSE_VOTES = (
+    "handicapped_infants",
+    "water_project_cost_sharing",
+    "adoption_of_the_budget_resolution",
+    "physician_fee_freeze",
+    "el_salvador_aid",
+    "religious_groups_in_schools",
+    "anti_satellite_test_ban",
+    "aid_to_nicaraguan_contras",
+    "mx_missile",
+    "immigration",
+    "synfuels_corporation_cutback",
+    "education_spending",
+    "superfund_right_to_sue",
+    "crime",
+    "duty_free_exports",
+    "export_administration_act_south_africa",
+)
+
 _CATALOG: dict[str, _Entry] = {
     # genRBF paper, Table 2 (classification).
-    "australian": _Entry(_C, shape=(690, 14)),
+    # Australian: the anonymised Statlog codes (binary a1, a8, a9, a11;
+    # multi-level a4, a5, a6, a12 without a documented order).
+    "australian": _Entry(_C, shape=(690, 14), nominal=_AUSTRALIAN_NOMINAL),
     "banknote_authentication": _Entry(
         _C, openml=1462, openml_target={"1": 0, "2": 1}, shape=(1372, 4)
     ),
@@ -60,7 +150,11 @@ _CATALOG: dict[str, _Entry] = {
     ),
     "climate_model_crashes": _Entry(_C, shape=(540, 18)),
     "statlog_heart": _Entry(
-        _C, openml=53, openml_target={"absent": 1, "present": 2}, shape=(270, 13)
+        _C,
+        openml=53,
+        openml_target={"absent": 1, "present": 2},
+        shape=(270, 13),
+        nominal=_STATLOG_NOMINAL,
     ),
     "ionosphere": _Entry(_C, openml=59, shape=(351, 34)),
     "liver_disorders_bupa": _Entry(_C, shape=(345, 6)),
@@ -70,7 +164,8 @@ _CATALOG: dict[str, _Entry] = {
         openml_target={"tested_negative": 0, "tested_positive": 1},
         shape=(768, 8),
     ),
-    # Struski et al., Table 5 (regression).
+    # Struski et al., Table 5 (regression). Abalone's sex (M/F/I) is loaded
+    # one-hot (three 0/1 columns, numeric), as in the paper's comparisons.
     "abalone": _Entry(_R, note="sex one-hot encoded", one_hot=("sex",)),
     "airfoil_self_noise": _Entry(_R),
     "concrete_compressive_strength": _Entry(_R),
@@ -79,19 +174,35 @@ _CATALOG: dict[str, _Entry] = {
     "mortgage": _Entry(_R),
     "stock": _Entry(_R),
     # Real missing values.
+    # House votes: every vote is binary (1 yea, 0 nay).
     "house_votes_84": _Entry(
         _C,
         openml=56,
         openml_values={"y": 1, "n": 0},
         shape=(435, 16),
+        nominal=_HOUSE_VOTES,
     ),
-    "horse_colic": _Entry(_C, note="post-hoc 'outcome' dropped", drop=("outcome",)),
-    "hepatitis": _Entry(_C),
+    "horse_colic": _Entry(
+        _C,
+        note="post-hoc 'outcome' dropped",
+        drop=("outcome",),
+        nominal=_HORSE_COLIC_NOMINAL,
+    ),
+    "hepatitis": _Entry(_C, nominal=_HEPATITIS_NOMINAL),
+    # Mammographic masses: shape (round, oval, lobular, irregular) and margin
+    # (5 kinds) are nominal in the UCI description; density (high, iso, low,
+    # fat-containing) is ordinal there: numeric.
     "mammographic_masses": _Entry(
-        _C, note="non-predictive 'bi_rads' dropped", drop=("bi_rads",)
+        _C,
+        note="non-predictive 'bi_rads' dropped",
+        drop=("bi_rads",),
+        nominal=("shape", "margin"),
     ),
     "cleveland_heart_disease": _Entry(
-        _C, note="target num > 0 (disease)", binarise_above=0.0
+        _C,
+        note="target num > 0 (disease)",
+        binarise_above=0.0,
+        nominal=_HEART_NOMINAL,
     ),
     "pima_indians_diabetes_na": _Entry(_C),
     # Shipped with scikit-learn: available without network.
@@ -115,6 +226,11 @@ class Dataset:
     feature_names : list of str
     note : str
         The transformations applied on top of the file (dropped columns...).
+    nominal : list of str
+        The nominal columns (category codes in ``X``, NaN where missing):
+        those the catalogue declares for a named dataset, the string columns
+        and those named for :func:`load_csv`. Pass ``nominal_indices`` as
+        ``nominal_features`` to the estimators.
     """
 
     name: str
@@ -123,6 +239,13 @@ class Dataset:
     task: str
     feature_names: list[str]
     note: str = ""
+    nominal: list[str] = field(default_factory=list)
+
+    @property
+    def nominal_indices(self) -> list[int]:
+        """0-based indices of the nominal columns in ``X``."""
+        wanted = set(self.nominal)
+        return [j for j, name in enumerate(self.feature_names) if name in wanted]
 
     @property
     def missing_rate(self) -> float:
@@ -229,9 +352,12 @@ def get_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
 
 
 def load_csv(
-    path: str | os.PathLike, target: str = "target", task: str | None = None
+    path: str | os.PathLike,
+    target: str = "target",
+    task: str | None = None,
+    nominal: Sequence[str] | None = None,
 ) -> Dataset:
-    """Load a CSV with a header row: numeric features and a target column.
+    """Load a CSV with a header row: feature columns and a target column.
 
     Parameters
     ----------
@@ -242,17 +368,38 @@ def load_csv(
     task : {"classification", "regression"} or None
         None: regression for a float target with more than 10 distinct
         values, else classification.
+    nominal : sequence of str or None, default=None
+        Columns to treat as nominal besides the non-numeric ones (numeric
+        category codes, e.g. 1 = yes, 2 = no).
 
     Returns
     -------
     dataset : Dataset
+        A nominal column's values are kept as float codes in ``X``: numeric
+        codes as they are, the labels of a non-numeric column as
+        ``0, 1, ...`` in sorted order (``Dataset.nominal`` names them).
 
     Raises
     ------
     ValueError
         If the file is empty or has no data rows, the target column is
-        absent, has missing values or is not numeric for a regression, or a
-        feature is not numeric.
+        absent, has missing values or is not numeric for a regression, a
+        column of ``nominal`` is absent, or a column declared numeric mixes
+        numbers and text.
+
+    Examples
+    --------
+    >>> import os
+    >>> import tempfile
+    >>> from missingkernels.datasets import load_csv
+    >>> text = "age,smoker,target\\n31,yes,0\\n,no,1\\n45,,1\\n"
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "t.csv")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write(text)
+    ...     ds = load_csv(path)
+    >>> ds.nominal, ds.nominal_indices, ds.X[:, 1].tolist()
+    (['smoker'], [1], [1.0, 0.0, nan])
     """
     pd = import_optional("pandas", "experiments", "load_csv")
 
@@ -265,11 +412,16 @@ def load_csv(
         raise ValueError(
             f"{path} is empty; a CSV needs a header row and one row per sample."
         ) from None
-    return _from_frame(path.stem, frame, target, task, "")
+    return _from_frame(path.stem, frame, target, task, "", nominal or ())
 
 
 def _from_frame(
-    name: str, frame: Any, target: str, task: str | None, note: str
+    name: str,
+    frame: Any,
+    target: str,
+    task: str | None,
+    note: str,
+    nominal: Sequence[str] = (),
 ) -> Dataset:
     pd = import_optional("pandas", "experiments", "load_csv and load_dataset")
 
@@ -289,12 +441,30 @@ def _from_frame(
             f"{name}: the target column {target!r} has {int(y.isna().sum())} "
             "missing values; drop those rows first."
         )
-    bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    if bad:
+    nominal = [str(c) for c in nominal]
+    absent = [c for c in nominal if c not in frame.columns]
+    if absent:
         raise ValueError(
-            f"{name}: features {bad} are not numeric; encode them (e.g. one-hot) "
-            "before loading."
+            f"{name}: nominal columns {absent} are not features; the features "
+            f"are {[str(c) for c in frame.columns]}."
         )
+    text = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    for c in text:
+        # A non-numeric column is nominal; one whose non-empty values are all
+        # numbers was read as text only because of a stray token: refuse it.
+        values = frame[c].dropna()
+        numbers = pd.to_numeric(values, errors="coerce")
+        if numbers.notna().any() and numbers.isna().any() and c not in nominal:
+            bad = values[numbers.isna()].iloc[0]
+            raise ValueError(
+                f"{name}: feature {c!r} is not numeric: it mixes numbers and text "
+                f"(e.g. {bad!r}); "
+                "fix the values, or declare it nominal."
+            )
+        labels = sorted({str(v) for v in values})
+        codes = {label: float(k) for k, label in enumerate(labels)}
+        frame[c] = [np.nan if v is None or v != v else codes[str(v)] for v in frame[c]]
+    nominal = [str(c) for c in frame.columns if str(c) in nominal or c in text]
     if task is None:
         numeric = pd.api.types.is_float_dtype(y)
         task = "regression" if numeric and y.nunique() > 10 else "classification"
@@ -316,6 +486,7 @@ def _from_frame(
         task=task,
         feature_names=[str(c) for c in frame.columns],
         note=note,
+        nominal=nominal,
     )
 
 
@@ -438,4 +609,4 @@ def load_dataset(
         frame = frame[[c for c in frame.columns if c != "target"] + ["target"]]
     if entry.binarise_above is not None:
         frame["target"] = (frame["target"] > entry.binarise_above).astype(int)
-    return _from_frame(name, frame, "target", entry.task, entry.note)
+    return _from_frame(name, frame, "target", entry.task, entry.note, entry.nominal)

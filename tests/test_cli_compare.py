@@ -491,3 +491,74 @@ def test_handle_unknown_without_a_matching_kernel_is_refused(
     assert "--handle-unknown applies to the matching-kernel methods" in (
         _one_line_error(capsys)
     )
+
+
+@pytest.fixture
+def mixed_csv(tmp_path, rng):
+    """A table with a text column, a coded column (1/2) and missing values."""
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "age": rng.normal(50.0, 10.0, n),
+            "smoker": rng.choice(["yes", "no"], n).astype(object),
+            "stage": rng.choice([1, 2], n).astype(float),
+            "weight": rng.normal(70.0, 8.0, n),
+        }
+    )
+    frame["target"] = np.where(
+        (frame["age"] > 50) ^ (frame["smoker"] == "yes"), "ill", "well"
+    )
+    for col in ("age", "smoker", "stage"):
+        frame.loc[rng.random(n) < 0.15, col] = np.nan
+    path = tmp_path / "mixed.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_compare_on_a_mixed_csv_lists_every_method(mixed_csv, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["compare", "--csv", str(mixed_csv), "--nominal", "stage", "--quick",
+            "--output-dir", str(out), "--no-progress"]  # fmt: skip
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    # The banner: the nominal columns, the natural missingness, the methods.
+    assert "4 features (2 nominal)" in printed
+    assert "nominal columns: smoker, stage" in printed
+    assert "the data's own missingness" in printed and "nothing simulated" in printed
+    res = pd.read_csv(out / "results.csv", keep_default_na=False)
+    methods = {"zero", "mean", "knn", "mixed_rbf", "hgb"}
+    assert set(res["method"]) == methods
+    assert (res["error"] == "").all(), res["error"].unique()
+    table = printed.split("balanced_accuracy (mean")[1]
+    assert "| method | mixed accuracy | mixed balanced_accuracy |" in table
+    for method in methods:
+        assert f"| {method} |" in table
+
+
+def test_nominal_columns_reach_the_methods_by_name(mixed_csv, tmp_path, capsys):
+    # --drop leaves a column out; genrbf (no nominal support) is one-hot coded.
+    out = tmp_path / "out"
+    args = ["compare", "--csv", str(mixed_csv), "--nominal", "stage",
+            "--drop", "weight", "--methods", "genrbf,hgb", "--quick",
+            "--output-dir", str(out), "--no-progress"]  # fmt: skip
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "3 features (2 nominal)" in printed
+    assert "genrbf see them one-hot coded" in printed
+    assert "hgb take them as nominal" in printed
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--nominal", "nope"], "nominal columns ['nope'] are not features"),
+        (["--drop", "nope"], "--drop names ['nope']"),
+    ],
+)
+def test_unknown_nominal_or_dropped_columns_are_refused(
+    mixed_csv, tmp_path, capsys, extra, match
+):
+    args = ["compare", "--csv", str(mixed_csv), "--quick", *extra,
+            "--output-dir", str(tmp_path / "o")]  # fmt: skip
+    assert main(args) == 2
+    assert match in capsys.readouterr().err

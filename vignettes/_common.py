@@ -58,8 +58,17 @@ def socp_method() -> Any:
     return resolve_method("socp", C_grid=SOCP_C_GRID, gamma_grid=SOCP_GAMMA_GRID)
 
 
-def load(names: Sequence[str], max_rows: int | None = None, seed: int = 0) -> dict:
-    """Named datasets as ComparisonData (optionally a stratified row subsample)."""
+def load(
+    names: Sequence[str],
+    max_rows: int | None = None,
+    seed: int = 0,
+    nominal: bool = False,
+) -> dict:
+    """Named datasets as ComparisonData (optionally a stratified row subsample).
+
+    ``nominal=True`` passes the catalogue's nominal columns (vignette 7);
+    otherwise every column is numeric, as the vignettes before it ran.
+    """
     out = {}
     for name in names:
         ds = load_dataset(name)
@@ -68,7 +77,8 @@ def load(names: Sequence[str], max_rows: int | None = None, seed: int = 0) -> di
             rng = np.random.default_rng(seed)
             keep = np.sort(rng.choice(X.shape[0], max_rows, replace=False))
             X, y = X[keep], y[keep]
-        out[name] = ComparisonData(X, y, ds.task)
+        columns = ds.nominal_indices if nominal else None
+        out[name] = ComparisonData(X, y, ds.task, columns or None)
     return out
 
 

@@ -1,7 +1,7 @@
 """Experiment tools: missingness mechanisms, baselines, peers, the nested-CV runner."""
 
 from ..estimators import GeomSVC  # re-exported: it lived here before
-from ._baselines import DensityDrawImputer, DropSparseFeatures
+from ._baselines import DensityDrawImputer, DropSparseFeatures, MixedTableImputer
 from ._methods import PAPER_C_GRID, PAPER_GAMMA_GRID, MethodSpec, resolve_method
 from ._missingness import (
     DegenerateMissingnessWarning,
@@ -41,6 +41,7 @@ __all__ = [
     "GeomSVC",
     "MethodSpec",
     "MissingnessInfo",
+    "MixedTableImputer",
     "PairwiseWilcoxon",
     "block_scores",
     "format_pairwise",

@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.ensemble import (
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
@@ -35,7 +35,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._numerics import integer_seeds
 from .._sklearn_compat import HasMethods, Interval, StrOptions
@@ -64,7 +64,20 @@ def _classification_only(task: str, method: str) -> None:
     _svm(task)  # the usual error for an unknown task
 
 
-def _impute_then_svm(task: str, imputer: Any, *, scale_first: bool = True) -> Pipeline:
+def _impute_then_svm(
+    task: str,
+    imputer: Any,
+    *,
+    scale_first: bool = True,
+    nominal_features: Any = None,
+    mixed: dict | None = None,
+) -> Pipeline:
+    if nominal_features is not None and np.asarray(nominal_features).any():
+        # A table with nominal columns: one step standardises the numeric
+        # columns, one-hot codes the nominal ones and imputes (the fills of
+        # ``mixed``, or its ``imputer`` on the joint table), then the SVM.
+        prepare = MixedTableImputer(nominal_features, **(mixed or {}))
+        return Pipeline([("prepare", prepare), ("svm", _svm(task))])
     # Features (almost) never observed in the training rows are dropped first,
     # as the expected kernels drop them, whatever the imputer would do with
     # them (SimpleImputer(strategy="constant") keeps an empty column, which
@@ -186,6 +199,270 @@ class DropSparseFeatures(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
+
+
+def _nominal_mask(nominal_features: Any, n_features: int) -> np.ndarray:
+    """``nominal_features`` (0-based indices or a bool mask) as a bool mask."""
+    if nominal_features is None:
+        return np.zeros(n_features, dtype=bool)
+    values = np.asarray(nominal_features)
+    if values.dtype == bool:
+        if values.shape != (n_features,):
+            raise ValueError(
+                f"nominal_features as a mask needs {n_features} entries, got "
+                f"{values.shape[0] if values.ndim else 1}."
+            )
+        return values.copy()
+    mask = np.zeros(n_features, dtype=bool)
+    if values.size == 0:
+        return mask
+    if values.dtype.kind not in "iu" or values.min() < 0 or values.max() >= n_features:
+        raise ValueError(
+            f"nominal_features must be 0-based column indices below {n_features} "
+            f"or a bool mask, got {nominal_features!r}."
+        )
+    mask[values] = True
+    return mask
+
+
+class MixedTableImputer(TransformerMixin, BaseEstimator):
+    """One-hot code the nominal columns, standardise the numeric ones, impute.
+
+    The preprocessing of the imputation baselines on a table with nominal
+    columns (category codes, NaN where missing), fitted on the training rows:
+
+    1. the features observed in fewer than ``min_observed`` training rows are
+       dropped (as :class:`DropSparseFeatures` drops them);
+    2. each numeric column is standardised by the mean and standard
+       deviation of its observed training values (if ``scale_numeric``);
+    3. each nominal column becomes one 0/1 column per category seen in the
+       training rows; a missing entry (or a category not seen in training)
+       is NaN in all of them;
+    4. missing entries are filled: numeric ones by ``numeric_fill``, nominal
+       ones by ``nominal_fill``; then ``imputer``, if given, imputes what is
+       still missing on the joint table (numeric and one-hot columns);
+    5. with ``add_indicator``, a 0/1 column per kept input column with a
+       missing training entry is appended (1 where the entry is missing):
+       one indicator per column, whatever its number of categories.
+
+    The output has the numeric columns first, then the one-hot columns, then
+    the indicators.
+
+    Parameters
+    ----------
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (0-based indices, or a mask over the columns);
+        None: none.
+    numeric_fill : {"mean", "most_frequent", "zero"} or None, default=None
+        The fill of a missing numeric entry: the training mean (0 after
+        standardising), the most frequent training value, the value 0 in the
+        original units; None leaves it missing (for ``imputer``).
+    nominal_fill : {"most_frequent", "zero"} or None, default=None
+        The fill of a missing nominal entry: the one-hot code of the most
+        frequent training category (mode imputation), all-zero one-hot
+        columns; None leaves them missing (for ``imputer``).
+    imputer : transformer or None, default=None
+        Fitted on the joint table after the fills (e.g.
+        :class:`~sklearn.impute.KNNImputer`); None: no further imputation.
+    add_indicator : bool, default=False
+        Append the missingness indicators of step 5.
+    scale_numeric : bool, default=True
+        Standardise the numeric columns (step 2).
+    min_observed : int, default=2
+        Fewest observed training values a feature needs to be kept.
+
+    Attributes
+    ----------
+    dropped_features_ : ndarray of int
+        0-based indices of the dropped features.
+    is_nominal_ : ndarray of shape (n_features_in_,), dtype bool
+    categories_ : list of ndarray
+        Per kept nominal column (in order), its training categories: the
+        order of its one-hot columns.
+    imputer_ : transformer or None
+        The fitted ``imputer``.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.experiments import MixedTableImputer
+    >>> X = np.array([[1.0, 0.0], [3.0, 2.0], [np.nan, 2.0], [2.0, np.nan]])
+    >>> enc = MixedTableImputer([1], numeric_fill="mean", nominal_fill="most_frequent")
+    >>> enc.fit_transform(X).round(3).tolist()
+    [[-1.225, 1.0, 0.0], [1.225, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "nominal_features": ["array-like", None],
+        "numeric_fill": [StrOptions({"mean", "most_frequent", "zero"}), None],
+        "nominal_fill": [StrOptions({"most_frequent", "zero"}), None],
+        "imputer": [HasMethods(["fit", "transform"]), None],
+        "add_indicator": ["boolean"],
+        "scale_numeric": ["boolean"],
+        "min_observed": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        nominal_features: Any = None,
+        *,
+        numeric_fill: str | None = None,
+        nominal_fill: str | None = None,
+        imputer: Any = None,
+        add_indicator: bool = False,
+        scale_numeric: bool = True,
+        min_observed: int = MIN_OBSERVED,
+    ) -> None:
+        self.nominal_features = nominal_features
+        self.numeric_fill = numeric_fill
+        self.nominal_fill = nominal_fill
+        self.imputer = imputer
+        self.add_indicator = add_indicator
+        self.scale_numeric = scale_numeric
+        self.min_observed = min_observed
+
+    def fit(self, X: Any, y: Any = None) -> MixedTableImputer:
+        """Learn the columns' scales, categories and fills; fit the imputer.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows, NaN where missing; nominal columns hold codes.
+        y : ignored
+
+        Returns
+        -------
+        self : MixedTableImputer
+        """
+        self._fit(X)
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
+        """Fit on ``X`` and return its transform.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+        **fit_params : ignored
+
+        Returns
+        -------
+        X_out : ndarray of shape (n_samples, n_features_out)
+        """
+        return self._fit(X)
+
+    def _fit(self, X: Any) -> np.ndarray:
+        self._validate_params()
+        X = self._check(X, reset=True)
+        self.is_nominal_ = _nominal_mask(self.nominal_features, X.shape[1])
+        X, kept = drop_sparse_features(self, X, self.min_observed)
+        self._kept = kept
+        nominal = self.is_nominal_ if kept is None else self.is_nominal_[kept]
+        self._num = np.flatnonzero(~nominal)
+        self._nom = np.flatnonzero(nominal)
+        num = X[:, self._num]
+        observed = ~np.isnan(num)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self._mean = np.nanmean(num, axis=0) if num.shape[1] else np.zeros(0)
+            scale = np.nanstd(num, axis=0) if num.shape[1] else np.zeros(0)
+        scale[~(scale > 0)] = 1.0
+        if not self.scale_numeric:
+            self._mean = np.zeros_like(self._mean)
+            scale = np.ones_like(scale)
+        self._scale = scale
+        fills = np.full(num.shape[1], np.nan)
+        for j in range(num.shape[1]):
+            values = num[observed[:, j], j]
+            if self.numeric_fill == "mean":
+                fills[j] = values.mean()
+            elif self.numeric_fill == "zero":
+                fills[j] = 0.0
+            elif self.numeric_fill == "most_frequent":
+                fills[j] = _most_frequent(values)
+        self._num_fill = (fills - self._mean) / self._scale
+        self.categories_ = []
+        self._modes = []
+        for col in self._nom:
+            values = X[~np.isnan(X[:, col]), col]
+            self.categories_.append(np.unique(values))
+            self._modes.append(_most_frequent(values))
+        self._indicate = np.flatnonzero(np.isnan(X).any(axis=0))
+        table = self._table(X)
+        self.imputer_ = None
+        if self.imputer is not None:
+            self.imputer_ = clone(self.imputer)
+            table = np.asarray(self.imputer_.fit_transform(table), dtype=np.float64)
+        return self._with_indicators(table, X)
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Return the standardised, one-hot coded and imputed rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_out : ndarray of shape (n_samples, n_features_out)
+        """
+        check_is_fitted(self, "categories_")
+        X = self._check(X, reset=False)
+        if self._kept is not None:
+            X = np.ascontiguousarray(X[:, self._kept])
+        table = self._table(X)
+        if self.imputer_ is not None:
+            table = np.asarray(self.imputer_.transform(table), dtype=np.float64)
+        return self._with_indicators(table, X)
+
+    def _check(self, X: Any, reset: bool) -> np.ndarray:
+        # Codes are plain numbers here (this is not a table encoder): only
+        # the usual checks, NaN allowed.
+        return validate_data(
+            self,
+            X,
+            reset=reset,
+            dtype=np.float64,
+            ensure_all_finite="allow-nan",
+            ensure_min_samples=2 if reset else 1,
+        )
+
+    def _table(self, X: np.ndarray) -> np.ndarray:
+        num = (X[:, self._num] - self._mean) / self._scale
+        if self.numeric_fill is not None:
+            num = np.where(np.isnan(num), self._num_fill, num)
+        blocks = [num]
+        for j, cats, mode in zip(self._nom, self.categories_, self._modes, strict=True):
+            col = X[:, j]
+            hot = (col[:, None] == cats[None, :]).astype(np.float64)
+            # Missing, or a category the training rows never had.
+            unknown = ~hot.any(axis=1)
+            if self.nominal_fill == "most_frequent":
+                hot[unknown] = (cats == mode).astype(np.float64)
+            elif self.nominal_fill is None:
+                hot[unknown] = np.nan
+            blocks.append(hot)
+        return np.ascontiguousarray(np.hstack(blocks))
+
+    def _with_indicators(self, table: np.ndarray, X: np.ndarray) -> np.ndarray:
+        if not self.add_indicator or self._indicate.size == 0:
+            return table
+        flags = np.isnan(X[:, self._indicate]).astype(np.float64)
+        return np.hstack([table, flags])
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+def _most_frequent(values: np.ndarray) -> float:
+    """The most frequent value (the smallest of ties, as SimpleImputer)."""
+    if values.size == 0:
+        return np.nan
+    labels, counts = np.unique(values, return_counts=True)
+    return float(labels[int(np.argmax(counts))])
 
 
 class DensityDrawImputer(TransformerMixin, BaseEstimator):
@@ -310,12 +587,19 @@ class DensityDrawImputer(TransformerMixin, BaseEstimator):
         return tags
 
 
-def zero_svm(task: str = "classification", **params: Any) -> Pipeline:
+def zero_svm(
+    task: str = "classification", nominal_features: Any = None, **params: Any
+) -> Pipeline:
     """Zero imputation (in the original units), then an RBF SVM.
 
     Parameters
     ----------
     task : {"classification", "regression"}
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (missing numeric entries 0 in the original
+        units, missing nominal entries all-zero one-hot columns), then the SVM.
     **params
         Set on the pipeline (e.g. ``svm__C``).
 
@@ -324,17 +608,28 @@ def zero_svm(task: str = "classification", **params: Any) -> Pipeline:
     pipeline : Pipeline
     """
     pipe = _impute_then_svm(
-        task, SimpleImputer(strategy="constant", fill_value=0.0), scale_first=False
+        task,
+        SimpleImputer(strategy="constant", fill_value=0.0),
+        scale_first=False,
+        nominal_features=nominal_features,
+        mixed=dict(numeric_fill="zero", nominal_fill="zero"),
     )
     return pipe.set_params(**params)
 
 
-def mean_svm(task: str = "classification", **params: Any) -> Pipeline:
+def mean_svm(
+    task: str = "classification", nominal_features: Any = None, **params: Any
+) -> Pipeline:
     """Mean imputation (training means), then an RBF SVM.
 
     Parameters
     ----------
     task : {"classification", "regression"}
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (mean imputation of the numeric columns,
+        mode imputation of the nominal ones), then the SVM.
     **params
         Set on the pipeline.
 
@@ -342,10 +637,17 @@ def mean_svm(task: str = "classification", **params: Any) -> Pipeline:
     -------
     pipeline : Pipeline
     """
-    return _impute_then_svm(task, SimpleImputer(strategy="mean")).set_params(**params)
+    return _impute_then_svm(
+        task,
+        SimpleImputer(strategy="mean"),
+        nominal_features=nominal_features,
+        mixed=dict(numeric_fill="mean", nominal_fill="most_frequent"),
+    ).set_params(**params)
 
 
-def mean_indicator_svm(task: str = "classification", **params: Any) -> Pipeline:
+def mean_indicator_svm(
+    task: str = "classification", nominal_features: Any = None, **params: Any
+) -> Pipeline:
     """Mean imputation with missingness indicators, then an RBF SVM.
 
     The standardised features are mean-imputed (0) and a 0/1 indicator
@@ -356,6 +658,11 @@ def mean_indicator_svm(task: str = "classification", **params: Any) -> Pipeline:
     Parameters
     ----------
     task : {"classification", "regression"}
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (mean / mode imputation and one indicator
+        per column with a missing training entry), then the SVM.
     **params
         Set on the pipeline.
 
@@ -364,15 +671,29 @@ def mean_indicator_svm(task: str = "classification", **params: Any) -> Pipeline:
     pipeline : Pipeline
     """
     imputer = SimpleImputer(strategy="mean", add_indicator=True)
-    return _impute_then_svm(task, imputer).set_params(**params)
+    return _impute_then_svm(
+        task,
+        imputer,
+        nominal_features=nominal_features,
+        mixed=dict(
+            numeric_fill="mean", nominal_fill="most_frequent", add_indicator=True
+        ),
+    ).set_params(**params)
 
 
-def mode_svm(task: str = "classification", **params: Any) -> Pipeline:
+def mode_svm(
+    task: str = "classification", nominal_features: Any = None, **params: Any
+) -> Pipeline:
     """Mode imputation (most frequent training value), then an RBF SVM.
 
     Parameters
     ----------
     task : {"classification", "regression"}
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (mode imputation of every column), then the
+        SVM.
     **params
         Set on the pipeline.
 
@@ -381,17 +702,28 @@ def mode_svm(task: str = "classification", **params: Any) -> Pipeline:
     pipeline : Pipeline
     """
     pipe = _impute_then_svm(
-        task, SimpleImputer(strategy="most_frequent"), scale_first=False
+        task,
+        SimpleImputer(strategy="most_frequent"),
+        scale_first=False,
+        nominal_features=nominal_features,
+        mixed=dict(numeric_fill="most_frequent", nominal_fill="most_frequent"),
     )
     return pipe.set_params(**params)
 
 
-def knn_svm(task: str = "classification", **params: Any) -> Pipeline:
+def knn_svm(
+    task: str = "classification", nominal_features: Any = None, **params: Any
+) -> Pipeline:
     """k-NN imputation (k=5, distances over observed features), then an RBF SVM.
 
     Parameters
     ----------
     task : {"classification", "regression"}
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (k-NN imputation on the standardised numeric
+        and one-hot columns), then the SVM.
     **params
         Set on the pipeline (e.g. ``impute__n_neighbors``).
 
@@ -402,10 +734,17 @@ def knn_svm(task: str = "classification", **params: Any) -> Pipeline:
     # KNNImputer's nan_euclidean distance uses the coordinates observed in
     # both rows, rescaled to all coordinates: the paper's "subspace of
     # observed features".
-    return _impute_then_svm(task, KNNImputer(n_neighbors=5)).set_params(**params)
+    return _impute_then_svm(
+        task,
+        KNNImputer(n_neighbors=5),
+        nominal_features=nominal_features,
+        mixed=dict(imputer=KNNImputer(n_neighbors=5)),
+    ).set_params(**params)
 
 
-def knn_indicator_svm(task: str = "classification", **params: Any) -> Pipeline:
+def knn_indicator_svm(
+    task: str = "classification", nominal_features: Any = None, **params: Any
+) -> Pipeline:
     """k-NN imputation (k=5) with missingness indicators, then an RBF SVM.
 
     As :func:`knn_svm`, with a 0/1 indicator column appended for every
@@ -415,6 +754,11 @@ def knn_indicator_svm(task: str = "classification", **params: Any) -> Pipeline:
     Parameters
     ----------
     task : {"classification", "regression"}
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (k-NN imputation on the joint table and one
+        indicator per column with a missing training entry), then the SVM.
     **params
         Set on the pipeline.
 
@@ -423,10 +767,20 @@ def knn_indicator_svm(task: str = "classification", **params: Any) -> Pipeline:
     pipeline : Pipeline
     """
     imputer = KNNImputer(n_neighbors=5, add_indicator=True)
-    return _impute_then_svm(task, imputer).set_params(**params)
+    return _impute_then_svm(
+        task,
+        imputer,
+        nominal_features=nominal_features,
+        mixed=dict(imputer=KNNImputer(n_neighbors=5), add_indicator=True),
+    ).set_params(**params)
 
 
-def hgb(task: str = "classification", random_state: Any = None, **params: Any) -> Any:
+def hgb(
+    task: str = "classification",
+    random_state: Any = None,
+    nominal_features: Any = None,
+    **params: Any,
+) -> Any:
     """Histogram gradient boosting with native missing values, no imputation.
 
     :class:`~sklearn.ensemble.HistGradientBoostingClassifier` (or
@@ -442,6 +796,11 @@ def hgb(task: str = "classification", random_state: Any = None, **params: Any) -
     random_state : int or None
         Seed of the booster (its early-stopping split, used above 10,000
         rows).
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns: the booster's ``categorical_features`` (native
+        categorical splits; their codes must be integers in
+        ``[0, max_bins)``, and a category not seen in training goes where
+        missing values go). None or none: every column numeric.
     **params
         Set on the estimator (e.g. ``learning_rate``, ``max_iter``).
 
@@ -451,6 +810,12 @@ def hgb(task: str = "classification", random_state: Any = None, **params: Any) -
     """
     _svm(task)  # the usual error for an unknown task
     cls = _HGBClassifier if task == "classification" else _HGBRegressor
+    if nominal_features is not None:
+        columns = np.asarray(nominal_features)
+        if columns.dtype == bool:
+            columns = np.flatnonzero(columns)
+        if columns.size:
+            params = {"categorical_features": columns.astype(int).tolist(), **params}
     return cls(random_state=random_state, **params)
 
 
@@ -509,7 +874,10 @@ hgb.scale = False  # type: ignore[attr-defined]
 
 
 def iterative_svm(
-    task: str = "classification", random_state: Any = None, **params: Any
+    task: str = "classification",
+    random_state: Any = None,
+    nominal_features: Any = None,
+    **params: Any,
 ) -> Pipeline:
     """IterativeImputer (chained equations, one posterior draw), then an RBF SVM.
 
@@ -523,6 +891,11 @@ def iterative_svm(
     task : {"classification", "regression"}
     random_state : int or None
         Seed of the draw.
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (chained equations on the standardised
+        numeric and one-hot columns), then the SVM.
     **params
         Set on the pipeline (e.g. ``impute__max_iter``).
 
@@ -536,13 +909,16 @@ def iterative_svm(
     imputer = IterativeImputer(
         sample_posterior=True, max_iter=10, random_state=random_state
     )
-    return _impute_then_svm(task, imputer).set_params(**params)
+    return _impute_then_svm(
+        task, imputer, nominal_features=nominal_features, mixed=dict(imputer=imputer)
+    ).set_params(**params)
 
 
 def missforest_svm(
     task: str = "classification",
     random_state: Any = None,
     n_estimators: int = 30,
+    nominal_features: Any = None,
     **params: Any,
 ) -> Pipeline:
     """missForest-like iterative imputation with random forests, then an RBF SVM.
@@ -554,6 +930,11 @@ def missforest_svm(
         Seed of the forests.
     n_estimators : int, default=30
         Trees per forest (missForest uses 100; 30 keeps nested CV affordable).
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (the forests impute the standardised numeric
+        and one-hot columns), then the SVM.
     **params
         Set on the pipeline.
 
@@ -574,13 +955,16 @@ def missforest_svm(
         max_iter=5,
         random_state=random_state,
     )
-    return _impute_then_svm(task, imputer).set_params(**params)
+    return _impute_then_svm(
+        task, imputer, nominal_features=nominal_features, mixed=dict(imputer=imputer)
+    ).set_params(**params)
 
 
 def gmm_svm(
     task: str = "classification",
     random_state: Any = None,
     n_components: int = 3,
+    nominal_features: Any = None,
     **params: Any,
 ) -> Pipeline:
     """Draws from a Gaussian mixture fitted to incomplete data, then an RBF SVM.
@@ -592,6 +976,11 @@ def gmm_svm(
         Seed of the mixture fit and of the draws.
     n_components : int, default=3
         Mixture components (3 in the genRBF paper).
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (the mixture is fitted on, and draws, the
+        standardised numeric and one-hot columns), then the SVM.
     **params
         Set on the pipeline.
 
@@ -604,15 +993,24 @@ def gmm_svm(
         density_params={"n_components": n_components},
         random_state=random_state,
     )
-    return _impute_then_svm(task, imputer).set_params(**params)
+    return _impute_then_svm(
+        task, imputer, nominal_features=nominal_features, mixed=dict(imputer=imputer)
+    ).set_params(**params)
 
 
-def em_svm(task: str = "classification", **params: Any) -> Pipeline:
+def em_svm(
+    task: str = "classification", nominal_features: Any = None, **params: Any
+) -> Pipeline:
     """EM imputation (conditional means under a Gaussian fitted by EM), then an RBF SVM.
 
     Parameters
     ----------
     task : {"classification", "regression"}
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (EM imputation on the standardised numeric
+        and one-hot columns), then the SVM.
     **params
         Set on the pipeline.
 
@@ -621,11 +1019,16 @@ def em_svm(task: str = "classification", **params: Any) -> Pipeline:
     pipeline : Pipeline
     """
     imputer = DensityDrawImputer("gaussian_em", fill="mean")
-    return _impute_then_svm(task, imputer).set_params(**params)
+    return _impute_then_svm(
+        task, imputer, nominal_features=nominal_features, mixed=dict(imputer=imputer)
+    ).set_params(**params)
 
 
 def r_mice_svm(
-    task: str = "classification", random_state: Any = None, **params: Any
+    task: str = "classification",
+    random_state: Any = None,
+    nominal_features: Any = None,
+    **params: Any,
 ) -> Pipeline:
     """R mice (one completed data set, via the R plugin), then an RBF SVM.
 
@@ -634,6 +1037,11 @@ def r_mice_svm(
     task : {"classification", "regression"}
     random_state : int or None
         Seed of the draw.
+    nominal_features : array-like of int or bool mask, default=None
+        The nominal columns (category codes) of the table; None or none: the
+        all-numeric pipeline. With nominal columns the pipeline is a
+        :class:`MixedTableImputer` (mice imputes the standardised numeric and
+        one-hot columns), then the SVM.
     **params
         Set on the pipeline.
 
@@ -642,7 +1050,9 @@ def r_mice_svm(
     pipeline : Pipeline
     """
     imputer = DensityDrawImputer("r_mice", random_state=random_state)
-    return _impute_then_svm(task, imputer).set_params(**params)
+    return _impute_then_svm(
+        task, imputer, nominal_features=nominal_features, mixed=dict(imputer=imputer)
+    ).set_params(**params)
 
 
 def geom_svm(task: str = "classification", **params: Any) -> Any:

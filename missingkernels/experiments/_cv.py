@@ -31,7 +31,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 
 from .._registry import _RENAMED
-from ._baselines import DropSparseFeatures
+from ._baselines import DropSparseFeatures, MixedTableImputer
 from ._methods import MethodSpec
 
 _METRICS: dict[str, Callable[[Any, Any], float]] = {
@@ -207,7 +207,15 @@ class _FittedDensity(BaseEstimator):
         return self.state.density.conditionals(X)
 
 
-def _prepare_kernel(spec: MethodSpec, task: str, X: np.ndarray, seed: int) -> _Prepared:
+def _prepare_kernel(
+    spec: MethodSpec,
+    task: str,
+    X: np.ndarray,
+    seed: int,
+    nominal: np.ndarray | None = None,
+) -> _Prepared:
+    if nominal is not None:
+        return _prepare_mixed_kernel(spec, task, X, seed, nominal)
     # A feature missing in every training row divides 0 by 0 in the scaler;
     # it stays NaN, and the kernel drops it (naming it).
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -215,8 +223,8 @@ def _prepare_kernel(spec: MethodSpec, task: str, X: np.ndarray, seed: int) -> _P
         Xs = scaler.transform(X) if scaler is not None else X
     shared: list[Any] = []
 
-    def gram(X_new: np.ndarray, gamma: Any) -> tuple[np.ndarray, np.ndarray]:
-        kernel = spec.make(task, seed, gamma)
+    def gram(X_new: np.ndarray, point: Any) -> tuple[np.ndarray, np.ndarray]:
+        kernel = _make_kernel(spec, task, seed, point)
         accepted = (
             kernel.get_params(deep=False) if hasattr(kernel, "get_params") else {}
         )
@@ -234,10 +242,76 @@ def _prepare_kernel(spec: MethodSpec, task: str, X: np.ndarray, seed: int) -> _P
     return _Prepared(gram)
 
 
-def _prepare_pipeline(
-    spec: MethodSpec, task: str, X: np.ndarray, seed: int
+def _make_kernel(spec: MethodSpec, task: str, seed: int, point: dict) -> Any:
+    """The kernel of a grid point: ``make(task, seed, gamma)``, the kernel's
+    other grid parameters as keywords (``point`` may be a bare gamma)."""
+    point = _as_point(point)
+    others = {k: v for k, v in point.items() if k != "gamma"}
+    return spec.make(task, seed, point.get("gamma"), **others)
+
+
+class _NumericScaler(BaseEstimator):
+    """Standardise the numeric columns (training mean and standard deviation
+    of the observed entries, NaN ignored); nominal codes pass unchanged."""
+
+    def __init__(self, nominal: Any = None) -> None:
+        self.nominal = nominal
+
+    def fit(self, X: np.ndarray, y: Any = None) -> _NumericScaler:
+        X = np.asarray(X, dtype=np.float64)
+        numeric = ~np.asarray(self.nominal, dtype=bool)
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+            mean = np.nanmean(X, axis=0)
+            scale = np.nanstd(X, axis=0)
+        scale[~(scale > 0)] = 1.0  # constant columns, as StandardScaler
+        self.mean_ = np.where(numeric, mean, 0.0)
+        self.scale_ = np.where(numeric, scale, 1.0)
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return (np.asarray(X, dtype=np.float64) - self.mean_) / self.scale_
+
+    def fit_transform(self, X: np.ndarray, y: Any = None) -> np.ndarray:
+        return self.fit(X).transform(X)
+
+
+def _prepare_mixed_kernel(
+    spec: MethodSpec, task: str, X: np.ndarray, seed: int, nominal: np.ndarray
 ) -> _Prepared:
-    pipe = spec.make(task, seed)
+    """A kernel method on a table with nominal columns: a kernel that takes
+    them (``nominal="native"``) gets them as codes, with the numeric columns
+    standardised; any other sees them one-hot coded (missing: NaN in all of
+    a column's 0/1 columns), the numeric columns standardised if it scales."""
+    if spec.nominal == "native":
+        prep: Any = _NumericScaler(nominal if spec.scale else np.ones_like(nominal))
+        columns = np.flatnonzero(nominal).tolist()
+    else:
+        prep = MixedTableImputer(nominal, scale_numeric=spec.scale)
+        columns = None
+    Xs = prep.fit_transform(X)
+
+    def gram(X_new: np.ndarray, point: Any) -> tuple[np.ndarray, np.ndarray]:
+        kernel = _make_kernel(spec, task, seed, point)
+        if columns is not None:
+            # The density is refitted per grid point from the fit cache
+            # (same rows and parameters), not shared: the kernel codes the
+            # nominal columns before its density sees them.
+            kernel.set_params(nominal_features=columns)
+        kernel.fit(Xs)
+        return kernel(Xs), kernel(prep.transform(X_new), Xs)
+
+    return _Prepared(gram)
+
+
+def _prepare_pipeline(
+    spec: MethodSpec,
+    task: str,
+    X: np.ndarray,
+    seed: int,
+    nominal: np.ndarray | None = None,
+) -> _Prepared:
+    pipe = _make(spec, task, seed, nominal)
     pre = Pipeline(pipe.steps[:-1]) if len(pipe.steps) > 1 else None
     Xt = pre.fit_transform(X) if pre is not None else X
     # The imputed new rows do not depend on gamma: impute them once (the
@@ -259,11 +333,46 @@ def _prepare_pipeline(
             last[:] = [X_new, pre.transform(X_new)]
         return last[1]
 
-    def gram(X_new: np.ndarray, gamma: Any) -> tuple[np.ndarray, np.ndarray]:
+    def gram(X_new: np.ndarray, point: Any) -> tuple[np.ndarray, np.ndarray]:
         Xn = rows(X_new)
+        gamma = _as_point(point).get("gamma")
         return rbf_kernel(Xt, gamma=gamma), rbf_kernel(Xn, Xt, gamma=gamma)
 
     return _Prepared(gram)
+
+
+def _as_point(point: Any) -> dict:
+    """A grid point of ``gram``: a dict, or a bare gamma (None: no width)."""
+    return point if isinstance(point, dict) else {"gamma": point}
+
+
+def _make(spec: MethodSpec, task: str, seed: int, nominal: Any = None) -> Any:
+    """``spec.make(task, seed)``; on a table with nominal columns, a method
+    that takes them gets ``nominal_features`` (their 0-based indices), any
+    other is preceded by their one-hot coding (pipelines and estimators)."""
+    if nominal is None:
+        return spec.make(task, seed)
+    if spec.nominal == "native":
+        return spec.make(task, seed, nominal_features=np.flatnonzero(nominal).tolist())
+    model = spec.make(task, seed)
+    encode = MixedTableImputer(nominal, scale_numeric=False)
+    if isinstance(model, Pipeline):
+        return Pipeline([("one_hot", encode), *model.steps])
+    return model
+
+
+def _kernel_points(spec: MethodSpec) -> list[dict]:
+    """The grid points of a kernel or pipeline method other than ``C``, in
+    the order of the grid (gamma first: ties go to the smallest)."""
+    others = {k: list(v) for k, v in spec.grid.items() if k not in ("C", "gamma")}
+    gammas = list(spec.grid.get("gamma", [None]))
+    if not others:
+        return [{"gamma": g} for g in gammas]
+    return [
+        {"gamma": g, **rest}
+        for g in gammas
+        for rest in _grid_points(others)  # type: ignore[arg-type]
+    ]
 
 
 def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict]:
@@ -283,11 +392,13 @@ def _select_and_score(
     seed: int,
     selection_metric: str,
     class_weight: Any = None,
+    nominal: np.ndarray | None = None,
 ) -> tuple[dict, dict[str, float], float]:
     """Inner grid search, refit on the training rows, score the test rows.
 
     ``class_weight`` reaches the classifiers that take it (see
-    :func:`accepts_class_weight`); the others ignore it.
+    :func:`accepts_class_weight`); the others ignore it. ``nominal`` (a bool
+    mask with a True, or None) marks the nominal columns of a mixed table.
     """
     if task != "classification":
         class_weight = None
@@ -295,26 +406,25 @@ def _select_and_score(
     inner = list(_splitter(task, inner_folds, seed).split(X_train, y_train))
     if spec.kind in ("kernel", "pipeline"):
         prepare = _prepare_kernel if spec.kind == "kernel" else _prepare_pipeline
-        gammas = list(spec.grid.get("gamma", [None]))
+        points = _kernel_points(spec)
         Cs = list(spec.grid["C"])
-        total = np.zeros((len(gammas), len(Cs)))
+        total = np.zeros((len(points), len(Cs)))
         # A single grid point needs no inner search.
         for tr, va in inner if total.size > 1 else []:
-            prep = prepare(spec, task, X_train[tr], seed)
+            prep = prepare(spec, task, X_train[tr], seed, nominal)
             X_va = X_train[va]  # one object for all gammas: see _prepare_pipeline
-            for gi, gamma in enumerate(gammas):
-                K_tr, K_va = prep.gram(X_va, gamma)
+            for gi, point in enumerate(points):
+                K_tr, K_va = prep.gram(X_va, point)
                 for ci, C in enumerate(Cs):
                     pred = _fit_predict(task, C, K_tr, y_train[tr], K_va, class_weight)
                     total[gi, ci] += select(y_train[va], pred)
         # Ties go to the first grid point (smallest gamma, then smallest C).
         gi, ci = (int(i) for i in np.unravel_index(int(np.argmax(total)), total.shape))
         best = {"C": Cs[ci]}
-        if gammas[gi] is not None:
-            best["gamma"] = gammas[gi]
+        best.update({k: v for k, v in points[gi].items() if v is not None})
         start = time.perf_counter()
-        prep = prepare(spec, task, X_train, seed)
-        K_tr, K_te = prep.gram(X_test, gammas[gi])
+        prep = prepare(spec, task, X_train, seed, nominal)
+        K_tr, K_te = prep.gram(X_test, points[gi])
         pred = _fit_predict(task, Cs[ci], K_tr, y_train, K_te, class_weight)
         fit_seconds = time.perf_counter() - start
     else:
@@ -332,6 +442,7 @@ def _select_and_score(
                     {**params, **shared},
                     class_weight,
                     ovr,
+                    nominal,
                 )
                 model.fit(X_train[tr], y_train[tr])
                 if pi == 0 and set(spec.grid) <= {"C", "gamma"}:
@@ -339,7 +450,9 @@ def _select_and_score(
                 totals[pi] += select(y_train[va], model.predict(X_train[va]))
         best = points[int(np.argmax(totals))]
         start = time.perf_counter()
-        model = _make_estimator(spec, task, seed, X_train, best, class_weight, ovr)
+        model = _make_estimator(
+            spec, task, seed, X_train, best, class_weight, ovr, nominal
+        )
         model.fit(X_train, y_train)
         pred = model.predict(X_test)
         fit_seconds = time.perf_counter() - start
@@ -400,13 +513,26 @@ def _make_estimator(
     params: dict,
     class_weight: Any = None,
     ovr: bool = False,
+    nominal: np.ndarray | None = None,
 ) -> Any:
-    model = clone(spec.make(task, seed)).set_params(**params)
+    native = nominal is not None and spec.nominal == "native"
+    model = clone(_make(spec, task, seed, nominal if native else None))
+    model.set_params(**params)
     if class_weight is not None and "class_weight" in model.get_params(deep=False):
         model.set_params(class_weight=class_weight)
     if ovr:
         model = OneVsRestClassifier(model)
-    if spec.scale:
+    if nominal is not None and native:
+        # It takes the nominal columns as codes: standardise the others only
+        # (the model drops too sparse features itself).
+        if spec.scale:
+            model = Pipeline([("scale", _NumericScaler(nominal)), ("model", model)])
+    elif nominal is not None:
+        # One-hot coded first (and the numeric columns standardised if the
+        # method scales; the encoder drops the too sparse features).
+        encode = MixedTableImputer(nominal, scale_numeric=spec.scale)
+        model = Pipeline([("one_hot", encode), ("model", model)])
+    elif spec.scale:
         # The sparse features go before the scaler, which would divide 0 by
         # 0 on a feature missing in every training row (the model drops
         # them too; with none to drop the step passes the rows through).
@@ -432,6 +558,7 @@ def _run_cell(
     seed: int,
     selection_metric: str,
     class_weight: Any = None,
+    nominal: np.ndarray | None = None,
 ) -> tuple[list[dict], list[_WarningTally]]:
     """Run one cell: its result rows and the warnings it raised (tallied).
 
@@ -468,6 +595,7 @@ def _run_cell(
                 cell_seed,
                 selection_metric,
                 class_weight,
+                nominal,
             )
         except Exception as exc:  # recorded, so a long run keeps going
             rows = [

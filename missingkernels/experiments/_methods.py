@@ -36,11 +36,13 @@ class MethodSpec:
         point by point (no Gram reuse), e.g. SOCP.
     make : callable
         ``make(task, seed)`` returns the kernel (kind ``"kernel"``, called
-        again per gamma as ``make(task, seed, gamma)``), the pipeline, or the
-        estimator.
+        again per gamma as ``make(task, seed, gamma)``, with the kernel's
+        other grid parameters as keywords), the pipeline, or the estimator.
     grid : dict
         Hyperparameter grid. ``"C"`` and ``"gamma"`` for kernel and pipeline
-        methods (``gamma`` may be ``[None]`` for kernels without a width);
+        methods (``gamma`` may be ``[None]`` for kernels without a width; a
+        kernel method may add other parameters of its kernel, e.g.
+        ``{"nominal_weight": [0.25, 0.5, 1.0]}``, searched with gamma);
         estimator parameter names for kind ``"estimator"``.
     scale : bool, default=True
         Standardise features on the training rows first (kernel and estimator
@@ -56,6 +58,18 @@ class MethodSpec:
         ``"socp"``) or ``"skip"`` (binary-only and not to be wrapped: the
         ``compare`` command leaves it out on multiclass data, saying why).
         Declared by a baseline factory as its attribute ``multiclass``.
+    nominal : {"native", "one_hot"}, default="one_hot"
+        How the method meets the nominal columns of a mixed table (see
+        :class:`~missingkernels.experiments.ComparisonData`): ``"native"``
+        (a kernel with the parameter ``nominal_features``, set to them, e.g.
+        ``"mixed_rbf"``; a baseline whose factory takes ``nominal_features``:
+        ``make(task, seed, nominal_features=...)``, e.g. the imputation
+        baselines, which one-hot code them themselves, and ``"hgb"``, which
+        splits on them natively) or ``"one_hot"`` (the runner one-hot codes
+        them on the training rows, a missing entry missing in all of its
+        0/1 columns, and the method sees the numeric and 0/1 columns, e.g.
+        ``"genrbf"`` over one-hot codes). Ignored on all-numeric tables.
+        Set by :func:`resolve_method`.
     """
 
     name: str
@@ -64,6 +78,7 @@ class MethodSpec:
     grid: dict = field(default_factory=dict)
     scale: bool = True
     multiclass: str = "native"
+    nominal: str = "one_hot"
 
 
 def _probe_baseline(name: str) -> Any:
@@ -156,10 +171,18 @@ def resolve_method(
 
         extra = dict(kernel_params or {})
 
-        def make_baseline(task: str, seed: int) -> Any:
+        try:
+            native = "nominal_features" in inspect.signature(factory).parameters
+        except (TypeError, ValueError):
+            native = False
+
+        def make_baseline(task: str, seed: int, nominal_features: Any = None) -> Any:
+            params = dict(extra)
+            if nominal_features is not None:
+                params["nominal_features"] = nominal_features
             if seeded:
-                return get_baseline(name, task=task, random_state=seed, **extra)
-            return get_baseline(name, task=task, **extra)
+                return get_baseline(name, task=task, random_state=seed, **params)
+            return get_baseline(name, task=task, **params)
 
         probe = _probe_baseline(name)
         own_grid = getattr(factory, "search_grid", None)
@@ -192,9 +215,14 @@ def resolve_method(
                 grid,
                 scale=scale,
                 multiclass=multiclass,
+                nominal="native" if native else "one_hot",
             )
         return MethodSpec(
-            name, "pipeline", make_baseline, {"C": C_grid, "gamma": gamma_grid}
+            name,
+            "pipeline",
+            make_baseline,
+            {"C": C_grid, "gamma": gamma_grid},
+            nominal="native" if native else "one_hot",
         )
     kernels = list_kernels()
     if name in kernels:
@@ -203,8 +231,10 @@ def resolve_method(
         has_gamma = "gamma" in accepted
         params = dict(kernel_params or {})
 
-        def make_kernel(task: str, seed: int, gamma: Any = None) -> Any:
-            extra = dict(params)
+        def make_kernel(task: str, seed: int, gamma: Any = None, **more: Any) -> Any:
+            # ``more``: the kernel's other searched parameters (a grid key
+            # besides C and gamma, e.g. nominal_weight).
+            extra = {**params, **more}
             if has_gamma and gamma is not None:
                 extra["gamma"] = gamma
             if "random_state" in accepted and "random_state" not in extra:
@@ -218,6 +248,7 @@ def resolve_method(
             make_kernel,
             {"C": C_grid, "gamma": gamma_grid if has_gamma else [None]},
             scale=not _models_category_codes(density),
+            nominal="native" if "nominal_features" in accepted else "one_hot",
         )
     if ("baseline", name) in _RENAMED:
         get_baseline(name)  # raises, naming the new name

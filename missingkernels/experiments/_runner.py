@@ -52,11 +52,63 @@ class ComparisonData:
         for ``mechanism="none"``.
     y : ndarray of shape (n_samples,)
     task : {"classification", "regression"}
+    nominal : array-like of int or bool mask, default=None
+        The nominal columns of ``X`` (0-based indices or a mask): category
+        codes, NaN where missing, never standardised. Each method meets them
+        as its :class:`MethodSpec` says (``nominal``): the mixed kernels and
+        ``"hgb"`` take them as nominal, the imputation baselines one-hot code
+        them (mode imputation where they impute by the mean), the other
+        methods see them one-hot coded. None: every column is numeric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.experiments import ComparisonData
+    >>> X = np.array([[0.5, 1.0], [1.5, 2.0], [np.nan, 1.0], [2.0, np.nan]])
+    >>> data = ComparisonData(X, np.array([0, 1, 0, 1]), "classification", [1])
+    >>> data.nominal_mask().tolist()
+    [False, True]
     """
 
     X: np.ndarray
     y: np.ndarray
     task: str
+    nominal: Any = None
+
+    def nominal_mask(self) -> np.ndarray:
+        """``(n_features,)`` bool: True for the nominal columns.
+
+        Returns
+        -------
+        mask : ndarray of bool
+
+        Raises
+        ------
+        ValueError
+            If ``nominal`` is neither column indices of ``X`` nor a mask.
+        """
+        from ._baselines import _nominal_mask
+
+        return _nominal_mask(self.nominal, np.shape(self.X)[1])
+
+
+def _with_nominal_codes(data: ComparisonData) -> tuple[ComparisonData, Any]:
+    """``data`` with its nominal columns relabelled ``0 .. k-1`` (the sorted
+    distinct values of all rows; a bijection, no label is used) and their
+    mask, or ``data`` and None for an all-numeric table.
+
+    Matching kernels and one-hot codes only compare codes, so the relabelling
+    changes no model; it lets histogram gradient boosting take any codes
+    (its categories must be integers below ``max_bins``).
+    """
+    mask = data.nominal_mask()
+    if not mask.any():
+        return data, None
+    X = np.array(data.X, dtype=np.float64)
+    for j in np.flatnonzero(mask):
+        observed = ~np.isnan(X[:, j])
+        X[observed, j] = np.unique(X[observed, j], return_inverse=True)[1]
+    return ComparisonData(X, data.y, data.task, data.nominal), mask
 
 
 def _missing_data(
@@ -277,6 +329,13 @@ def run_comparison(
     }
     if class_weight is not None:  # absent otherwise: older results resume
         config["class_weight"] = class_weight
+    nominal = {
+        name: np.flatnonzero(data.nominal_mask()).tolist()
+        for name, data in sorted(datasets.items())
+        if data.nominal_mask().any()
+    }
+    if nominal:  # absent for all-numeric tables: older results resume
+        config["nominal"] = nominal
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     tallies: dict[tuple[str, str], _WarningTally] = {}
@@ -336,7 +395,9 @@ def _plan(
     # Draws outermost: an interrupted long run has every dataset covered by
     # its first draws rather than some datasets complete and others absent.
     plan: list[tuple] = []
+    masks: dict[str, Any] = {}
     for dname, data in datasets.items():
+        data, masks[dname] = _with_nominal_codes(data)
         task = data.task
         metric = selection_metric or _TASK_METRICS[task][0]
         for mech in mechanisms:
@@ -371,6 +432,7 @@ def _plan(
                             random_state,
                             metric,
                             class_weight,
+                            masks[dname],
                         )
                     )
     return jobs
@@ -531,6 +593,10 @@ def _check_data(
             f"{where}: y must be 1-d with one value per row of X; got X of "
             f"shape {X.shape} and y of shape {y.shape}."
         )
+    try:
+        data.nominal_mask()
+    except (ValueError, TypeError, IndexError) as exc:
+        raise ValueError(f"{where}.nominal: {exc}") from None
     if X.shape[0] < outer_folds:
         raise ValueError(
             f"{where} has {X.shape[0]} rows, fewer than outer_folds={outer_folds}."

@@ -1,0 +1,306 @@
+"""Vignette 7: mixed tables (numeric and nominal columns) with real missing values.
+
+Every dataset of ../shared/data with nominal columns and missing values:
+hepatitis, horse_colic (post-hoc 'outcome' dropped), cleveland_heart_disease
+(target num > 0), mammographic_masses (non-predictive 'bi_rads' dropped) and
+house_votes_84 (all columns nominal); australian has nominal columns but no
+missing value (a control: the missingness factor is then constant). The
+nominal columns are those of the dataset catalogue
+(``missingkernels.datasets``, with the reason per column).
+
+    python vignettes/07_mixed_tables.py --quick
+    python vignettes/07_mixed_tables.py --full
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from _common import best_of, load, main, mean_std, versus
+
+from missingkernels.datasets import load_dataset
+from missingkernels.densities import GaussianEMDensity, LatentClassDensity
+from missingkernels.experiments import (
+    PAPER_C_GRID,
+    PAPER_GAMMA_GRID,
+    format_table,
+    majority_scores,
+    resolve_method,
+)
+
+DATASETS = [
+    "hepatitis",
+    "horse_colic",
+    "cleveland_heart_disease",
+    "mammographic_masses",
+    "house_votes_84",
+    "australian",
+]
+#: The nominal block's weight w in (1 - w) + w * matching, searched by the
+#: inner CV with C and gamma.
+NOMINAL_WEIGHTS = (0.25, 0.5, 1.0)
+#: The weight of the factor on the missingness masks (mixed_rbf_miss).
+MISSINGNESS_WEIGHT = 0.5
+#: EM iterations of genRBF's Gaussian density over one-hot codes: the 0/1
+#: columns of a nominal column sum to 1, the covariance is singular and the
+#: EM runs to any max_iter (500, its default, costs about 45 s per fit on
+#: horse_colic); 100 keeps the run affordable and is said in the report.
+GENRBF_ONEHOT_MAX_ITER = 100
+
+
+def _mixed(name: str, C_grid, gamma_grid, **params):  # type: ignore[no-untyped-def]
+    spec = resolve_method(
+        "mixed_rbf", C_grid=C_grid, gamma_grid=gamma_grid, kernel_params=params
+    )
+    grid = {**spec.grid, "nominal_weight": list(NOMINAL_WEIGHTS)}
+    return dataclasses.replace(spec, name=name, grid=grid)
+
+
+def methods(quick: bool, C_grid, gamma_grid) -> list:  # type: ignore[no-untyped-def]
+    ours = [
+        _mixed("mixed_rbf", C_grid, gamma_grid),
+        _mixed(
+            "mixed_rbf_miss",
+            C_grid,
+            gamma_grid,
+            missingness_weight=MISSINGNESS_WEIGHT,
+        ),
+    ]
+    if quick:
+        return [*ours, "mean", "mean_indicator", "knn", "hgb"]
+    lc3 = _mixed("mixed_rbf_lc3", C_grid, gamma_grid, density=LatentClassDensity(3))
+    genrbf = resolve_method(
+        "genrbf",
+        C_grid=C_grid,
+        gamma_grid=gamma_grid,
+        kernel_params={"density": GaussianEMDensity(max_iter=GENRBF_ONEHOT_MAX_ITER)},
+    )
+    return [
+        *ours,
+        lc3,
+        dataclasses.replace(genrbf, name="genrbf_onehot"),
+        "mean",
+        "mean_indicator",
+        "knn",
+        "knn_indicator",
+        "iterative",
+        "hgb",
+    ]
+
+
+def config(quick: bool) -> dict:
+    C_grid = [1.0, 8.0] if quick else PAPER_C_GRID
+    gamma_grid = [2.0**-5, 2.0**-3] if quick else PAPER_GAMMA_GRID
+    return dict(
+        datasets=load(
+            ["hepatitis", "cleveland_heart_disease"] if quick else DATASETS,
+            nominal=True,
+        ),
+        metric="accuracy",
+        methods=methods(quick, C_grid, gamma_grid),
+        mechanisms=["none"],
+        n_draws=1 if quick else 3,
+        outer_folds=2 if quick else 5,
+        inner_folds=2 if quick else 3,
+        C_grid=C_grid,
+        gamma_grid=gamma_grid,
+        intro=(
+            "The data's own missing values (mechanism none); a draw is a new "
+            "split. The nominal columns (category codes) are those of the "
+            "dataset catalogue; they are never standardised, the numeric "
+            "columns are standardised on the training rows of each fit. "
+            "Ours: mixed_rbf, the normalised expected RBF (numeric columns) x "
+            "((1 - w) + w matching (nominal columns)) over a one-class "
+            "latent-class density (Gaussian x independent categoricals), "
+            "searched over C x gamma (the genRBF paper's grids) x w in "
+            "{0.25, 0.5, 1}; mixed_rbf_miss the same with the factor on the "
+            f"missingness masks (missingness_weight {MISSINGNESS_WEIGHT}); "
+            "mixed_rbf_lc3 the same as mixed_rbf with a 3-class latent-class "
+            "density. genrbf_onehot: genRBF (Gaussian EM density) over the "
+            "standardised numeric columns and the one-hot codes of the "
+            "nominal ones (a missing nominal entry is missing in all of its "
+            f"0/1 columns), EM capped at {GENRBF_ONEHOT_MAX_ITER} iterations "
+            "(it does not converge at 500 either: the 0/1 columns of a column "
+            "sum to 1, so the covariance is singular). The imputation "
+            "pipelines one-hot code the nominal columns: mean (mean "
+            "imputation of the numeric columns, mode imputation of the "
+            "nominal ones), mean_indicator (the same with one missingness "
+            "indicator per column), knn and iterative (k-NN and chained-"
+            "equation imputation on the standardised numeric + one-hot "
+            "table), knn_indicator; then an RBF SVC on the same C x gamma "
+            "grid. hgb: HistGradientBoostingClassifier with native missing "
+            "values and the nominal columns as categorical_features, "
+            "searched over learning_rate {0.03, 0.1, 0.3} x max_leaf_nodes "
+            "{15, 31, 63}. Protocol: 3 repetitions of 5-fold outer CV with a "
+            "3-fold inner grid search (vignette 6 uses 5 x 5 x 5; reduced to "
+            "fit a shared 2-core machine)."
+        ),
+    )
+
+
+OURS = ("mixed_rbf",)
+IMPUTATION = ("mean", "mean_indicator", "knn", "knn_indicator", "iterative")
+
+COMPARISON = """\
+What the full run shows (accuracy first; 3 draws, so differences below about
+0.005 are noise: mixed_rbf_miss and mixed_rbf are the same kernel on
+australian, which has no missing value, and still differ by 0.005 there,
+only because each method draws its own inner-CV splits).
+
+mixed_rbf is not ahead of the best imputation pipeline on most tables: the
+issue's target is not met. Against the best of the five pipelines picked per
+dataset after the fact (which favours them) it is ahead only on
+mammographic_masses (+0.003, 2 of 3 draws) and behind on the other five:
+horse_colic -0.004 and australian -0.004 (noise level), house_votes_84
+-0.007, cleveland -0.011 and hepatitis -0.030 (k-NN imputation with
+indicators, 0.873). In balanced accuracy it is ahead on horse_colic (+0.001)
+and mammographic_masses (+0.002) and behind elsewhere (hepatitis -0.042).
+Against the plain mean/mode + one-hot pipeline it is level (-0.006 to
++0.007 on all six). Against hgb it wins on cleveland (+0.023) and hepatitis
+(+0.058, where hgb is below the majority-class rate), all draws, and on
+mammographic_masses (+0.003); it loses on australian (-0.010) and on
+horse_colic, the most incomplete table (-0.014), all draws; house_votes_84
+is a tie (-0.001). Nothing is significant: Friedman p = 0.97 over the six
+tables, every method within the critical difference, and mixed_rbf has the
+worst mean rank of the ten in accuracy (6.67; knn_indicator best, 4.25).
+
+genRBF over one-hot codes (EM capped at 100 iterations) is not worse: it is
+ahead of mixed_rbf on cleveland (+0.009), hepatitis (+0.017), house_votes_84
+(+0.006) and horse_colic (+0.003) and behind on mammographic_masses (-0.012).
+Two reasons are visible in the kernels. The one-class latent-class density
+makes the nominal columns independent of each other and of the numeric ones,
+so a missing entry is averaged over its column's marginal, while the
+Gaussian over one-hot codes conditions it on the observed entries (linearly);
+three latent classes, which restore some dependence, gain +0.030 on
+hepatitis (all draws) and are within noise elsewhere. And the matching block
+(1 - w) + w * (share of matching columns) is additive over the nominal
+columns and never below 1 - w, whereas an RBF over one-hot codes multiplies
+exp(-2 gamma) per mismatch: on house_votes_84 (16 nominal columns, no
+numeric one) mixed_rbf is a linear kernel on the one-hot codes plus a
+constant, genRBF a nonlinear one.
+
+The missingness factor (missingness_weight 0.5) does not measurably help: it
+gains +0.008 on horse_colic (24.9% missing; balanced accuracy +0.010, 2 of 3
+draws) and +0.002 on house_votes_84, is level on hepatitis and cleveland and
+loses 0.007 on mammographic_masses; all of these are of the size of the
+australian control (+0.005 with an identical kernel). We keep it off by
+default.
+"""
+
+
+def _comparison(results, metric: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Per dataset: mixed_rbf, the best imputation pipeline and hgb."""
+    ok = results[(results["metric"] == metric) & (results["error"] == "")]
+    per_draw = ok.groupby(["dataset", "method", "draw"])["score"].mean()
+    stats = per_draw.groupby(["dataset", "method"]).agg(["mean", "std"])
+    lines = [
+        "| dataset | majority class | mixed_rbf | best imputation pipeline | hgb "
+        "| mixed_rbf - imputation | mixed_rbf - hgb |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for dataset in sorted(ok["dataset"].unique()):
+        means = stats.loc[dataset]
+        floor = majority_scores(load_dataset(dataset).y)[metric]
+        ours, imp = best_of(means, OURS), best_of(means, IMPUTATION)
+        hgb = "hgb" if "hgb" in means.index else None
+        names = [n for n in (ours, imp, hgb) if n is not None]
+        draws = per_draw.loc[dataset].unstack("method")[names].dropna()
+        lines.append(
+            f"| {dataset} | {floor:.3f} | {mean_std(means, ours)} | "
+            f"{imp}: {mean_std(means, imp)} | {mean_std(means, hgb)} | "
+            f"{versus(means, draws, ours, imp)} | "
+            f"{versus(means, draws, ours, hgb)} |"
+        )
+    return lines
+
+
+def _factor(results, metric: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Per dataset: mixed_rbf with and without the missingness factor (and
+    with three latent classes, where it ran)."""
+    ok = results[(results["metric"] == metric) & (results["error"] == "")]
+    per_draw = ok.groupby(["dataset", "method", "draw"])["score"].mean()
+    stats = per_draw.groupby(["dataset", "method"]).agg(["mean", "std"])
+    lines = [
+        "| dataset | missing | mixed_rbf | mixed_rbf_miss | miss - plain "
+        "| mixed_rbf_lc3 | lc3 - plain |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for dataset in sorted(ok["dataset"].unique()):
+        means = stats.loc[dataset]
+        if "mixed_rbf" not in means.index:
+            continue
+        rate = float(ok[ok["dataset"] == dataset]["missing_rate"].iloc[0])
+        draws = per_draw.loc[dataset].unstack("method")
+        cells = []
+        for other in ("mixed_rbf_miss", "mixed_rbf_lc3"):
+            if other in means.index:
+                both = draws[["mixed_rbf", other]].dropna()
+                cells += [
+                    mean_std(means, other),
+                    versus(means, both, other, "mixed_rbf"),
+                ]
+            else:
+                cells += ["not run", "-"]
+        lines.append(
+            f"| {dataset} | {100 * rate:.1f}% | {mean_std(means, 'mixed_rbf')} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    return lines
+
+
+def report(results, extra) -> str:  # type: ignore[no-untyped-def]
+    lines = [
+        "## mixed_rbf vs the best imputation pipeline vs hgb",
+        "",
+        "Per dataset, mixed_rbf, the best by mean score of the imputation "
+        "pipelines (mean, mean_indicator, knn, knn_indicator, iterative; "
+        "picked after the fact, which favours them) and hgb; mean ± std over "
+        "draws; the differences are mixed_rbf minus the other, with the "
+        "draws (of those all three finished) where mixed_rbf scores higher / "
+        "the same / lower. The majority class column is the score of always "
+        "predicting the most frequent class.",
+        "",
+        "### accuracy",
+        "",
+        *_comparison(results, "accuracy"),
+        "",
+        "### balanced accuracy (the same models, selected on accuracy; the "
+        "best imputation pipeline picked again by balanced accuracy)",
+        "",
+        *_comparison(results, "balanced_accuracy"),
+        "",
+        "## The missingness factor and more latent classes",
+        "",
+        "mixed_rbf_miss (factor on the missingness masks) and mixed_rbf_lc3 "
+        "(three latent classes) against mixed_rbf; differences are the "
+        "variant minus mixed_rbf, with its draws higher / same / lower. On "
+        "australian (no missing value) the factor is 1 for every pair, so "
+        "mixed_rbf_miss equals mixed_rbf there.",
+        "",
+        "### accuracy",
+        "",
+        *_factor(results, "accuracy"),
+        "",
+        "### balanced accuracy",
+        "",
+        *_factor(results, "balanced_accuracy"),
+        "",
+        COMPARISON,
+        "## balanced_accuracy: mean ± std over draws (same models)",
+        "",
+        format_table(results, "balanced_accuracy"),
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(
+        main(
+            "07_mixed_tables",
+            "Mixed tables with real missing values",
+            config,
+            report,
+        )
+    )
