@@ -25,7 +25,15 @@ import dataclasses
 import sys
 
 import numpy as np
-from _common import best_of, load, main, mean_std, paper_beside, versus
+from _common import (
+    PLAIN_EM_NOTE,
+    best_of,
+    load,
+    main,
+    mean_std,
+    paper_beside,
+    versus,
+)
 
 from missingkernels.experiments import (
     PAPER_C_GRID,
@@ -181,7 +189,7 @@ def config(quick: bool) -> dict:
         "(mean_indicator, knn_indicator) and histogram gradient boosting with "
         "native missing values (hgb, searched over learning_rate in "
         "{0.03, 0.1, 0.3} x max_leaf_nodes in {15, 31, 63} instead of "
-        "C x gamma)."
+        "C x gamma)." + PLAIN_EM_NOTE
     )
     if quick:
         return dict(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 
-from _common import best_of, load, main, mean_std
+from _common import PLAIN_EM_NOTE, best_of, load, main, mean_std
 
 OURS = ("genrbf", "expected_rbf")
 IMPUTATION = ("zero", "mean", "knn", "iterative", "mean_indicator", "knn_indicator")
@@ -69,7 +69,7 @@ def config(quick: bool) -> dict:
             "paper's methods: mean and k-NN imputation with missingness "
             "indicators, and histogram gradient boosting with native missing "
             "values (hgb, searched over learning_rate in {0.03, 0.1, 0.3} x "
-            "max_leaf_nodes in {15, 31, 63} instead of C x gamma)."
+            "max_leaf_nodes in {15, 31, 63} instead of C x gamma)." + PLAIN_EM_NOTE
         ),
     )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from _common import load, main, socp_method
+from _common import PLAIN_EM_NOTE, load, main, socp_method
 
 from missingkernels.experiments import PAPER_C_GRID, PAPER_GAMMA_GRID
 
@@ -58,6 +58,7 @@ def config(quick: bool) -> dict:
             "other methods over the genRBF paper's full grid. The paper's third "
             "method, Shivaswamy et al.'s SOCP on EM-imputed data with identity "
             "covariances, is replaced by the plain SVM on EM-imputed data (em)."
+            + PLAIN_EM_NOTE
         ),
     )
 

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import sys
 
-from _common import best_of, load, main, mean_std, socp_method, versus
+from _common import (
+    PLAIN_EM_NOTE,
+    best_of,
+    load,
+    main,
+    mean_std,
+    socp_method,
+    versus,
+)
 
 from missingkernels.datasets import load_dataset
 from missingkernels.experiments import (
@@ -72,7 +80,7 @@ def config(quick: bool) -> dict:
             "boosting with native missing values (hgb, searched over "
             "learning_rate in {0.03, 0.1, 0.3} x max_leaf_nodes in "
             "{15, 31, 63}). Belanche's K1/K2 are for binary features "
-            "(vignette 5)."
+            "(vignette 5)." + PLAIN_EM_NOTE
         ),
     )
 
