@@ -86,7 +86,7 @@ def _row_class(c: MixedConditionals, i: int, k: int):
     return mu, A, pmfs
 
 
-def _naive_gram(cx, cy, gamma, w, normalised):
+def _naive_gram(cx, cy, gamma, w, normalised, combination="mean"):
     """The mixed kernel, pair by pair and class pair by class pair."""
 
     def entry(c1, i, c2, j):
@@ -98,7 +98,10 @@ def _naive_gram(cx, cy, gamma, w, normalised):
                 rbf = _naive_rbf(mu_a, A, mu_b, B, gamma)
                 q = len(pa)
                 match = 1.0
-                if q:
+                if q and combination == "product":
+                    for x, y in zip(pa, pb, strict=True):
+                        match *= (1 - w) + w * (x @ y)
+                elif q:
                     agree = sum(x @ y for x, y in zip(pa, pb, strict=True))
                     match = (1 - w) + w * agree / q
                 total += c1.weights[i, a] * c2.weights[j, b] * rbf * match
@@ -120,42 +123,48 @@ def _naive_gram(cx, cy, gamma, w, normalised):
 # -- the kernel against references ------------------------------------------------
 
 
+@pytest.mark.parametrize("combination", ["mean", "product"])
 @pytest.mark.parametrize("n_components", [1, 2])
 @pytest.mark.parametrize("gamma", [0.05, 0.7, 4.0])
 @pytest.mark.parametrize("cls", [MixedRBFKernel, ExpectedMixedRBFKernel])
-def test_mixed_kernel_matches_naive_reference(rng, n_components, gamma, cls):
+def test_mixed_kernel_matches_naive_reference(
+    rng, n_components, gamma, cls, combination
+):
     T, nominal = _mixed_rows(rng, n=40)
     density = LatentClassDensity(n_components, n_init=2, random_state=0)
     k = cls(
         gamma=gamma,
         nominal_weight=0.7,
+        nominal_combination=combination,
         nominal_features=nominal,
         density=density,
         diagonal="independent",
     ).fit(T)
     c = k.density_.conditionals(T)
     normalised = cls is MixedRBFKernel
-    ref = _naive_gram(c, c, gamma, 0.7, normalised)
+    ref = _naive_gram(c, c, gamma, 0.7, normalised, combination)
     K = k(T)
     scale = np.abs(ref).max()
     np.testing.assert_allclose(K, ref, rtol=1e-10, atol=1e-12 * scale)
     # The cross Gram (rows in other roles, other rows).
     new, _ = _mixed_rows(np.random.default_rng(7), n=15)
     cn = k.density_.conditionals(new)
-    ref_cross = _naive_gram(cn, c, gamma, 0.7, normalised)
+    ref_cross = _naive_gram(cn, c, gamma, 0.7, normalised, combination)
     np.testing.assert_allclose(k(new, T), ref_cross, rtol=1e-10, atol=1e-12 * scale)
     # PSD and symmetric
     assert np.abs(K - K.T).max() <= 1e-12 * scale
     assert np.linalg.eigvalsh(K).min() >= -1e-10 * len(K) * scale
 
 
-def test_mixed_kernel_is_the_draws_average(rng):
+@pytest.mark.parametrize("combination", ["mean", "product"])
+def test_mixed_kernel_is_the_draws_average(rng, combination):
     """The closed form against the average of the base kernel over
     independent draws of both rows, within 4 standard errors."""
     T, nominal = _mixed_rows(rng, n=12, rate=0.4)
     k = ExpectedMixedRBFKernel(
         gamma=0.4,
         nominal_weight=0.8,
+        nominal_combination=combination,
         nominal_features=nominal,
         density=LatentClassDensity(2, random_state=0),
     ).fit(T)
@@ -506,3 +515,27 @@ def test_unscaled_numeric_features_warn(rng):
         MissingKernelSVC().fit(X / [1.0, 1000.0, 1.0], y)
         # Nominal codes do not count; the linear kernel has no width.
         MissingKernelSVC(kernel="expected_linear").fit(X, y)
+
+
+def test_product_combination_is_the_rbf_on_one_hot_codes(rng):
+    """On complete rows, w = 1 - exp(-2 gamma) per nominal column gives
+    scikit-learn's RBF on the numeric columns and the one-hot codes."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    T, nominal = _mixed_rows(rng, n=60)
+    complete = T[~np.isnan(T).any(axis=1)]
+    gamma = 0.3
+    k = ExpectedMixedRBFKernel(
+        gamma=gamma,
+        nominal_weight=1.0 - np.exp(-2.0 * gamma),
+        nominal_combination="product",
+        nominal_features=nominal,
+    ).fit(T)
+    onehot = [
+        (complete[:, [v]] == np.unique(T[:, v][~np.isnan(T[:, v])])).astype(float)
+        for v in nominal
+    ]
+    coded = np.hstack([complete[:, :3], *onehot])
+    np.testing.assert_allclose(
+        k(complete, complete), rbf_kernel(coded, gamma=gamma), rtol=1e-12
+    )

@@ -30,6 +30,12 @@ class RBFMatching(BaseKernel):
     product is. Without nominal columns it is the RBF; without numeric
     columns and with ``w = 1``, simple matching (Belanche's K1).
 
+    With ``nominal_combination="product"`` the nominal columns multiply
+    instead of averaging: ``prod_v ((1 - w) + w 1[x_v = y_v])``, each factor
+    PSD. Every mismatch then scales the kernel by ``1 - w``: with
+    ``w = 1 - exp(-2 gamma')`` this is the RBF of width ``gamma'`` on the
+    one-hot codes of the nominal columns.
+
     Parameters
     ----------
     gamma : float > 0 or "scale", default="scale"
@@ -40,6 +46,10 @@ class RBFMatching(BaseKernel):
         The weight ``w`` of the nominal block: 0 ignores the nominal
         columns, 1 makes rows that match on no nominal column dissimilar
         whatever their numeric columns.
+    nominal_combination : {"mean", "product"}, default="mean"
+        How the nominal columns combine: the share of matching columns
+        (``"mean"``), or a product of one factor per column (``"product"``,
+        each mismatch multiplies the kernel by ``1 - w``).
     missingness_weight : float in [0, 1], default=0.0
         The weight ``u`` of an optional factor on the missingness patterns,
         ``(1 - u) + u / d sum_v 1[x_v missing = y_v missing]`` (simple
@@ -61,6 +71,7 @@ class RBFMatching(BaseKernel):
     _parameter_constraints: ClassVar[dict] = {
         "gamma": [Interval(Real, 0.0, None, closed="neither"), StrOptions({"scale"})],
         "nominal_weight": [Interval(Real, 0.0, 1.0, closed="both")],
+        "nominal_combination": [StrOptions({"mean", "product"})],
         "missingness_weight": [Interval(Real, 0.0, 1.0, closed="both")],
     }
 
@@ -68,10 +79,12 @@ class RBFMatching(BaseKernel):
         self,
         gamma: float | str = "scale",
         nominal_weight: float = 0.5,
+        nominal_combination: str = "mean",
         missingness_weight: float = 0.0,
     ):
         self.gamma = gamma
         self.nominal_weight = nominal_weight
+        self.nominal_combination = nominal_combination
         self.missingness_weight = missingness_weight
 
     def fit(self, X: np.ndarray, train: Any, density: Any = None) -> RBFMatching:
@@ -106,10 +119,14 @@ class RBFMatching(BaseKernel):
         K = np.exp(-self.gamma_ * np.maximum(sq, 0.0))
         if nom.any():
             a, b = A[:, nom], B[:, nom]
+            w = float(self.nominal_weight)
+            if self.nominal_combination == "product":
+                for v in range(a.shape[1]):
+                    K *= (1.0 - w) + w * (a[:, v, None] == b[None, :, v])
+                return K
             match = np.zeros((len(a), len(b)))
             for v in range(a.shape[1]):
                 match += a[:, v, None] == b[None, :, v]
-            w = float(self.nominal_weight)
             K *= (1.0 - w) + w * match / a.shape[1]
         return K
 
@@ -140,13 +157,48 @@ def _sides(c: MixedConditionals, metric: _rbf.Metric) -> list[_rbf.Side] | None:
     ]
 
 
-def _matching(base: RBFMatching, Fa: np.ndarray, Fb: np.ndarray, q: int) -> np.ndarray:
-    """``(1 - w) + w E m``: ``Fa @ Fb.T`` counts the expected matches."""
+def _blocks(c: MixedConditionals) -> list[slice]:
+    """The columns of :meth:`MixedConditionals.class_pmfs` per nominal column."""
+    out, start = [], 0
+    for table in c.probabilities:
+        out.append(slice(start, start + table.shape[1]))
+        start += table.shape[1]
+    return out
+
+
+def _matching(
+    base: RBFMatching, Fa: np.ndarray, Fb: np.ndarray, blocks: list[slice]
+) -> np.ndarray:
+    """The expected nominal factor between two sets of rows: ``Fa[:, b] @
+    Fb[:, b].T`` is the probability that column ``b`` matches; ``"mean"``
+    averages ``(1 - w) + w P``, ``"product"`` multiplies it over columns
+    (independent within a pair of classes)."""
     w = float(base.nominal_weight)
+    if base.nominal_combination == "product":
+        M = np.ones((len(Fa), len(Fb)))
+        for b in blocks:
+            P = Fa[:, b] @ Fb[:, b].T
+            P *= w
+            P += 1.0 - w
+            M *= P
+        return M
     M = Fa @ Fb.T
-    M *= w / q
+    M *= w / len(blocks)
     M += 1.0 - w
     return M
+
+
+def _matching_aligned(
+    base: RBFMatching, Fa: np.ndarray, Fb: np.ndarray, blocks: list[slice]
+) -> np.ndarray:
+    """:func:`_matching` between row ``i`` of ``Fa`` and row ``i`` of ``Fb``."""
+    w = float(base.nominal_weight)
+    if base.nominal_combination == "product":
+        out = np.ones(len(Fa))
+        for b in blocks:
+            out *= (1.0 - w) + w * np.einsum("nc,nc->n", Fa[:, b], Fb[:, b])
+        return out
+    return (1.0 - w) + w * np.einsum("nc,nc->n", Fa, Fb) / len(blocks)
 
 
 def _self_log(
@@ -155,7 +207,7 @@ def _self_log(
     """``log E k(X_i, X_i')`` for independent copies of each row."""
     K = c.n_components
     q = c.n_nominal
-    w = float(base.nominal_weight)
+    blocks = _blocks(c)
     logw = _log_weights(c)
     pmfs = [c.class_pmfs(k) for k in range(K)] if q else []
     terms = np.empty((K * K, c.n_samples))
@@ -165,9 +217,9 @@ def _self_log(
             if sides is not None:
                 t = t + _rbf.aligned(sides[a], sides[b], base.gamma_, base._metric)
             if q:
-                match = np.einsum("nc,nc->n", pmfs[a], pmfs[b])
+                match = _matching_aligned(base, pmfs[a], pmfs[b], blocks)
                 with np.errstate(divide="ignore"):
-                    t = t + np.log((1.0 - w) + w * match / q)
+                    t = t + np.log(match)
             terms[a * K + b] = t
     from scipy.special import logsumexp
 
@@ -235,7 +287,7 @@ def _gram(
                 np.add(off_x[:, a, None], off_y[None, :, b], out=term)
             _rbf.exp_inplace(term)
             if q:
-                term *= _matching(base, px[a], py[b], q)
+                term *= _matching(base, px[a], py[b], _blocks(cx))
             out += term
             if symmetric and a != b:
                 out += term.T
@@ -281,6 +333,9 @@ _MIXED_PARAMETERS = """gamma : float > 0 or "scale", default="scale"
         training entries. The value used is ``gamma_``.
     nominal_weight : float in [0, 1], default=0.5
         Weight ``w`` of the nominal block (see :class:`RBFMatching`).
+    nominal_combination : {"mean", "product"}, default="mean"
+        The nominal columns' factors averaged, or multiplied (see
+        :class:`RBFMatching`).
     missingness_weight : float in [0, 1], default=0.0
         Weight ``u`` of the optional factor on the missingness patterns (see
         :class:`RBFMatching`); 0 leaves it out.
@@ -387,6 +442,7 @@ class MixedRBFKernel(BaseExpectedKernel):
         self,
         gamma: float | str = "scale",
         nominal_weight: float = 0.5,
+        nominal_combination: str = "mean",
         missingness_weight: float = 0.0,
         *,
         nominal_features: Any = "from_dtype",
@@ -396,6 +452,7 @@ class MixedRBFKernel(BaseExpectedKernel):
     ):
         self.gamma = gamma
         self.nominal_weight = nominal_weight
+        self.nominal_combination = nominal_combination
         self.missingness_weight = missingness_weight
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
@@ -457,6 +514,7 @@ class ExpectedMixedRBFKernel(BaseExpectedKernel):
         self,
         gamma: float | str = "scale",
         nominal_weight: float = 0.5,
+        nominal_combination: str = "mean",
         missingness_weight: float = 0.0,
         *,
         nominal_features: Any = "from_dtype",
@@ -466,6 +524,7 @@ class ExpectedMixedRBFKernel(BaseExpectedKernel):
     ):
         self.gamma = gamma
         self.nominal_weight = nominal_weight
+        self.nominal_combination = nominal_combination
         self.missingness_weight = missingness_weight
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
