@@ -295,7 +295,8 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     >>> clf = make_pipeline(StandardScaler(), MissingKernelSVC(C=10.0)).fit(X, y)
     >>> clf.predict(X[:4]).shape
     (4,)
-    >>> proba = CalibratedClassifierCV(MissingKernelSVC(), cv=3).fit(X, y)
+    >>> scaled_svc = make_pipeline(StandardScaler(), MissingKernelSVC())
+    >>> proba = CalibratedClassifierCV(scaled_svc, cv=3).fit(X, y)
     >>> proba.predict_proba(X[:2]).shape
     (2, 2)
     """
