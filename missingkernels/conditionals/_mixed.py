@@ -3,6 +3,8 @@ and independent categorical nominal columns within each class."""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -11,7 +13,25 @@ import numpy as np
 from ._base import BaseConditionals, Variates, check_n_draws
 from ._representations import MixtureConditionals, SampleConditionals, _fill_gaussian
 
-__all__ = ["MixedConditionals"]
+__all__ = ["MixedConditionals", "category_blocks", "one_hot_codes"]
+
+
+def category_blocks(sizes: Sequence[int]) -> list[slice]:
+    """The columns of each nominal column in a concatenation of one block of
+    ``sizes[v]`` columns per nominal column (one-hot codes, PMFs)."""
+    edges = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
+
+
+def one_hot_codes(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    """``(n, sum C_v)``: the observed codes one-hot per nominal column, zeros
+    where missing."""
+    out = np.zeros((len(codes), int(sum(sizes))))
+    for v, block in enumerate(category_blocks(sizes)):
+        col = codes[:, v]
+        obs = np.flatnonzero(~np.isnan(col))
+        out[obs, block.start + col[obs].astype(np.intp)] = 1.0
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +116,11 @@ class MixedConditionals(BaseConditionals):
         """The number of nominal columns."""
         return int(self.codes.shape[1])
 
+    @property
+    def category_sizes(self) -> list[int]:
+        """The number of categories of each nominal column."""
+        return [table.shape[1] for table in self.probabilities]
+
     def class_pmfs(self, k: int, rows: slice | np.ndarray | None = None) -> np.ndarray:
         """``(n_rows, sum_v C_v)``: per row, the distribution of each nominal
         column under class ``k`` (one-hot where observed), concatenated.
@@ -105,18 +130,11 @@ class MixedConditionals(BaseConditionals):
         """
         rows = slice(None) if rows is None else rows
         codes = self.codes[rows]
-        parts = []
-        for v, table in enumerate(self.probabilities):
-            col = codes[:, v]
-            miss = np.isnan(col)
-            block = np.zeros((len(col), table.shape[1]))
-            obs = np.flatnonzero(~miss)
-            block[obs, col[obs].astype(np.intp)] = 1.0
-            block[miss] = table[k]
-            parts.append(block)
-        if not parts:
-            return np.zeros((len(codes), 0))
-        return np.hstack(parts)
+        sizes = self.category_sizes
+        out = one_hot_codes(codes, sizes)
+        for v, block in enumerate(category_blocks(sizes)):
+            out[np.isnan(codes[:, v]), block] = self.probabilities[v][k]
+        return out
 
     def _nominal_moments(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Per row and nominal column under class ``k``: ``E code`` and

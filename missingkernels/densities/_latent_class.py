@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -13,9 +12,8 @@ from sklearn.cluster import KMeans
 
 from .._numerics import constant_features, integer_seeds
 from .._sklearn_compat import Interval, StrOptions
-from ..conditionals import MixtureConditionals
 from ..conditionals._gaussian import condition_gaussian
-from ..conditionals._mixed import MixedConditionals
+from ..conditionals._mixed import MixedConditionals, category_blocks, one_hot_codes
 from ..conditionals._patterns import pattern_groups
 from ._em import (
     Params,
@@ -28,7 +26,7 @@ from ._em import (
     _recentre,
     _starting_ridge,
 )
-from ._mixture import _MIN_RESP, _initial_parameters
+from ._mixture import _MIN_RESP, _initial_parameters, mixture_conditionals
 
 __all__ = ["LatentClassDensity"]
 
@@ -49,21 +47,6 @@ class _MixedEMData(_EMData):
     onehot: np.ndarray | None = None  # (n, sum C_v)
     nominal_missing: np.ndarray | None = None  # (n, q)
     sizes: tuple[int, ...] = ()  # C_v
-
-
-def _blocks(sizes: tuple[int, ...]) -> list[slice]:
-    edges = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
-
-
-def _onehot(codes: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
-    """``(n, sum C_v)``: observed codes one-hot per column, zeros if missing."""
-    out = np.zeros((len(codes), int(sum(sizes))))
-    for v, block in enumerate(_blocks(sizes)):
-        col = codes[:, v]
-        obs = np.flatnonzero(~np.isnan(col))
-        out[obs, block.start + col[obs].astype(np.intp)] = 1.0
-    return out
 
 
 def _class_log_likelihoods(
@@ -104,7 +87,7 @@ def _latent_class_sums(data: _MixedEMData, params: Params, fill: bool) -> tuple:
     K, p = m.shape
     counts = resp.T @ data.onehot
     # A missing nominal entry is, within a class, distributed as the class PMF.
-    for v, block in enumerate(_blocks(data.sizes)):
+    for v, block in enumerate(category_blocks(data.sizes)):
         absent = resp.T @ data.nominal_missing[:, v].astype(np.float64)
         counts[:, block] += absent[:, None] * theta[:, block]
     weighted = np.zeros((K, p))
@@ -342,7 +325,7 @@ class LatentClassDensity(_BaseEMDensity):
             ridge,
             len(Z0),
             0 if groups is None else groups.n_patterns,
-            onehot=_onehot(codes, sizes),
+            onehot=one_hot_codes(codes, sizes),
             nominal_missing=np.isnan(codes),
             sizes=sizes,
         )
@@ -385,7 +368,9 @@ class LatentClassDensity(_BaseEMDensity):
         out = np.zeros(len(nominal))
         if dm.shape[-1]:
             out[~nominal] = np.sqrt((dm**2).sum(axis=0) + (dS**2).sum(axis=(0, 2)))
-        out[nominal] = [np.sqrt((dtheta[:, b] ** 2).sum()) for b in _blocks(data.sizes)]
+        out[nominal] = [
+            np.sqrt((dtheta[:, b] ** 2).sum()) for b in category_blocks(data.sizes)
+        ]
         return out
 
     def _penalty_at(self, data: _EMData, params: Params) -> float:
@@ -404,7 +389,7 @@ class LatentClassDensity(_BaseEMDensity):
             return [np.zeros(data.n, dtype=np.intp)]
         assert data.Z0 is not None and data.nominal_missing is not None
         onehot = data.onehot.copy()
-        for v, block in enumerate(_blocks(data.sizes)):
+        for v, block in enumerate(category_blocks(data.sizes)):
             miss = data.nominal_missing[:, v]
             seen = onehot[~miss, block]
             onehot[np.ix_(miss, np.arange(block.start, block.stop))] = (
@@ -439,7 +424,7 @@ class LatentClassDensity(_BaseEMDensity):
     @staticmethod
     def _normalise(counts: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
         theta = np.empty_like(counts)
-        for block in _blocks(sizes):
+        for block in category_blocks(sizes):
             part = counts[:, block]
             total = part.sum(axis=1, keepdims=True)
             width = block.stop - block.start
@@ -477,7 +462,9 @@ class LatentClassDensity(_BaseEMDensity):
         self.weights_ = pi
         self.means_ = data.center + data.scale * m
         self.covariances_ = S * np.outer(data.scale, data.scale)
-        self.category_probabilities_ = [theta[:, b].copy() for b in _blocks(data.sizes)]
+        self.category_probabilities_ = [
+            theta[:, b].copy() for b in category_blocks(data.sizes)
+        ]
 
     # -- conditionals ------------------------------------------------------
     def _conditionals(self, X: np.ndarray) -> MixedConditionals:
@@ -489,37 +476,19 @@ class LatentClassDensity(_BaseEMDensity):
             if self.category_probabilities_
             else np.zeros((K, 0))
         )
-        log_w = (
+        # The nominal entries' likelihood joins the prior of the classes.
+        log_prior = (
             np.log(self.weights_)[None, :]
-            + _onehot(codes, sizes) @ np.log(np.maximum(theta, _TINY)).T
+            + one_hot_codes(codes, sizes) @ np.log(np.maximum(theta, _TINY)).T
         )
         numeric = None
         if Xn.shape[1]:
-            groups = pattern_groups(np.isnan(Xn))
-            means, per_pattern = [], []
-            for k in range(K):
-                cond = condition_gaussian(
-                    Xn, groups, self.means_[k], self.covariances_[k], logpdf=True
-                )
-                assert cond.means is not None and cond.logpdf is not None
-                means.append(cond.means)
-                log_w[:, k] += cond.logpdf
-                per_pattern.append(groups.per_pattern(cond.blocks))
-            covariances = tuple(
-                np.stack([covs[p] for covs in per_pattern])
-                for p in range(groups.n_patterns)
+            numeric = mixture_conditionals(
+                Xn, log_prior, self.means_, self.covariances_
             )
-        weights = np.exp(log_w - logsumexp(log_w, axis=1, keepdims=True))
-        if Xn.shape[1]:
-            numeric = MixtureConditionals(
-                weights=weights,
-                means=np.stack(means),
-                missing=groups.missing,
-                patterns=groups.patterns,
-                pattern_index=groups.pattern_index,
-                covariances=covariances,
-                component_covariances=self.covariances_.copy(),
-            )
+            weights = numeric.weights
+        else:
+            weights = np.exp(log_prior - logsumexp(log_prior, axis=1, keepdims=True))
         return MixedConditionals(
             nominal=nominal,
             weights=weights,

@@ -311,29 +311,43 @@ class GaussianMixtureDensity(_BaseEMDensity):
         self.covariances_ = S * np.outer(data.scale, data.scale)
 
     def _conditionals(self, X: np.ndarray) -> MixtureConditionals:
-        groups = pattern_groups(np.isnan(X))
-        means, logpdf, per_pattern = [], [], []
-        for mean, cov in zip(self.means_, self.covariances_, strict=True):
-            cond = condition_gaussian(X, groups, mean, cov, logpdf=True)
-            assert cond.means is not None and cond.logpdf is not None
-            means.append(cond.means)
-            logpdf.append(cond.logpdf)
-            per_pattern.append(groups.per_pattern(cond.blocks))
-        log_w = np.log(self.weights_) + np.column_stack(logpdf)
-        weights = np.exp(log_w - logsumexp(log_w, axis=1, keepdims=True))
-        covariances = tuple(
+        return mixture_conditionals(
+            X, np.log(self.weights_), self.means_, self.covariances_
+        )
+
+
+def mixture_conditionals(
+    X: np.ndarray, log_prior: np.ndarray, means: np.ndarray, covariances: np.ndarray
+) -> MixtureConditionals:
+    """The conditionals of the rows ``X`` under Gaussian components.
+
+    ``log_prior`` (shape ``(K,)``, or ``(n, K)`` for row-specific terms such
+    as the likelihood of other observed columns) is added to each
+    component's log-density of a row's observed entries before normalising
+    into the row's posterior weights.
+    """
+    groups = pattern_groups(np.isnan(X))
+    filled, logpdf, per_pattern = [], [], []
+    for mean, cov in zip(means, covariances, strict=True):
+        cond = condition_gaussian(X, groups, mean, cov, logpdf=True)
+        assert cond.means is not None and cond.logpdf is not None
+        filled.append(cond.means)
+        logpdf.append(cond.logpdf)
+        per_pattern.append(groups.per_pattern(cond.blocks))
+    log_w = log_prior + np.column_stack(logpdf)
+    weights = np.exp(log_w - logsumexp(log_w, axis=1, keepdims=True))
+    return MixtureConditionals(
+        weights=weights,
+        means=np.stack(filled),
+        missing=groups.missing,
+        patterns=groups.patterns,
+        pattern_index=groups.pattern_index,
+        covariances=tuple(
             np.stack([covs[p] for covs in per_pattern])
             for p in range(groups.n_patterns)
-        )
-        return MixtureConditionals(
-            weights=weights,
-            means=np.stack(means),
-            missing=groups.missing,
-            patterns=groups.patterns,
-            pattern_index=groups.pattern_index,
-            covariances=covariances,
-            component_covariances=self.covariances_.copy(),
-        )
+        ),
+        component_covariances=np.array(covariances, copy=True),
+    )
 
 
 def _initial_parameters(

@@ -11,6 +11,7 @@ import numpy as np
 from .._numerics import scale_gamma
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import MixedConditionals
+from ..conditionals._mixed import category_blocks
 from . import _rbf
 from ._base import BaseExpectedKernel
 from ._base_kernels import BaseKernel
@@ -157,15 +158,6 @@ def _sides(c: MixedConditionals, metric: _rbf.Metric) -> list[_rbf.Side] | None:
     ]
 
 
-def _blocks(c: MixedConditionals) -> list[slice]:
-    """The columns of :meth:`MixedConditionals.class_pmfs` per nominal column."""
-    out, start = [], 0
-    for table in c.probabilities:
-        out.append(slice(start, start + table.shape[1]))
-        start += table.shape[1]
-    return out
-
-
 def _matching(
     base: RBFMatching, Fa: np.ndarray, Fb: np.ndarray, blocks: list[slice]
 ) -> np.ndarray:
@@ -201,15 +193,24 @@ def _matching_aligned(
     return (1.0 - w) + w * np.einsum("nc,nc->n", Fa, Fb) / len(blocks)
 
 
+def _class_pmfs(c: MixedConditionals) -> list[np.ndarray]:
+    """:meth:`MixedConditionals.class_pmfs` of every class (none without
+    nominal columns)."""
+    return [c.class_pmfs(k) for k in range(c.n_components)] if c.n_nominal else []
+
+
 def _self_log(
-    base: RBFMatching, c: MixedConditionals, sides: list[_rbf.Side] | None
+    base: RBFMatching,
+    c: MixedConditionals,
+    sides: list[_rbf.Side] | None,
+    pmfs: list[np.ndarray],
 ) -> np.ndarray:
-    """``log E k(X_i, X_i')`` for independent copies of each row."""
+    """``log E k(X_i, X_i')`` for independent copies of each row; ``pmfs``:
+    :func:`_class_pmfs` of ``c``."""
     K = c.n_components
     q = c.n_nominal
-    blocks = _blocks(c)
+    blocks = category_blocks(c.category_sizes)
     logw = _log_weights(c)
-    pmfs = [c.class_pmfs(k) for k in range(K)] if q else []
     terms = np.empty((K * K, c.n_samples))
     for a in range(K):
         for b in range(K):
@@ -263,15 +264,16 @@ def _gram(
     K, q = cx.n_components, cx.n_nominal
     sx = _sides(cx, metric)
     sy = sx if symmetric else _sides(other, metric)
-    self_x = _self_log(base, cx, sx)
-    self_y = self_x if symmetric else _self_log(base, other, sy)
+    px = _class_pmfs(cx)
+    py = px if symmetric else _class_pmfs(other)
+    blocks = category_blocks(cx.category_sizes)
+    self_x = _self_log(base, cx, sx, px)
+    self_y = self_x if symmetric else _self_log(base, other, sy, py)
     off_x = _log_weights(cx)
     off_y = off_x if symmetric else _log_weights(other)
     if normalised:
         off_x = off_x - 0.5 * self_x[:, None]
         off_y = off_y - 0.5 * self_y[:, None]
-    px = [cx.class_pmfs(k) for k in range(K)] if q else []
-    py = px if symmetric else ([other.class_pmfs(k) for k in range(K)] if q else [])
     out = np.zeros((cx.n_samples, other.n_samples))
     term = np.empty_like(out)
     for a in range(K):
@@ -287,7 +289,7 @@ def _gram(
                 np.add(off_x[:, a, None], off_y[None, :, b], out=term)
             _rbf.exp_inplace(term)
             if q:
-                term *= _matching(base, px[a], py[b], _blocks(cx))
+                term *= _matching(base, px[a], py[b], blocks)
             out += term
             if symmetric and a != b:
                 out += term.T
