@@ -27,12 +27,10 @@ import sys
 import numpy as np
 from _common import (
     PLAIN_EM_NOTE,
-    best_of,
     load,
     main,
-    mean_std,
     paper_beside,
-    versus,
+    versus_table,
 )
 
 from missingkernels.experiments import (
@@ -40,7 +38,6 @@ from missingkernels.experiments import (
     PAPER_GAMMA_GRID,
     ComparisonData,
     format_table,
-    majority_scores,
     resolve_method,
 )
 
@@ -290,32 +287,10 @@ and mostly ahead of boosting.
 """
 
 
-def _comparison(results, metric: str) -> list[str]:  # type: ignore[no-untyped-def]
-    """Per dataset: our best kernel, the best imputation pipeline and hgb."""
-    ok = results[(results["metric"] == metric) & (results["error"] == "")]
-    per_draw = ok.groupby(["dataset", "method", "draw"])["score"].mean()
-    stats = per_draw.groupby(["dataset", "method"]).agg(["mean", "std"])
-    lines = [
-        "| dataset | majority class | ours (best kernel) | best imputation "
-        "pipeline | hgb | ours - imputation | ours - hgb |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for dataset in sorted(ok["dataset"].unique()):
-        means = stats.loc[dataset]
-        # The labels of the rows simulated on (breast_cancer_wisconsin: the
-        # 683 complete rows).
-        floor = majority_scores(_complete(load([dataset])[dataset]).y)[metric]
-        ours, imp = best_of(means, OURS), best_of(means, IMPUTATION)
-        hgb = "hgb" if "hgb" in means.index else None
-        names = [n for n in (ours, imp, hgb) if n is not None]
-        draws = per_draw.loc[dataset].unstack("method")[names].dropna()
-        lines.append(
-            f"| {dataset} | {floor:.3f} | {ours}: {mean_std(means, ours)} | "
-            f"{imp}: {mean_std(means, imp)} | {mean_std(means, hgb)} | "
-            f"{versus(means, draws, ours, imp)} | "
-            f"{versus(means, draws, ours, hgb)} |"
-        )
-    return lines
+def _labels(dataset: str):  # type: ignore[no-untyped-def]
+    # The labels of the rows simulated on (breast_cancer_wisconsin: the 683
+    # complete rows).
+    return _complete(load([dataset])[dataset]).y
 
 
 def _versus_section(results) -> str:  # type: ignore[no-untyped-def]
@@ -333,12 +308,12 @@ def _versus_section(results) -> str:  # type: ignore[no-untyped-def]
         "",
         "### accuracy",
         "",
-        *_comparison(results, "accuracy"),
+        *versus_table(results, "accuracy", OURS, IMPUTATION, _labels),
         "",
         "### balanced accuracy (the same models, selected on accuracy; the "
         "best of each group picked again by balanced accuracy)",
         "",
-        *_comparison(results, "balanced_accuracy"),
+        *versus_table(results, "balanced_accuracy", OURS, IMPUTATION, _labels),
         "",
         COMPARISON,
         "## balanced_accuracy: mean ± std over draws (same models)",

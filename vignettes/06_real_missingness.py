@@ -13,21 +13,13 @@ from __future__ import annotations
 
 import sys
 
-from _common import (
-    best_of,
-    load,
-    main,
-    mean_std,
-    socp_method,
-    versus,
-)
+from _common import load, main, socp_method, versus_table
 
 from missingkernels.datasets import load_dataset
 from missingkernels.experiments import (
     PAPER_C_GRID,
     PAPER_GAMMA_GRID,
     format_table,
-    majority_scores,
 )
 
 DATASETS = [
@@ -140,30 +132,8 @@ accuracy) and worse on the two smallest.
 """
 
 
-def _comparison(results, metric: str) -> list[str]:  # type: ignore[no-untyped-def]
-    """Per dataset: our best kernel, the best imputation pipeline and hgb."""
-    ok = results[(results["metric"] == metric) & (results["error"] == "")]
-    per_draw = ok.groupby(["dataset", "method", "draw"])["score"].mean()
-    stats = per_draw.groupby(["dataset", "method"]).agg(["mean", "std"])
-    lines = [
-        "| dataset | majority class | ours (best kernel) | best imputation "
-        "pipeline | hgb | ours - imputation | ours - hgb |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for dataset in sorted(ok["dataset"].unique()):
-        means = stats.loc[dataset]
-        floor = majority_scores(load_dataset(dataset).y)[metric]
-        ours, imp = best_of(means, OURS), best_of(means, IMPUTATION)
-        hgb = "hgb" if "hgb" in means.index else None
-        names = [n for n in (ours, imp, hgb) if n is not None]
-        draws = per_draw.loc[dataset].unstack("method")[names].dropna()
-        lines.append(
-            f"| {dataset} | {floor:.3f} | {ours}: {mean_std(means, ours)} | "
-            f"{imp}: {mean_std(means, imp)} | {mean_std(means, hgb)} | "
-            f"{versus(means, draws, ours, imp)} | "
-            f"{versus(means, draws, ours, hgb)} |"
-        )
-    return lines
+def _labels(dataset: str):  # type: ignore[no-untyped-def]
+    return load_dataset(dataset).y
 
 
 def report(results, extra) -> str:  # type: ignore[no-untyped-def]
@@ -184,12 +154,12 @@ def report(results, extra) -> str:  # type: ignore[no-untyped-def]
         "",
         "### accuracy",
         "",
-        *_comparison(results, "accuracy"),
+        *versus_table(results, "accuracy", OURS, IMPUTATION, _labels),
         "",
         "### balanced accuracy (the same models, selected on accuracy; the "
         "best of each group picked again by balanced accuracy)",
         "",
-        *_comparison(results, "balanced_accuracy"),
+        *versus_table(results, "balanced_accuracy", OURS, IMPUTATION, _labels),
         "",
         COMPARISON,
         "## balanced_accuracy: mean ± std over draws (same models)",

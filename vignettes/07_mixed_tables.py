@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from _common import best_of, load, main, mean_std, versus
+from _common import load, main, mean_std, versus, versus_table
 
 from missingkernels.datasets import load_dataset
 from missingkernels.densities import GaussianEMDensity, LatentClassDensity
@@ -25,7 +25,6 @@ from missingkernels.experiments import (
     PAPER_C_GRID,
     PAPER_GAMMA_GRID,
     format_table,
-    majority_scores,
     resolve_method,
 )
 
@@ -210,32 +209,6 @@ default.
 """
 
 
-def _comparison(results, metric: str) -> list[str]:  # type: ignore[no-untyped-def]
-    """Per dataset: mixed_rbf, the best imputation pipeline and hgb."""
-    ok = results[(results["metric"] == metric) & (results["error"] == "")]
-    per_draw = ok.groupby(["dataset", "method", "draw"])["score"].mean()
-    stats = per_draw.groupby(["dataset", "method"]).agg(["mean", "std"])
-    lines = [
-        "| dataset | majority class | mixed_rbf | best imputation pipeline | hgb "
-        "| mixed_rbf - imputation | mixed_rbf - hgb |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for dataset in sorted(ok["dataset"].unique()):
-        means = stats.loc[dataset]
-        floor = majority_scores(load_dataset(dataset).y)[metric]
-        ours, imp = best_of(means, OURS), best_of(means, IMPUTATION)
-        hgb = "hgb" if "hgb" in means.index else None
-        names = [n for n in (ours, imp, hgb) if n is not None]
-        draws = per_draw.loc[dataset].unstack("method")[names].dropna()
-        lines.append(
-            f"| {dataset} | {floor:.3f} | {mean_std(means, ours)} | "
-            f"{imp}: {mean_std(means, imp)} | {mean_std(means, hgb)} | "
-            f"{versus(means, draws, ours, imp)} | "
-            f"{versus(means, draws, ours, hgb)} |"
-        )
-    return lines
-
-
 def _factor(results, metric: str) -> list[str]:  # type: ignore[no-untyped-def]
     """Per dataset: mixed_rbf with and without the missingness factor (and
     with three latent classes, where it ran)."""
@@ -271,6 +244,10 @@ def _factor(results, metric: str) -> list[str]:  # type: ignore[no-untyped-def]
     return lines
 
 
+def _labels(dataset: str):  # type: ignore[no-untyped-def]
+    return load_dataset(dataset).y
+
+
 def report(results, extra) -> str:  # type: ignore[no-untyped-def]
     lines = [
         "## mixed_rbf vs the best imputation pipeline vs hgb",
@@ -285,12 +262,16 @@ def report(results, extra) -> str:  # type: ignore[no-untyped-def]
         "",
         "### accuracy",
         "",
-        *_comparison(results, "accuracy"),
+        *versus_table(
+            results, "accuracy", OURS, IMPUTATION, _labels, single="mixed_rbf"
+        ),
         "",
         "### balanced accuracy (the same models, selected on accuracy; the "
         "best imputation pipeline picked again by balanced accuracy)",
         "",
-        *_comparison(results, "balanced_accuracy"),
+        *versus_table(
+            results, "balanced_accuracy", OURS, IMPUTATION, _labels, single="mixed_rbf"
+        ),
         "",
         "## The missingness factor and more latent classes",
         "",

@@ -478,3 +478,46 @@ def versus(means, draws, ours, other):  # type: ignore[no-untyped-def]
     same = int((draws[ours] == draws[other]).sum())
     diff = means.loc[ours, "mean"] - means.loc[other, "mean"]
     return f"{diff:+.3f} ({higher}/{same}/{len(draws) - higher - same})"
+
+
+def versus_table(  # type: ignore[no-untyped-def]
+    results,
+    metric: str,
+    ours: Sequence[str],
+    imputation: Sequence[str],
+    labels: Callable[[str], Any],
+    single: str | None = None,
+) -> list[str]:
+    """Markdown rows, per dataset: our best method, the best imputation
+    pipeline and hgb, with the majority-class score of the labels
+    ``labels(dataset)`` and ours minus each other (see :func:`versus`).
+
+    ``single``: the name of our one method, shown in the header instead of
+    "ours (best kernel)" (and not repeated in its cells).
+    """
+    from missingkernels.experiments import majority_scores
+
+    ok = results[(results["metric"] == metric) & (results["error"] == "")]
+    per_draw = ok.groupby(["dataset", "method", "draw"])["score"].mean()
+    stats = per_draw.groupby(["dataset", "method"]).agg(["mean", "std"])
+    short = single or "ours"
+    lines = [
+        f"| dataset | majority class | {single or 'ours (best kernel)'} | best "
+        f"imputation pipeline | hgb | {short} - imputation | {short} - hgb |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for dataset in sorted(ok["dataset"].unique()):
+        means = stats.loc[dataset]
+        floor = majority_scores(labels(dataset))[metric]
+        best, imp = best_of(means, ours), best_of(means, imputation)
+        hgb = "hgb" if "hgb" in means.index else None
+        names = [n for n in (best, imp, hgb) if n is not None]
+        draws = per_draw.loc[dataset].unstack("method")[names].dropna()
+        shown = mean_std(means, best) if single else f"{best}: {mean_std(means, best)}"
+        lines.append(
+            f"| {dataset} | {floor:.3f} | {shown} | "
+            f"{imp}: {mean_std(means, imp)} | {mean_std(means, hgb)} | "
+            f"{versus(means, draws, best, imp)} | "
+            f"{versus(means, draws, best, hgb)} |"
+        )
+    return lines
