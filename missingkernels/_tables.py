@@ -80,12 +80,9 @@ class TableEncoding:
     Attributes
     ----------
     columns : tuple of _Column
-    frame : bool
-        Whether the training table was a DataFrame.
     """
 
     columns: tuple[_Column, ...]
-    frame: bool
 
     @property
     def nominal(self) -> np.ndarray:
@@ -237,8 +234,6 @@ def _fit_column(
             nominal = is_text
     if not nominal:
         return _Column("numeric")
-    if values is None:  # a numeric ndarray column: the caller gives values
-        raise AssertionError  # pragma: no cover
     raw = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
     raw = np.asarray(raw, dtype=object)
     seen = raw[~_missing_mask(raw)]
@@ -304,7 +299,7 @@ def _fit_encoding(estimator: Any, X: Any) -> TableEncoding | None:
         if names[j] is not None:
             where = f"{type(estimator).__name__}: feature {names[j]!r}"
         columns.append(_fit_column(col, hint, nominal, where))
-    return TableEncoding(tuple(columns), _is_frame(X))
+    return TableEncoding(tuple(columns))
 
 
 def _apply(estimator: Any, encoding: TableEncoding, X: Any) -> Any:

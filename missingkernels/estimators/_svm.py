@@ -11,6 +11,7 @@ from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR
 
 from .._config import max_gram_memory
 from .._fit_cache import fit_kernel_gram
+from .._registry import get_kernel
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import (
     dropped_features,
@@ -24,9 +25,6 @@ from ._base import (
     pass_feature_names,
     row_chunks,
 )
-
-# Kernels with one RBF width for every numeric feature (a scale warning).
-_RBF_FAMILY = ("genrbf", "expected_rbf", "mixed_rbf", "expected_mixed_rbf")
 
 _SVM_CONSTRAINTS: dict = {
     "C": [Interval(Real, 0.0, None, closed="neither")],
@@ -54,6 +52,14 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         # The exact route needs the n x n Gram (counted with one copy).
         return "exact" if 16 * n * n <= max_gram_memory()[0] else "features"
 
+    def _one_width(self) -> bool:
+        """Whether the kernel's base kernel is an RBF (numeric columns share
+        one width ``gamma``): the case for the scale warning."""
+        from ..kernels import RBF, RBFMatching
+
+        base = getattr(get_kernel(self._kernel_name()), "_base_kernel_class", None)
+        return isinstance(base, type) and issubclass(base, (RBF, RBFMatching))
+
     def _make_linear(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -62,7 +68,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         X, y = validate_missing_data_xy(
             self, X, y, task=self._task, require_observed_columns=False
         )
-        if self._kernel_name() in _RBF_FAMILY:
+        if self._one_width():
             warn_unscaled(self, X, getattr(self, "is_nominal_", None))
         self.route_ = self._choose_route(X.shape[0])
         if self.route_ == "features":
