@@ -252,19 +252,22 @@ class RowFactors(NamedTuple):
 
     Euclidean (``P_p = I + 2 gamma C_p``): ``logdet = log det P_p``,
     ``dmat = D_p = I - P_p^-1``, ``root`` = upper triangular ``R_p`` with
-    ``R_p^T R_p = D_p``, ``pinv = P_p^-1``. Mahalanobis: ``tri``, ``proj`` and
-    ``logdet`` as :class:`MahalanobisFactors` (``w_t``, ``v_t``, ``logdet``),
-    ``small_t = F_p^T``, ``small_k = I + 2 gamma F_p^T G[J_p, J_p] F_p``.
-    Fields of the other metric hold placeholders.
+    ``R_p^T R_p = D_p``, ``pinv = P_p^-1``. Mahalanobis (``Lam`` the precision
+    of the metric): ``logdet = log det(I + 2 gamma C_p Lam[J_p, J_p])``,
+    ``gmat = G_p = (C_p^-1 / (2 gamma) + Lam[J_p, J_p])^-1``,
+    ``cinv = (2 gamma C_p)^-1 + Lam[J_p, J_p]`` and
+    ``logdet_c = log det(2 gamma C_p)`` (``invertible`` is False when a
+    ``C_p`` is too badly conditioned to invert; the pattern-pair loop is used
+    then). Fields of the other metric hold placeholders.
     """
 
     pattern: np.ndarray  # (n,) pattern of each row
     position: np.ndarray  # (P, d) position of each feature in J_p, or -1
     logdet: np.ndarray  # (P,)
-    tri: np.ndarray  # (P, k, k) (Mahalanobis)
-    proj: np.ndarray  # (P, k, d) (Mahalanobis)
-    small_t: np.ndarray  # (P, k, k) (Mahalanobis)
-    small_k: np.ndarray  # (P, k, k) (Mahalanobis)
+    gmat: np.ndarray  # (P, k, k) (Mahalanobis)
+    cinv: np.ndarray  # (P, k, k) (Mahalanobis)
+    logdet_c: np.ndarray  # (P,) (Mahalanobis)
+    invertible: bool  # (Mahalanobis)
     dmat: np.ndarray  # (P, k, k) (Euclidean)
     root: np.ndarray  # (P, k, k) (Euclidean)
     pinv: np.ndarray  # (P, k, k) (Euclidean)
@@ -395,10 +398,28 @@ def _psd_factors_check(covariances: Sequence[np.ndarray]) -> None:
 _ROWS_PER_PATTERN_PAIR = 8
 
 
+# Smallest eigenvalue of a conditional covariance, relative to its largest,
+# that the Mahalanobis row-pair loop inverts.
+_INVERTIBLE_RTOL = 1e-12
+
+
 def _use_row_pairs(a: Side, b: Side) -> bool:
     n_pairs = a.n * b.n
     n_pattern_pairs = a.packed.n_patterns * b.packed.n_patterns
     return n_pairs < _ROWS_PER_PATTERN_PAIR * n_pattern_pairs
+
+
+def _row_pairs_apply(a: Side, b: Side, gamma: float, metric: Metric) -> bool:
+    """Whether the row-pair loop computes the pairs of a and b (few rows per
+    pattern, and in the Mahalanobis metric invertible covariances)."""
+    if not _use_row_pairs(a, b):
+        return False
+    if not metric.mahalanobis:
+        return True
+    with _LOCK:
+        fa = row_factors(a, gamma, metric)
+        fb = fa if b is a else row_factors(b, gamma, metric)
+    return fa.invertible and fb.invertible
 
 
 def pairs(
@@ -415,7 +436,7 @@ def pairs(
     or the row-pair loop when patterns hold about one row each."""
     if a.n == 0 or b.n == 0:
         return
-    if _use_row_pairs(a, b):
+    if _row_pairs_apply(a, b, gamma, metric):
         _row_pairs(a, b, gamma, metric, symmetric and not accumulate, accumulate, out)
         return
     P = a.packed.n_patterns
@@ -484,20 +505,23 @@ def _row_pairs(
 
             _raise_invalid(_run([tile_task(tl) for tl in tile_lists]))
             return
-        T = max(1, min(n_threads(), a.n))
-        # Round robin by blocks of 8 rows (with ``symmetric`` row i pairs with
-        # i + 1 rows): the mirrored writes out[j, i:i + 8] share a cache line,
-        # so one thread owns each line.
-        block = np.arange(a.n, dtype=np.int64) // 8
-        row_lists = [np.flatnonzero(block % T == t).astype(np.int64) for t in range(T)]
+        # Round robin by blocks of 8 rows (with ``symmetric`` a row also
+        # writes its column): the writes out[i, j:j + 8] share a cache line,
+        # so that one thread owns most lines.
+        T = max(1, min(n_threads(), max(a.n, b.n)))
+        lam = metric.G()
 
-        def task(rows: np.ndarray) -> Callable[[], object]:
+        def rows_of(n: int, t: int) -> np.ndarray:
+            return np.flatnonzero((np.arange(n) // 8) % T == t).astype(np.int64)
+
+        def task(t: int) -> Callable[[], object]:
             return lambda: _loops().rbf_rows(
-                rows, a.arrays, b.arrays, fa, fb, float(gamma), metric.mahalanobis,
-                bool(symmetric), bool(accumulate), bool(diagonal), out,
+                rows_of(a.n, t), rows_of(b.n, t), a.arrays, b.arrays, fa, fb,
+                lam, float(gamma), bool(symmetric), bool(accumulate),
+                bool(diagonal), out,
             )  # fmt: skip
 
-        _raise_invalid(_run([task(rows) for rows in row_lists]))
+        _raise_invalid(_run([task(t) for t in range(T)]))
 
 
 def row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
@@ -522,11 +546,30 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
     none = np.zeros((1, 1, 1))
     if metric.mahalanobis:
         factors = _factors(side, gamma, metric)
-        eye = np.eye(size)
-        small_k = eye + g2 * arrays.inner
+        w_t = factors.w_t
+        gmat = g2 * np.swapaxes(w_t, 1, 2) @ w_t
+        cinv = np.zeros((P, size, size))
+        logdet_c = np.zeros(P)
+        invertible = True
+        lam = metric.G()
+        for k in np.unique(kk):
+            if k == 0:
+                continue
+            pats = np.flatnonzero(kk == k)
+            # factor_t = (V sqrt(w))^T from eigh: its rows have squared norms w,
+            # and C^-1 = F diag(w^-2) F^T.
+            FT = arrays.factor_t[pats, :k, :k]
+            w = np.einsum("prs,prs->pr", FT, FT)
+            if np.any(w.min(axis=1) <= _INVERTIBLE_RTOL * w.max(axis=1)):
+                invertible = False
+                continue
+            inv_c = np.einsum("prs,pr,prt->pst", FT, 1.0 / (g2 * w * w), FT)
+            Jk = arrays.missing[pats, :k]
+            cinv[pats, :k, :k] = inv_c + lam[Jk[:, :, None], Jk[:, None, :]]
+            logdet_c[pats] = np.log(g2 * w).sum(axis=1)
         return RowFactors(
-            pattern, position, factors.logdet, factors.w_t, factors.v_t,
-            arrays.factor_t, np.ascontiguousarray(small_k), none, none, none,
+            pattern, position, factors.logdet, np.ascontiguousarray(gmat), cinv,
+            logdet_c, invertible, none, none, none,
         )  # fmt: skip
     logdet = np.zeros(P)
     dmat = np.zeros((P, size, size))
@@ -556,7 +599,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
         dmat[pats, :k, :k] = 0.5 * (D + np.swapaxes(D, 1, 2))
         root[pats, :k, :k] = np.linalg.qr(G, mode="r")
     return RowFactors(
-        pattern, position, logdet, none, none, none, none, dmat, root, pinv
+        pattern, position, logdet, none, none, np.zeros(1), True, dmat, root, pinv
     )
 
 
@@ -576,7 +619,7 @@ def aligned(a: Side, b: Side, gamma: float, metric: Metric) -> np.ndarray:
     out = np.empty(a.n)
     if a.n == 0:
         return out
-    if _use_row_pairs(a, b):
+    if _row_pairs_apply(a, b, gamma, metric):
         # As the row-pair loop computes the Gram (same rounding).
         column = np.empty((a.n, 1))
         _row_pairs(a, b, gamma, metric, False, False, column, diagonal=True)
