@@ -792,12 +792,21 @@ def rbf_aligned(
 # symmetric Gram the row with the larger index).
 
 
+# Partners of a big row swept together (their buffers stay in L1/L2).
+_CHUNK = 1024
+_LANES = 32
+
+
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def rbf_rows(
     rows_a: np.ndarray,
     rows_b: np.ndarray,
     sa: SideArrays,
     sb: SideArrays,
+    xaT: np.ndarray,
+    zaT: np.ndarray,
+    xbT: np.ndarray,
+    zbT: np.ndarray,
     fa: RowFactors,
     fb: RowFactors,
     lam: np.ndarray,
@@ -809,7 +818,8 @@ def rbf_rows(
 ) -> int:  # pragma: no cover - compiled
     """Mahalanobis expected RBF of the row pairs whose big row is one of
     ``rows_a`` (rows of a) or ``rows_b`` (rows of b); see the comment above.
-    ``lam``: the precision of the metric. Outputs as :func:`rbf_pairs`:
+    ``lam``: the precision of the metric; ``xaT`` ... ``zbT``: the sides'
+    ``x`` and ``z`` transposed (``d x n``). Outputs as :func:`rbf_pairs`:
     ``out[i, j]`` for row i of a and row j of b, both ``out[i, j]`` and
     ``out[j, i]`` with ``symmetric`` (a is b; ``rows_b`` unused), ``out[i, 0]``
     with ``diagonal`` (row i of a with row i of b, aligned rows of the same
@@ -817,43 +827,65 @@ def rbf_rows(
     normalisation cancels exactly). Threads own disjoint sets of big rows, so
     every output entry is written by one thread. Returns 0, or ``1 + q`` if
     ``N`` is not positive definite for a pattern ``q``.
+
+    Per big row, the terms that need only the big row's factors
+    (``||W delta||^2``, ``w``, ``u^T w``) are swept over its partners with
+    the partner innermost (contiguous, vectorised); then each pair gathers
+    ``v`` and ``N`` and factors ``N``.
     """
     d = sa.x.shape[1]
     kmax = max(sa.missing.shape[1], sb.missing.shape[1], 1)
+    CH = _CHUNK
     LJ = np.zeros((d, kmax))
     LJT = np.zeros((kmax, d))
     M1 = np.zeros((d, kmax))
     KB = np.zeros((d, d))
-    g = np.empty(kmax)
-    w = np.empty(kmax)
-    v = np.empty(kmax)
-    N = np.empty((kmax, kmax))
-    inv = np.empty(kmax)
+    gi = np.empty(kmax)
+    xi = np.empty(d)
+    WD = np.empty(CH)
+    S1 = np.empty(CH)
+    GB = np.empty((kmax, CH))
+    WB = np.empty((kmax, CH))
+    ui = np.empty(kmax)
+    LB = _LANES
+    LISTS = np.empty((kmax + 1, CH), dtype=np.int64)
+    NH = np.empty(kmax + 1, dtype=np.int64)
+    NB = np.empty((kmax, kmax, LB))
+    VB = np.empty((kmax, LB))
+    IP = np.empty(LB)
+    LR = np.empty(LB)
+    S2 = np.empty(LB)
+    # Unsigned copies: indices loaded from them skip the wraparound check.
+    Ja_u = sa.missing.astype(np.uint64)
+    Jb_u0 = sb.missing.astype(np.uint64)
     n_pass = 1 if symmetric or diagonal else 2
     for pss in range(n_pass):
         if pss == 0:
             big, small, fbig, fsmall, rows = sa, sb, fa, fb, rows_a
+            xsT, zsT = xbT, zbT
+            Jb_u, Js_u = Ja_u, Jb_u0
         else:
             big, small, fbig, fsmall, rows = sb, sa, fb, fa, rows_b
+            xsT, zsT = xaT, zaT
+            Jb_u, Js_u = Jb_u0, Ja_u
         xb = big.x
         zb = big.z
-        xs = small.x
         zs = small.z
         pat_b = fbig.pattern
         pat_s = fsmall.pattern
         kk_b = big.n_missing
         kk_s = small.n_missing
         J_b = big.missing
-        J_s = small.missing
         Gm = fbig.gmat
         ld_b = fbig.logdet
         Cq = fsmall.cinv
+        cst = fsmall.cstart
         lc_s = fsmall.logdet_c
         off_b = big.off
         off_s = small.off
         w_b = big.weight
         w_s = small.weight
-        ns = xs.shape[0]
+        ns = small.x.shape[0]
         last = -1
         for i in rows:
             p = pat_b[i]
@@ -869,10 +901,10 @@ def rbf_rows(
                         LJ[c, r] = lam[f, c]
                 for c in range(d):
                     for r in range(kp):
-                        acc = 0.0
+                        a_ = 0.0
                         for s_ in range(kp):
-                            acc += LJ[c, s_] * Gm[p, s_, r]
-                        M1[c, r] = acc
+                            a_ += LJ[c, s_] * Gm[p, s_, r]
+                        M1[c, r] = a_
                 for c in range(d):
                     row = KB[c]
                     for c2 in range(d):
@@ -882,63 +914,128 @@ def rbf_rows(
                         lr = LJT[r]
                         for c2 in range(d):
                             row[c2] += coef * lr[c2]
-            j0 = i if diagonal else 0
-            j1 = i + 1 if diagonal else ns
-            for j in range(j0, j1):
-                q = pat_s[j]
-                m = kk_s[q]
-                if pss == 1 or not symmetric:
-                    if m > kp or (pss == 1 and m == kp):
-                        continue
-                elif m > kp or (m == kp and j > i):
-                    continue
-                wd = 0.0
+            for c in range(d):
+                xi[c] = xb[i, c]
+            for r in range(kp):
+                gi[r] = zb[i, J_b[p, r]]
+            lo = i if diagonal else 0
+            hi = i + 1 if diagonal else ns
+            for c0 in range(lo, hi, CH):
+                tn = min(CH, hi - c0)
+                # The sweep: ||W delta||^2, u = (Lam delta)[J_p], w = G_p u
+                # and u^T w of every partner.
+                for t in range(tn):
+                    WD[t] = 0.0
+                    S1[t] = 0.0
                 for c in range(d):
-                    e = xb[i, c] - xs[j, c]
-                    wd += e * e
+                    v0 = xi[c]
+                    xr = xsT[c]
+                    for t in range(tn):
+                        e = v0 - xr[c0 + t]
+                        WD[t] += e * e
                 for r in range(kp):
-                    f = J_b[p, r]
-                    g[r] = zb[i, f] - zs[j, f]
-                s1 = 0.0
+                    v0 = gi[r]
+                    zr = zsT[J_b[p, r]]
+                    gr = GB[r]
+                    for t in range(tn):
+                        gr[t] = v0 - zr[c0 + t]
                 for r in range(kp):
-                    acc = 0.0
+                    wr = WB[r]
+                    for t in range(tn):
+                        wr[t] = 0.0
                     for s_ in range(kp):
-                        acc += Gm[p, r, s_] * g[s_]
-                    w[r] = acc
-                    s1 += acc * g[r]
-                for a in range(m):
-                    f = J_s[q, a]
-                    acc = zb[i, f] - zs[j, f]
-                    lf = LJ[f]
-                    for r in range(kp):
-                        acc -= lf[r] * w[r]
-                    v[a] = acc
-                for a in range(m):
-                    ka = KB[J_s[q, a]]
-                    for b in range(a + 1):
-                        N[a, b] = Cq[q, a, b] - ka[J_s[q, b]]
-                if not _cholesky(N, inv, m):
-                    return 1 + q
-                _forward(N, inv, v, 0, m)
-                s2 = 0.0
-                for a in range(m):
-                    s2 += v[a] * v[a]
-                quad = wd - s1 - s2
-                if not quad > 0.0:
-                    quad = 0.0
-                logdet = ld_b[p] + lc_s[q] + (_logdet(N, m) if m else 0.0)
-                val = off_b[i] + off_s[j] - 0.5 * logdet - gamma * quad
-                if diagonal:
-                    out[i, 0] = val
-                    continue
-                ia = i if pss == 0 else j
-                jb = j if pss == 0 else i
-                if accumulate:
-                    out[ia, jb] += w_b[i] * w_s[j] * math.exp(val)
-                else:
-                    out[ia, jb] = val
-                    if symmetric:
-                        out[jb, ia] = val
+                        coef = Gm[p, r, s_]
+                        gs = GB[s_]
+                        for t in range(tn):
+                            wr[t] += coef * gs[t]
+                    gr = GB[r]
+                    for t in range(tn):
+                        S1[t] += wr[t] * gr[t]
+                # The pairs whose big row is i, bucketed by m.
+                for m in range(kp + 1):
+                    NH[m] = 0
+                for t in range(tn):
+                    j = c0 + t
+                    m = kk_s[pat_s[j]]
+                    if m > kp:
+                        continue
+                    if m == kp and (pss == 1 or (symmetric and j > i)):
+                        continue
+                    LISTS[m, NH[m]] = t
+                    NH[m] += 1
+                for m in range(kp + 1):
+                    for b0 in range(0, NH[m], LB):
+                        nl = min(LB, NH[m] - b0)
+                        # v = (Lam delta)[J_q] - (Lam[:, J_p] G_p)[J_q] u
+                        # (dot products along contiguous rows of M1) and N,
+                        # gathered lane by lane.
+                        for ln in range(nl):
+                            t = LISTS[m, b0 + ln]
+                            j = c0 + t
+                            q = pat_s[j]
+                            for r in range(kp):
+                                ui[r] = gi[r] - zs[j, Jb_u[p, r]]
+                            o = cst[q]
+                            for a in range(m):
+                                f = Js_u[q, a]
+                                v0 = zb[i, f] - zs[j, f]
+                                for r in range(kp):
+                                    v0 -= M1[f, r] * ui[r]
+                                VB[a, ln] = v0
+                                for b in range(a + 1):
+                                    NB[a, b, ln] = Cq[o + b] - KB[f, Js_u[q, b]]
+                                o += a + 1
+                        # N = L D L^T by right-looking elimination, the lanes
+                        # in lockstep (independent pairs: no latency chain),
+                        # v eliminated alongside: s2 = v^T N^-1 v.
+                        for ln in range(nl):
+                            S2[ln] = 0.0
+                        for c in range(m):
+                            for ln in range(nl):
+                                piv = NB[c, c, ln]
+                                ip = 1.0 / piv
+                                IP[ln] = ip
+                                vc = VB[c, ln]
+                                S2[ln] += vc * vc * ip
+                            for r in range(c + 1, m):
+                                for ln in range(nl):
+                                    lr = NB[r, c, ln] * IP[ln]
+                                    LR[ln] = lr
+                                    VB[r, ln] -= lr * VB[c, ln]
+                                for c2 in range(c + 1, r + 1):
+                                    for ln in range(nl):
+                                        NB[r, c2, ln] -= LR[ln] * NB[c2, c, ln]
+                        for ln in range(nl):
+                            t = LISTS[m, b0 + ln]
+                            j = c0 + t
+                            q = pat_s[j]
+                            prod = 1.0
+                            total = 0.0
+                            for c in range(m):
+                                piv = NB[c, c, ln]
+                                if not piv > 0.0:
+                                    return 1 + q
+                                prod *= piv
+                                if prod > _BIG or prod < 1.0 / _BIG:
+                                    total += math.log(prod)
+                                    prod = 1.0
+                            ldn = total + math.log(prod)
+                            quad = WD[t] - S1[t] - S2[ln]
+                            if not quad > 0.0:
+                                quad = 0.0
+                            logdet = ld_b[p] + lc_s[q] + ldn
+                            val = off_b[i] + off_s[j] - 0.5 * logdet - gamma * quad
+                            if diagonal:
+                                out[i, 0] = val
+                                continue
+                            ia = i if pss == 0 else j
+                            jb = j if pss == 0 else i
+                            if accumulate:
+                                out[ia, jb] += w_b[i] * w_s[j] * math.exp(val)
+                            else:
+                                out[ia, jb] = val
+                                if symmetric:
+                                    out[jb, ia] = val
     return 0
 
 

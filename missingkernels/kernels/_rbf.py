@@ -255,7 +255,10 @@ class RowFactors(NamedTuple):
     ``R_p^T R_p = D_p``, ``pinv = P_p^-1``. Mahalanobis (``Lam`` the precision
     of the metric): ``logdet = log det(I + 2 gamma C_p Lam[J_p, J_p])``,
     ``gmat = G_p = (C_p^-1 / (2 gamma) + Lam[J_p, J_p])^-1``,
-    ``cinv = (2 gamma C_p)^-1 + Lam[J_p, J_p]`` and
+    ``cinv`` the lower triangles of ``(2 gamma C_p)^-1 + Lam[J_p, J_p]``,
+    packed by rows (pattern ``p``'s from ``cstart[p]``: entry ``(a, b <= a)``
+    at ``cstart[p] + a (a + 1) / 2 + b``, so that the loop streams them from
+    cache) and
     ``logdet_c = log det(2 gamma C_p)`` (``invertible`` is False when a
     ``C_p`` is too badly conditioned to invert; the pattern-pair loop is used
     then). Fields of the other metric hold placeholders.
@@ -265,7 +268,8 @@ class RowFactors(NamedTuple):
     position: np.ndarray  # (P, d) position of each feature in J_p, or -1
     logdet: np.ndarray  # (P,)
     gmat: np.ndarray  # (P, k, k) (Mahalanobis)
-    cinv: np.ndarray  # (P, k, k) (Mahalanobis)
+    cinv: np.ndarray  # (sum k_p (k_p + 1) / 2,) (Mahalanobis)
+    cstart: np.ndarray  # (P,) (Mahalanobis)
     logdet_c: np.ndarray  # (P,) (Mahalanobis)
     invertible: bool  # (Mahalanobis)
     dmat: np.ndarray  # (P, k, k) (Euclidean)
@@ -510,14 +514,18 @@ def _row_pairs(
         # so that one thread owns most lines.
         T = max(1, min(n_threads(), max(a.n, b.n)))
         lam = metric.G()
+        xaT = np.ascontiguousarray(a.arrays.x.T)
+        zaT = np.ascontiguousarray(a.arrays.z.T)
+        xbT = xaT if b is a else np.ascontiguousarray(b.arrays.x.T)
+        zbT = zaT if b is a else np.ascontiguousarray(b.arrays.z.T)
 
         def rows_of(n: int, t: int) -> np.ndarray:
             return np.flatnonzero((np.arange(n) // 8) % T == t).astype(np.int64)
 
         def task(t: int) -> Callable[[], object]:
             return lambda: _loops().rbf_rows(
-                rows_of(a.n, t), rows_of(b.n, t), a.arrays, b.arrays, fa, fb,
-                lam, float(gamma), bool(symmetric), bool(accumulate),
+                rows_of(a.n, t), rows_of(b.n, t), a.arrays, b.arrays, xaT, zaT,
+                xbT, zbT, fa, fb, lam, float(gamma), bool(symmetric), bool(accumulate),
                 bool(diagonal), out,
             )  # fmt: skip
 
@@ -548,7 +556,9 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
         factors = _factors(side, gamma, metric)
         w_t = factors.w_t
         gmat = g2 * np.swapaxes(w_t, 1, 2) @ w_t
-        cinv = np.zeros((P, size, size))
+        cstart = np.zeros(P, np.int64)
+        np.cumsum((kk * (kk + 1) // 2)[:-1], out=cstart[1:])
+        cinv = np.zeros(int((kk * (kk + 1) // 2).sum()))
         logdet_c = np.zeros(P)
         invertible = True
         lam = metric.G()
@@ -565,11 +575,13 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
                 continue
             inv_c = np.einsum("prs,pr,prt->pst", FT, 1.0 / (g2 * w * w), FT)
             Jk = arrays.missing[pats, :k]
-            cinv[pats, :k, :k] = inv_c + lam[Jk[:, :, None], Jk[:, None, :]]
+            rows, cols = np.tril_indices(k)
+            full = inv_c + lam[Jk[:, :, None], Jk[:, None, :]]
+            cinv[cstart[pats][:, None] + np.arange(len(rows))] = full[:, rows, cols]
             logdet_c[pats] = np.log(g2 * w).sum(axis=1)
         return RowFactors(
             pattern, position, factors.logdet, np.ascontiguousarray(gmat), cinv,
-            logdet_c, invertible, none, none, none,
+            cstart, logdet_c, invertible, none, none, none,
         )  # fmt: skip
     logdet = np.zeros(P)
     dmat = np.zeros((P, size, size))
@@ -599,7 +611,17 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
         dmat[pats, :k, :k] = 0.5 * (D + np.swapaxes(D, 1, 2))
         root[pats, :k, :k] = np.linalg.qr(G, mode="r")
     return RowFactors(
-        pattern, position, logdet, none, none, np.zeros(1), True, dmat, root, pinv
+        pattern,
+        position,
+        logdet,
+        none,
+        np.zeros(1),
+        np.zeros(1, np.int64),
+        np.zeros(1),
+        True,
+        dmat,
+        root,
+        pinv,
     )
 
 
