@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit
 
 if TYPE_CHECKING:
-    from ._rbf import MahalanobisFactors, RowFactors, SideArrays
+    from ._rbf import MahalanobisFactors, RowFactors, SideArrays, SortedRows
 
 # Rescale the running product of Cholesky pivots before it can overflow.
 _BIG = 1e150
@@ -803,10 +803,8 @@ def rbf_rows(
     rows_b: np.ndarray,
     sa: SideArrays,
     sb: SideArrays,
-    xaT: np.ndarray,
-    zaT: np.ndarray,
-    xbT: np.ndarray,
-    zbT: np.ndarray,
+    ka: SortedRows,
+    kb: SortedRows,
     fa: RowFactors,
     fb: RowFactors,
     lam: np.ndarray,
@@ -818,24 +816,29 @@ def rbf_rows(
 ) -> int:  # pragma: no cover - compiled
     """Mahalanobis expected RBF of the row pairs whose big row is one of
     ``rows_a`` (rows of a) or ``rows_b`` (rows of b); see the comment above.
-    ``lam``: the precision of the metric; ``xaT`` ... ``zbT``: the sides'
-    ``x`` and ``z`` transposed (``d x n``). Outputs as :func:`rbf_pairs`:
-    ``out[i, j]`` for row i of a and row j of b, both ``out[i, j]`` and
-    ``out[j, i]`` with ``symmetric`` (a is b; ``rows_b`` unused), ``out[i, 0]``
-    with ``diagonal`` (row i of a with row i of b, aligned rows of the same
-    patterns: the same code as the pairs, so that a duplicated row's genRBF
-    normalisation cancels exactly). Threads own disjoint sets of big rows, so
-    every output entry is written by one thread. Returns 0, or ``1 + q`` if
-    ``N`` is not positive definite for a pattern ``q``.
+    ``ka``, ``kb``: each side's rows sorted by their number of missing
+    features (:class:`._rbf.SortedRows`); ``lam``: the precision of the
+    metric. Outputs as :func:`rbf_pairs`: ``out[i, j]`` for row i of a and
+    row j of b, both ``out[i, j]`` and ``out[j, i]`` with ``symmetric`` (a is
+    b; ``rows_b`` unused), ``out[i, 0]`` with ``diagonal`` (row i of a with
+    row i of b, aligned rows of the same patterns: the same code as the
+    pairs, so that a duplicated row's genRBF normalisation cancels exactly).
+    Threads own disjoint sets of big rows, so every output entry is written
+    by one thread. Returns 0, or ``1 + q`` if ``N`` is not positive definite
+    for a pattern ``q``.
 
-    Per big row, the terms that need only the big row's factors
-    (``||W delta||^2``, ``w``, ``u^T w``) are swept over its partners with
-    the partner innermost (contiguous, vectorised); then each pair gathers
-    ``v`` and ``N`` and factors ``N``.
+    The partners of a big row are the leading rows of the other side in the
+    sorted order (fewer missing features; ties as in the comment above), in
+    contiguous runs of equal ``m``. The terms that need only the big row's
+    factors (``||W delta||^2``, ``w``, ``u^T w``) are swept over them with
+    the partner innermost (contiguous, vectorised); then ``v`` and ``N`` are
+    gathered and ``N = L D L^T`` factored for ``_LANES`` pairs of one ``m`` in
+    lockstep: independent pairs instead of one latency-bound chain per pair.
     """
     d = sa.x.shape[1]
     kmax = max(sa.missing.shape[1], sb.missing.shape[1], 1)
     CH = _CHUNK
+    LB = _LANES
     LJ = np.zeros((d, kmax))
     LJT = np.zeros((kmax, d))
     M1 = np.zeros((d, kmax))
@@ -847,9 +850,6 @@ def rbf_rows(
     GB = np.empty((kmax, CH))
     WB = np.empty((kmax, CH))
     ui = np.empty(kmax)
-    LB = _LANES
-    LISTS = np.empty((kmax + 1, CH), dtype=np.int64)
-    NH = np.empty(kmax + 1, dtype=np.int64)
     NB = np.empty((kmax, kmax, LB))
     VB = np.empty((kmax, LB))
     IP = np.empty(LB)
@@ -861,20 +861,21 @@ def rbf_rows(
     n_pass = 1 if symmetric or diagonal else 2
     for pss in range(n_pass):
         if pss == 0:
-            big, small, fbig, fsmall, rows = sa, sb, fa, fb, rows_a
-            xsT, zsT = xbT, zbT
+            big, small, fbig, fsmall, rows, srt = sa, sb, fa, fb, rows_a, kb
             Jb_u, Js_u = Ja_u, Jb_u0
         else:
-            big, small, fbig, fsmall, rows = sb, sa, fb, fa, rows_b
-            xsT, zsT = xaT, zaT
+            big, small, fbig, fsmall, rows, srt = sb, sa, fb, fa, rows_b, ka
             Jb_u, Js_u = Jb_u0, Ja_u
+        xsT = srt.xT
+        zsT = srt.zT
+        perm = srt.order
+        kst = srt.start
         xb = big.x
         zb = big.z
         zs = small.z
         pat_b = fbig.pattern
         pat_s = fsmall.pattern
         kk_b = big.n_missing
-        kk_s = small.n_missing
         J_b = big.missing
         Gm = fbig.gmat
         ld_b = fbig.logdet
@@ -885,7 +886,6 @@ def rbf_rows(
         off_s = small.off
         w_b = big.weight
         w_s = small.weight
-        ns = small.x.shape[0]
         last = -1
         for i in rows:
             p = pat_b[i]
@@ -906,20 +906,30 @@ def rbf_rows(
                             a_ += LJ[c, s_] * Gm[p, s_, r]
                         M1[c, r] = a_
                 for c in range(d):
-                    row = KB[c]
                     for c2 in range(d):
-                        row[c2] = 0.0
+                        KB[c, c2] = 0.0
                     for r in range(kp):
                         coef = M1[c, r]
-                        lr = LJT[r]
                         for c2 in range(d):
-                            row[c2] += coef * lr[c2]
+                            KB[c, c2] += coef * LJT[r, c2]
             for c in range(d):
                 xi[c] = xb[i, c]
             for r in range(kp):
                 gi[r] = zb[i, J_b[p, r]]
-            lo = i if diagonal else 0
-            hi = i + 1 if diagonal else ns
+            # The partners: sorted positions [lo, hi).
+            if diagonal:
+                lo = srt.rank[i]
+                hi = lo + 1
+            else:
+                lo = 0
+                if pss == 1:
+                    hi = kst[kp]
+                elif not symmetric:
+                    hi = kst[kp + 1]
+                else:
+                    hi = kst[kp]
+                    while hi < kst[kp + 1] and perm[hi] <= i:
+                        hi += 1
             for c0 in range(lo, hi, CH):
                 tn = min(CH, hi - c0)
                 # The sweep: ||W delta||^2, u = (Lam delta)[J_p], w = G_p u
@@ -929,49 +939,33 @@ def rbf_rows(
                     S1[t] = 0.0
                 for c in range(d):
                     v0 = xi[c]
-                    xr = xsT[c]
                     for t in range(tn):
-                        e = v0 - xr[c0 + t]
+                        e = v0 - xsT[c, c0 + t]
                         WD[t] += e * e
                 for r in range(kp):
                     v0 = gi[r]
-                    zr = zsT[J_b[p, r]]
-                    gr = GB[r]
+                    f = Jb_u[p, r]
                     for t in range(tn):
-                        gr[t] = v0 - zr[c0 + t]
+                        GB[r, t] = v0 - zsT[f, c0 + t]
                 for r in range(kp):
-                    wr = WB[r]
                     for t in range(tn):
-                        wr[t] = 0.0
+                        WB[r, t] = 0.0
                     for s_ in range(kp):
                         coef = Gm[p, r, s_]
-                        gs = GB[s_]
                         for t in range(tn):
-                            wr[t] += coef * gs[t]
-                    gr = GB[r]
+                            WB[r, t] += coef * GB[s_, t]
                     for t in range(tn):
-                        S1[t] += wr[t] * gr[t]
-                # The pairs whose big row is i, bucketed by m.
+                        S1[t] += WB[r, t] * GB[r, t]
                 for m in range(kp + 1):
-                    NH[m] = 0
-                for t in range(tn):
-                    j = c0 + t
-                    m = kk_s[pat_s[j]]
-                    if m > kp:
-                        continue
-                    if m == kp and (pss == 1 or (symmetric and j > i)):
-                        continue
-                    LISTS[m, NH[m]] = t
-                    NH[m] += 1
-                for m in range(kp + 1):
-                    for b0 in range(0, NH[m], LB):
-                        nl = min(LB, NH[m] - b0)
+                    m_lo = max(kst[m], c0)
+                    m_hi = min(kst[m + 1], c0 + tn)
+                    for b0 in range(m_lo, m_hi, LB):
+                        nl = min(LB, m_hi - b0)
                         # v = (Lam delta)[J_q] - (Lam[:, J_p] G_p)[J_q] u
                         # (dot products along contiguous rows of M1) and N,
                         # gathered lane by lane.
                         for ln in range(nl):
-                            t = LISTS[m, b0 + ln]
-                            j = c0 + t
+                            j = perm[b0 + ln]
                             q = pat_s[j]
                             for r in range(kp):
                                 ui[r] = gi[r] - zs[j, Jb_u[p, r]]
@@ -986,14 +980,13 @@ def rbf_rows(
                                     NB[a, b, ln] = Cq[o + b] - KB[f, Js_u[q, b]]
                                 o += a + 1
                         # N = L D L^T by right-looking elimination, the lanes
-                        # in lockstep (independent pairs: no latency chain),
-                        # v eliminated alongside: s2 = v^T N^-1 v.
+                        # in lockstep, v eliminated alongside:
+                        # s2 = v^T N^-1 v.
                         for ln in range(nl):
                             S2[ln] = 0.0
                         for c in range(m):
                             for ln in range(nl):
-                                piv = NB[c, c, ln]
-                                ip = 1.0 / piv
+                                ip = 1.0 / NB[c, c, ln]
                                 IP[ln] = ip
                                 vc = VB[c, ln]
                                 S2[ln] += vc * vc * ip
@@ -1006,8 +999,8 @@ def rbf_rows(
                                     for ln in range(nl):
                                         NB[r, c2, ln] -= LR[ln] * NB[c2, c, ln]
                         for ln in range(nl):
-                            t = LISTS[m, b0 + ln]
-                            j = c0 + t
+                            t = b0 + ln - c0
+                            j = perm[b0 + ln]
                             q = pat_s[j]
                             prod = 1.0
                             total = 0.0

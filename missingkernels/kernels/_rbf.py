@@ -277,6 +277,31 @@ class RowFactors(NamedTuple):
     pinv: np.ndarray  # (P, k, k) (Euclidean)
 
 
+class SortedRows(NamedTuple):
+    """The rows of a side sorted by their number of missing features (ties
+    by row), for :func:`._compiled.rbf_rows`; see :func:`sorted_rows`."""
+
+    order: np.ndarray  # (n,) rows in sorted order
+    rank: np.ndarray  # (n,) position of each row in ``order``
+    start: np.ndarray  # (K + 2,) rows with k missing: ``order[start[k]:start[k + 1]]``
+    xT: np.ndarray  # (d, n) ``x`` of the sorted rows, transposed
+    zT: np.ndarray  # (d, n) ``z`` of the sorted rows, transposed
+
+
+def sorted_rows(side: Side, pattern: np.ndarray, kmax: int) -> SortedRows:
+    """:class:`SortedRows` of a side (``pattern``: of each row; ``kmax`` at
+    least the largest number of missing features of either side)."""
+    counts = side.arrays.n_missing[pattern]
+    order = np.argsort(counts, kind="stable").astype(np.int64)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    start = np.searchsorted(counts[order], np.arange(kmax + 2)).astype(np.int64)
+    c = np.ascontiguousarray
+    return SortedRows(
+        order, rank, start, c(side.arrays.x[order].T), c(side.arrays.z[order].T)
+    )
+
+
 @dataclass(frozen=True)
 class Side:
     """One argument of a Gram, in the layout of :mod:`._compiled`.
@@ -514,18 +539,19 @@ def _row_pairs(
         # so that one thread owns most lines.
         T = max(1, min(n_threads(), max(a.n, b.n)))
         lam = metric.G()
-        xaT = np.ascontiguousarray(a.arrays.x.T)
-        zaT = np.ascontiguousarray(a.arrays.z.T)
-        xbT = xaT if b is a else np.ascontiguousarray(b.arrays.x.T)
-        zbT = zaT if b is a else np.ascontiguousarray(b.arrays.z.T)
+        kmax = int(
+            max(a.arrays.n_missing.max(initial=0), b.arrays.n_missing.max(initial=0))
+        )
+        ka = sorted_rows(a, fa.pattern, kmax)
+        kb = ka if b is a else sorted_rows(b, fb.pattern, kmax)
 
         def rows_of(n: int, t: int) -> np.ndarray:
             return np.flatnonzero((np.arange(n) // 8) % T == t).astype(np.int64)
 
         def task(t: int) -> Callable[[], object]:
             return lambda: _loops().rbf_rows(
-                rows_of(a.n, t), rows_of(b.n, t), a.arrays, b.arrays, xaT, zaT,
-                xbT, zbT, fa, fb, lam, float(gamma), bool(symmetric), bool(accumulate),
+                rows_of(a.n, t), rows_of(b.n, t), a.arrays, b.arrays, ka, kb,
+                fa, fb, lam, float(gamma), bool(symmetric), bool(accumulate),
                 bool(diagonal), out,
             )  # fmt: skip
 
