@@ -793,7 +793,7 @@ def rbf_aligned(
 
 
 # Partners of a big row swept together (their buffers stay in L1/L2).
-_CHUNK = 1024
+_CHUNK = 256
 _LANES = 32
 
 
