@@ -427,8 +427,8 @@ def _psd_factors_check(covariances: Sequence[np.ndarray]) -> None:
 _ROWS_PER_PATTERN_PAIR = 8
 
 
-# Smallest eigenvalue of a conditional covariance, relative to its largest,
-# that the Mahalanobis row-pair loop inverts.
+# Smallest Cholesky pivot of a conditional covariance, relative to its
+# largest variance, that the Mahalanobis row-pair loop inverts.
 _INVERTIBLE_RTOL = 1e-12
 
 
@@ -579,9 +579,8 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
     g2 = 2.0 * float(gamma)
     none = np.zeros((1, 1, 1))
     if metric.mahalanobis:
-        factors = _factors(side, gamma, metric)
-        w_t = factors.w_t
-        gmat = g2 * np.swapaxes(w_t, 1, 2) @ w_t
+        ldk = np.zeros(P)
+        gmat = np.zeros((P, size, size))
         cstart = np.zeros(P, np.int64)
         np.cumsum((kk * (kk + 1) // 2)[:-1], out=cstart[1:])
         cinv = np.zeros(int((kk * (kk + 1) // 2).sum()))
@@ -592,21 +591,40 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
             if k == 0:
                 continue
             pats = np.flatnonzero(kk == k)
-            # factor_t = (V sqrt(w))^T from eigh: its rows have squared norms w,
-            # and C^-1 = F diag(w^-2) F^T.
+            eye = np.eye(k)
             FT = arrays.factor_t[pats, :k, :k]
-            w = np.einsum("prs,prs->pr", FT, FT)
-            if np.any(w.min(axis=1) <= _INVERTIBLE_RTOL * w.max(axis=1)):
+            # log det(I + 2 gamma F^T Lam[J, J] F) and G = 2 gamma F K^-1 F^T.
+            try:
+                LK = np.linalg.cholesky(eye + g2 * arrays.inner[pats, :k, :k])
+            except np.linalg.LinAlgError:
+                _raise_invalid([1 + int(pats[0])])
+            ldk[pats] = 2.0 * np.log(np.diagonal(LK, axis1=1, axis2=2)).sum(axis=1)
+            WT = np.linalg.solve(LK, FT)
+            gmat[pats, :k, :k] = g2 * np.swapaxes(WT, 1, 2) @ WT
+            if not invertible:
+                continue
+            # (2 gamma C)^-1 from the Cholesky factor of C; a pivot tiny next
+            # to the diagonal means C is too badly conditioned to invert.
+            C = np.swapaxes(FT, 1, 2) @ FT
+            try:
+                LC = np.linalg.cholesky(C)
+            except np.linalg.LinAlgError:
                 invertible = False
                 continue
-            inv_c = np.einsum("prs,pr,prt->pst", FT, 1.0 / (g2 * w * w), FT)
+            piv = np.diagonal(LC, axis1=1, axis2=2) ** 2
+            scale = np.diagonal(C, axis1=1, axis2=2).max(axis=1)
+            if np.any(piv.min(axis=1) <= _INVERTIBLE_RTOL * scale):
+                invertible = False
+                continue
+            LCi = np.linalg.solve(LC, np.broadcast_to(eye, LC.shape))
+            inv_c = (np.swapaxes(LCi, 1, 2) @ LCi) / g2
             Jk = arrays.missing[pats, :k]
             rows, cols = np.tril_indices(k)
             full = inv_c + lam[Jk[:, :, None], Jk[:, None, :]]
             cinv[cstart[pats][:, None] + np.arange(len(rows))] = full[:, rows, cols]
-            logdet_c[pats] = np.log(g2 * w).sum(axis=1)
+            logdet_c[pats] = np.log(g2 * piv).sum(axis=1)
         return RowFactors(
-            pattern, position, factors.logdet, np.ascontiguousarray(gmat), cinv,
+            pattern, position, ldk, gmat, cinv,
             cstart, logdet_c, invertible, none, none, none,
         )  # fmt: skip
     logdet = np.zeros(P)
