@@ -250,6 +250,89 @@ def test_row_pairs_every_shared_missing_count_against_naive(
     assert_psd(G)
 
 
+@pytest.mark.parametrize("log2_gamma", [-15, 0, 15])
+def test_mahalanobis_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_gamma):
+    """The Mahalanobis row-pair loop sweeps the partners of a row in chunks
+    and factors the pairs of one size in lockstep batches: enough rows for
+    several chunks, partial batches and every size of the smaller missing
+    set, in the training Gram and both cross orientations, against the naive
+    reference where it does not underflow; and the loop is the one used."""
+    from missingkernels.kernels import _compiled, _rbf
+
+    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    calls = []
+    rows = _compiled.rbf_rows
+
+    def counted(*args):
+        calls.append(1)
+        return rows(*args)
+
+    monkeypatch.setattr(_compiled, "rbf_rows", counted)
+    d = 8
+    gamma = 2.0**log2_gamma
+    mean, S = random_gaussian(rng, d)
+    X = rng.multivariate_normal(mean, S, size=300)
+    # 0 to 7 missing features per row, in every proportion.
+    for r in range(len(X)):
+        X[r, rng.permutation(d)[: r % 8]] = np.nan
+    X[10] = X[11]  # duplicated rows
+    Y = mcar(rng, rng.multivariate_normal(mean, S, size=37), 0.45)
+    Y[1:4] = X[20:23]  # duplicates across the sides
+    density = FixedGaussian(mean, S)
+    k = get_kernel("expected_rbf", gamma=gamma, metric="mahalanobis", density=density)
+    k.fit(X)
+    cx, cy = k.density_.conditionals(X), k.density_.conditionals(Y)
+    for K, R in ((k(X), naive_gram(cx, cx, gamma, S, diagonal=k.diagonal)),
+                 (k(X, Y), naive_gram(cx, cy, gamma, S)),
+                 (k(Y, X), naive_gram(cy, cx, gamma, S))):  # fmt: skip
+        big = R > 1e-250
+        assert big.sum() >= 4
+        assert_rel(K[big], R[big], rtol=1e-10 if abs(log2_gamma) < 15 else 1e-8)
+        assert np.all(K[~big] < 1e-240)
+    assert calls
+    g = get_kernel("genrbf", gamma=gamma, metric="mahalanobis", density=density)
+    G = g.fit(X)(X)
+    assert G[10, 11] == 1.0 and np.array_equal(np.diag(G), np.ones(len(X)))
+    assert_psd(G)
+
+
+def test_mahalanobis_row_pairs_fall_back_for_uninvertible_covariances(
+    rng, monkeypatch
+):
+    """The Mahalanobis row-pair loop inverts the conditional covariances; when
+    one is too badly conditioned the pattern-pair loop computes the Gram
+    (forced here by the threshold), with the same results."""
+    from missingkernels.kernels import _compiled, _rbf
+
+    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    calls = []
+    rows = _compiled.rbf_rows
+
+    def counted(*args):
+        calls.append(1)
+        return rows(*args)
+
+    monkeypatch.setattr(_compiled, "rbf_rows", counted)
+    d = 6
+    mean, S = random_gaussian(rng, d)
+    X = mcar(rng, rng.multivariate_normal(mean, S, size=40), 0.4)
+    X[2] = X[3]
+    density = FixedGaussian(mean, S)
+    k = get_kernel("genrbf", gamma=0.4, metric="mahalanobis", density=density)
+    k.fit(X)
+    K = k(X)
+    assert calls
+    monkeypatch.setattr(_rbf, "_INVERTIBLE_RTOL", 2.0)
+    calls.clear()
+    K2 = k(X)
+    assert not calls
+    c = k.density_.conditionals(X)
+    R = naive_gram(c, c, 0.4, S, normalised=True, diagonal=k.diagonal)
+    assert_rel(K2, R)
+    assert_rel(K, R)
+    assert K2[2, 3] == 1.0
+
+
 @pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
 def test_genrbf_is_normalised_expected_rbf(rng, metric):
     mean, S, X, Y = make_case(rng, 30, 10, 5, ("mcar", 0.35))
