@@ -779,20 +779,21 @@ def rbf_aligned(
 #   N = (2 gamma C_q)^-1 + Lam[J_q, J_q] - K_p[J_q, J_q],
 #   K_p = Lam[:, J_p] G_p Lam[J_p, :]  (d x d, once per big row's pattern),
 #
-# gathered, not multiplied, per pair (SPD: one Cholesky). With
+# gathered, not multiplied, per pair (SPD: one L D L^T). With
 # ``u = (Lam delta)[J_p]``, ``w = G_p u`` and
 # ``v = (Lam delta)[J_q] - Lam[J_q, J_p] w``::
 #
 #   logdet = log det(I + 2 gamma C_p Lam[J_p, J_p]) + log det(2 gamma C_q)
 #            + log det N,
-#   quad   = ||W delta||^2 - u^T w - ||L_N^-1 v||^2,
+#   quad   = ||W delta||^2 - u^T w - v^T N^-1 v,
 #
 # the quadratic clipped at 0 against rounding. Each unordered pair is computed
 # once, by the loop over the rows of its big side (ties: the row of a, or in a
 # symmetric Gram the row with the larger index).
 
 
-# Partners of a big row swept together (their buffers stay in L1/L2).
+# Partners of a big row swept together (their buffers stay in L1/L2), and
+# pairs of one size factored in lockstep.
 _CHUNK = 256
 _LANES = 32
 
