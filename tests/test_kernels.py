@@ -324,13 +324,54 @@ def test_mahalanobis_row_pairs_fall_back_for_uninvertible_covariances(
     assert calls
     monkeypatch.setattr(_rbf, "_INVERTIBLE_RTOL", 2.0)
     calls.clear()
-    K2 = k(X)
+    k = get_kernel("genrbf", gamma=0.4, metric="mahalanobis", density=density)
+    K2 = k.fit(X)(X)
     assert not calls
     c = k.density_.conditionals(X)
     R = naive_gram(c, c, 0.4, S, normalised=True, diagonal=k.diagonal)
     assert_rel(K2, R)
     assert_rel(K, R)
     assert K2[2, 3] == 1.0
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
+def test_training_side_is_kept(rng, monkeypatch, metric):
+    """The training rows' side (and its factors) is built once per fitted
+    kernel: later Grams against the training rows build only the new rows'
+    side, and give the same values as a freshly fitted kernel."""
+    from missingkernels.kernels import _rbf
+
+    mean, S, X, Y = make_case(rng, 60, 20, 6, ("mcar", 0.4))
+    builds = []
+    build = _rbf.Side.build
+
+    def counted(*args, **kwargs):
+        builds.append(1)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(_rbf.Side, "build", counted)
+    density = FixedGaussian(mean, S)
+    k = get_kernel("genrbf", gamma=0.5, metric=metric, density=density).fit(X)
+    K = k(X)
+    assert len(builds) == 1
+    C = k(Y, X)
+    assert len(builds) == 2
+    assert_rel(k(X), K, rtol=0)
+    assert len(builds) == 2
+    fresh = get_kernel("genrbf", gamma=0.5, metric=metric, density=density).fit(X)
+    assert_rel(fresh(Y, X), C, rtol=0)
+    assert_rel(fresh(X), K, rtol=0)
+
+
+def test_side_memo_keeps_two_entries_of_a_kind():
+    from missingkernels.kernels import _rbf
+
+    side = _rbf.Side(None, None)  # type: ignore[arg-type]
+    for g in (1.0, 2.0, 3.0):
+        assert side.memoized(("factors", g), lambda g=g: g * 10) == g * 10
+        assert side.memoized(("other", 0), lambda: "x") == "x"
+    assert sorted(side.memo) == [("factors", 2.0), ("factors", 3.0), ("other", 0)]
+    assert side.memoized(("factors", 3.0), lambda: None) == 30.0
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])

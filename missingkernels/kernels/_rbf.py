@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -290,7 +291,14 @@ class SortedRows(NamedTuple):
 
 def sorted_rows(side: Side, pattern: np.ndarray, kmax: int) -> SortedRows:
     """:class:`SortedRows` of a side (``pattern``: of each row; ``kmax`` at
-    least the largest number of missing features of either side)."""
+    least the largest number of missing features of either side), kept in
+    ``side.memo``."""
+    return side.memoized(
+        ("sorted_rows", kmax), lambda: _sorted_rows(side, pattern, kmax)
+    )
+
+
+def _sorted_rows(side: Side, pattern: np.ndarray, kmax: int) -> SortedRows:
     counts = side.arrays.n_missing[pattern]
     order = np.argsort(counts, kind="stable").astype(np.int64)
     rank = np.empty_like(order)
@@ -319,6 +327,21 @@ class Side:
     @property
     def n(self) -> int:
         return int(self.arrays.x.shape[0])
+
+    def memoized(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+        """``memo[key]``, computed on first use. Of the entries of one kind
+        (``key[0]``: factors at one gamma, ...) the last two are kept, so that
+        a search over gamma on a kept side does not pile up factors."""
+        with _LOCK:
+            if key in self.memo:
+                return self.memo[key]
+        value = compute()
+        with _LOCK:
+            same_kind = [k for k in self.memo if k[0] == key[0]]
+            for old in same_kind[: max(0, len(same_kind) - 1)]:
+                del self.memo[old]
+            self.memo[key] = value
+        return value
 
     @property
     def weight(self) -> np.ndarray:
@@ -562,9 +585,7 @@ def row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
     """The per-pattern factors of :class:`RowFactors` for one side (kept in
     ``side.memo``)."""
     key = ("row_factors", float(gamma), metric.mahalanobis)
-    if key not in side.memo:
-        side.memo[key] = _row_factors(side, gamma, metric)
-    return side.memo[key]  # type: ignore[no-any-return]
+    return side.memoized(key, lambda: _row_factors(side, gamma, metric))
 
 
 def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
@@ -752,11 +773,29 @@ def symmetrize(K: np.ndarray, block: int = 512) -> None:
 # -- Gaussian -----------------------------------------------------------------
 
 
+# The side of each Gaussian conditionals object (without offsets), with its
+# memo of factors, for as long as the object lives: a kernel keeps its training
+# rows' conditionals, so the training side of every later Gram (predictions,
+# a grid search over C) is built and factored once.
+_SIDES: weakref.WeakKeyDictionary[Any, tuple[Metric, Side]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def gaussian_side(
     c: GaussianConditionals, metric: Metric, off: np.ndarray | None = None
 ) -> Side:
+    if off is None:
+        with _LOCK:
+            cached = _SIDES.get(c)
+        if cached is not None and cached[0] is metric:
+            return cached[1]
     packed = Packed.build(c.patterns, c.pattern_index)
-    return Side.build(c.means, packed, c.covariances, metric, off)
+    side = Side.build(c.means, packed, c.covariances, metric, off)
+    if off is None:
+        with _LOCK:
+            _SIDES[c] = (metric, side)
+    return side
 
 
 def gaussian_gram(
@@ -781,8 +820,11 @@ def gaussian_gram(
 
 
 def gaussian_self_log(a: Side, gamma: float, metric: Metric) -> np.ndarray:
-    """``log E k(X_i, X_i')`` for independent copies of each row (no offsets)."""
-    return aligned(a, a, gamma, metric)
+    """``log E k(X_i, X_i')`` for independent copies of each row (no offsets;
+    kept in ``a.memo``)."""
+    key = ("self_log", float(gamma), metric.mahalanobis)
+    log_n: np.ndarray = a.memoized(key, lambda: aligned(a, a, gamma, metric))
+    return log_n.copy()
 
 
 # -- Gaussian mixtures ------------------------------------------------------------
