@@ -296,9 +296,7 @@ def test_mahalanobis_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_ga
     assert_psd(G)
 
 
-def test_mahalanobis_row_pairs_fall_back_for_uninvertible_covariances(
-    rng, monkeypatch
-):
+def test_mahalanobis_row_pairs_fall_back_for_uninvertible_covariances(rng, monkeypatch):
     """The Mahalanobis row-pair loop inverts the conditional covariances; when
     one is too badly conditioned the pattern-pair loop computes the Gram
     (forced here by the threshold), with the same results."""

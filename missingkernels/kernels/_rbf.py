@@ -446,8 +446,10 @@ def _psd_factors_check(covariances: Sequence[np.ndarray]) -> None:
 
 # The pattern-pair loop shares each factor between all the row pairs of two
 # patterns; the row-pair loop factors a smaller matrix per row pair. The
-# latter wins unless patterns hold several rows on average.
-_ROWS_PER_PATTERN_PAIR = 8
+# latter wins unless pattern pairs hold many row pairs on average (measured on
+# 2000 MCAR rows, one thread: rows 3x faster at d=14, 10% missing, 29 row
+# pairs per pattern pair; patterns 1.5x faster at d=8, 50% missing, 61 pairs).
+_ROWS_PER_PATTERN_PAIR = 32
 
 
 # Smallest Cholesky pivot of a conditional covariance, relative to its
@@ -461,10 +463,32 @@ def _use_row_pairs(a: Side, b: Side) -> bool:
     return n_pairs < _ROWS_PER_PATTERN_PAIR * n_pattern_pairs
 
 
+# The row-pair loops subtract quadratic forms whose relative rounding error
+# grows as eps * gamma * C (about 5e-17 gamma C measured); above this bound
+# the pattern-pair loop, exact at any gamma, computes the Gram.
+_ROW_PAIRS_MAX_GAMMA_C = 1e6
+
+
+def _covariance_scale(side: Side, metric: Metric) -> float:
+    """The largest trace of a conditional covariance of the side (whitened in
+    the Mahalanobis metric): a bound on its largest eigenvalue."""
+    blocks = side.arrays.inner if metric.mahalanobis else side.arrays.cov
+    return float(
+        side.memoized(
+            ("covariance_scale", metric.mahalanobis),
+            lambda: np.trace(blocks, axis1=1, axis2=2).max(initial=0.0),
+        )
+    )
+
+
 def _row_pairs_apply(a: Side, b: Side, gamma: float, metric: Metric) -> bool:
-    """Whether the row-pair loop computes the pairs of a and b (few rows per
-    pattern, and in the Mahalanobis metric invertible covariances)."""
+    """Whether the row-pair loop computes the pairs of a and b: few rows per
+    pattern, ``gamma C`` within the loop's precision and, in the Mahalanobis
+    metric, invertible covariances."""
     if not _use_row_pairs(a, b):
+        return False
+    scale = max(_covariance_scale(a, metric), _covariance_scale(b, metric))
+    if not gamma * scale <= _ROW_PAIRS_MAX_GAMMA_C:
         return False
     if not metric.mahalanobis:
         return True
