@@ -224,7 +224,7 @@ class BaseExpectedKernel(BaseEstimator):
             setattr(self, name, value)
         # k(X_train) and k(X, X_train) reuse the training conditionals.
         self._train_cache = (_fingerprint(X), train)
-        self._second_cache = None
+        self._second_cache: tuple[tuple[Any, ...], Any] | None = None
         return self
 
     def _pass_nominal(self, density: Any) -> Any:
