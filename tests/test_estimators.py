@@ -314,6 +314,35 @@ def test_prediction_in_row_chunks_within_working_memory(rng, monkeypatch, Estima
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
+def test_support_vectors_conditioned_once_across_prediction_chunks(rng):
+    """Predicting in chunks conditions the support vectors once (the kernel
+    keeps them, and their factors), not once per chunk; the predictions are
+    those of a model that conditions them afresh."""
+    import sklearn
+
+    _, Xm, y = _classification(rng, n=150)
+    model = MissingKernelSVC(gamma=0.3).fit(Xm[:90], y[:90])
+    fresh = clone(model).fit(Xm[:90], y[:90])
+    density = model.kernel_.density_
+    sizes: list[int] = []
+    real = density.conditionals
+
+    def recording(X):
+        sizes.append(len(X))
+        return real(X)
+
+    density.conditionals = recording
+    with sklearn.config_context(working_memory=7 * 8 * 90 / 2**20):
+        got = model.decision_function(Xm[90:])
+        again = model.decision_function(Xm[90:])
+    n_support = len(model.support_)
+    assert n_support not in (7, 4)
+    assert sizes.count(n_support) == 1
+    assert sorted(set(sizes) - {n_support}) == [4, 7]
+    np.testing.assert_array_equal(got, again)
+    np.testing.assert_allclose(got, fresh.decision_function(Xm[90:]), rtol=1e-12)
+
+
 @pytest.mark.parametrize("route", ["exact", "features"])
 def test_a_weight_of_two_is_the_row_twice_with_the_density_held_fixed(route):
     """With the density and gamma fixed (nothing fitted from the rows but the

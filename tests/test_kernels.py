@@ -250,6 +250,128 @@ def test_row_pairs_every_shared_missing_count_against_naive(
     assert_psd(G)
 
 
+@pytest.mark.parametrize("log2_gamma", [-15, 0, 15])
+def test_mahalanobis_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_gamma):
+    """The Mahalanobis row-pair loop sweeps the partners of a row in chunks
+    and factors the pairs of one size in lockstep batches: enough rows for
+    several chunks, partial batches and every size of the smaller missing
+    set, in the training Gram and both cross orientations, against the naive
+    reference where it does not underflow; and the loop is the one used."""
+    from missingkernels.kernels import _compiled, _rbf
+
+    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    calls = []
+    rows = _compiled.rbf_rows
+
+    def counted(*args):
+        calls.append(1)
+        return rows(*args)
+
+    monkeypatch.setattr(_compiled, "rbf_rows", counted)
+    d = 8
+    gamma = 2.0**log2_gamma
+    mean, S = random_gaussian(rng, d)
+    X = rng.multivariate_normal(mean, S, size=300)
+    # 0 to 7 missing features per row, in every proportion.
+    for r in range(len(X)):
+        X[r, rng.permutation(d)[: r % 8]] = np.nan
+    X[10] = X[11]  # duplicated rows
+    Y = mcar(rng, rng.multivariate_normal(mean, S, size=37), 0.45)
+    Y[1:4] = X[20:23]  # duplicates across the sides
+    density = FixedGaussian(mean, S)
+    k = get_kernel("expected_rbf", gamma=gamma, metric="mahalanobis", density=density)
+    k.fit(X)
+    cx, cy = k.density_.conditionals(X), k.density_.conditionals(Y)
+    for K, R in ((k(X), naive_gram(cx, cx, gamma, S, diagonal=k.diagonal)),
+                 (k(X, Y), naive_gram(cx, cy, gamma, S)),
+                 (k(Y, X), naive_gram(cy, cx, gamma, S))):  # fmt: skip
+        big = R > 1e-250
+        assert big.sum() >= 4
+        assert_rel(K[big], R[big], rtol=1e-10 if abs(log2_gamma) < 15 else 1e-8)
+        assert np.all(K[~big] < 1e-240)
+    assert calls
+    g = get_kernel("genrbf", gamma=gamma, metric="mahalanobis", density=density)
+    G = g.fit(X)(X)
+    assert G[10, 11] == 1.0 and np.array_equal(np.diag(G), np.ones(len(X)))
+    assert_psd(G)
+
+
+def test_mahalanobis_row_pairs_fall_back_for_uninvertible_covariances(rng, monkeypatch):
+    """The Mahalanobis row-pair loop inverts the conditional covariances; when
+    one is too badly conditioned the pattern-pair loop computes the Gram
+    (forced here by the threshold), with the same results."""
+    from missingkernels.kernels import _compiled, _rbf
+
+    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    calls = []
+    rows = _compiled.rbf_rows
+
+    def counted(*args):
+        calls.append(1)
+        return rows(*args)
+
+    monkeypatch.setattr(_compiled, "rbf_rows", counted)
+    d = 6
+    mean, S = random_gaussian(rng, d)
+    X = mcar(rng, rng.multivariate_normal(mean, S, size=40), 0.4)
+    X[2] = X[3]
+    density = FixedGaussian(mean, S)
+    k = get_kernel("genrbf", gamma=0.4, metric="mahalanobis", density=density)
+    k.fit(X)
+    K = k(X)
+    assert calls
+    monkeypatch.setattr(_rbf, "_INVERTIBLE_RTOL", 2.0)
+    calls.clear()
+    k = get_kernel("genrbf", gamma=0.4, metric="mahalanobis", density=density)
+    K2 = k.fit(X)(X)
+    assert not calls
+    c = k.density_.conditionals(X)
+    R = naive_gram(c, c, 0.4, S, normalised=True, diagonal=k.diagonal)
+    assert_rel(K2, R)
+    assert_rel(K, R)
+    assert K2[2, 3] == 1.0
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
+def test_training_side_is_kept(rng, monkeypatch, metric):
+    """The training rows' side (and its factors) is built once per fitted
+    kernel: later Grams against the training rows build only the new rows'
+    side, and give the same values as a freshly fitted kernel."""
+    from missingkernels.kernels import _rbf
+
+    mean, S, X, Y = make_case(rng, 60, 20, 6, ("mcar", 0.4))
+    builds = []
+    build = _rbf.Side.build
+
+    def counted(*args, **kwargs):
+        builds.append(1)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(_rbf.Side, "build", counted)
+    density = FixedGaussian(mean, S)
+    k = get_kernel("genrbf", gamma=0.5, metric=metric, density=density).fit(X)
+    K = k(X)
+    assert len(builds) == 1
+    C = k(Y, X)
+    assert len(builds) == 2
+    assert_rel(k(X), K, rtol=0)
+    assert len(builds) == 2
+    fresh = get_kernel("genrbf", gamma=0.5, metric=metric, density=density).fit(X)
+    assert_rel(fresh(Y, X), C, rtol=0)
+    assert_rel(fresh(X), K, rtol=0)
+
+
+def test_side_memo_keeps_two_entries_of_a_kind():
+    from missingkernels.kernels import _rbf
+
+    side = _rbf.Side(None, None)  # type: ignore[arg-type]
+    for g in (1.0, 2.0, 3.0):
+        assert side.memoized(("factors", g), lambda g=g: g * 10) == g * 10
+        assert side.memoized(("other", 0), lambda: "x") == "x"
+    assert sorted(side.memo) == [("factors", 2.0), ("factors", 3.0), ("other", 0)]
+    assert side.memoized(("factors", 3.0), lambda: None) == 30.0
+
+
 @pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
 def test_genrbf_is_normalised_expected_rbf(rng, metric):
     mean, S, X, Y = make_case(rng, 30, 10, 5, ("mcar", 0.35))

@@ -76,6 +76,47 @@ def test_a_non_finite_kernel_is_an_error_not_a_number():
     assert np.all(np.isfinite(k(X * 1e140)))
 
 
+def test_row_pair_loops_hand_over_when_gamma_times_variance_is_huge(monkeypatch):
+    """Found by hypothesis: a constant observed column gets a ridge variance
+    far above the data's spread, and gamma="scale" follows the spread, so
+    gamma * C reaches 1e12. The row-pair loops subtract quadratic forms with a
+    rounding error of about eps * gamma * C (identical rows got kernel rows
+    differing by 6e-5 and a Gram eigenvalue of -1e-4); the pattern-pair loop
+    computes such Grams, exactly."""
+    from missingkernels.kernels import _rbf
+
+    nan = np.nan
+    X = np.array([
+        [nan, nan, nan],
+        [1.0490011715303971e-10, 1e-09, nan],
+        [nan, nan, nan],
+        [nan, nan, 4.1325979347243603e-11],
+        [nan, 1e-09, nan],
+        [-7.3226735470345161e-10, 1e-09, nan],
+        [4.1163053637413286e-10, nan, nan],
+        [nan, nan, 3.5151007009301973e-10],
+        [nan, nan, nan],
+        [nan, nan, nan],
+        [nan, 1e-09, nan],
+    ])  # fmt: skip
+    grams = {}
+    for loop in ("auto", "pattern_pairs"):
+        if loop == "pattern_pairs":
+            monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: False)
+        for metric in ("euclidean", "mahalanobis"):
+            k = get_kernel("genrbf", metric=metric)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                k.fit(X)
+                grams[loop, metric] = k(X)
+    for metric in ("euclidean", "mahalanobis"):
+        K = grams["auto", metric]
+        np.testing.assert_allclose(K, grams["pattern_pairs", metric], rtol=1e-10)
+        for i in (2, 8, 9):  # fully missing, as row 0
+            assert np.array_equal(K[i], K[0])
+        _check_gram(K, len(X))
+
+
 # -- property-based -----------------------------------------------------------------
 
 KERNELS = ["genrbf", "expected_rbf", "expected_linear", "expected_polynomial"]

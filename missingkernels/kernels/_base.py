@@ -224,6 +224,7 @@ class BaseExpectedKernel(BaseEstimator):
             setattr(self, name, value)
         # k(X_train) and k(X, X_train) reuse the training conditionals.
         self._train_cache = (_fingerprint(X), train)
+        self._second_cache: tuple[tuple[Any, ...], Any] | None = None
         return self
 
     def _pass_nominal(self, density: Any) -> Any:
@@ -275,14 +276,26 @@ class BaseExpectedKernel(BaseEstimator):
         return conditionals
 
     # -- evaluation --------------------------------------------------------------
-    def _conditionals(self, X: Any) -> Any:
+    def _conditionals(self, X: Any, *, keep: bool = False) -> Any:
+        """Validated rows and their conditionals: the training rows' kept from
+        fit; with ``keep``, the last second argument's kept too (the support
+        vectors an SVM predicts against, chunk after chunk), so that the
+        kernel's per-row work on them is done once."""
         X = validate_missing_data(self, X, reset=False, min_samples=0)
         X = self._kept_columns(X)
-        cache = getattr(self, "_train_cache", None)
-        if cache is not None and cache[0] == _fingerprint(X):
-            return X, cache[1]
-        conditionals = self.density_.conditionals(X)
-        return X, self._check_conditionals(self.base_kernel_, conditionals)
+        fingerprint = _fingerprint(X)
+        for cache in (
+            getattr(self, "_train_cache", None),
+            getattr(self, "_second_cache", None),
+        ):
+            if cache is not None and cache[0] == fingerprint:
+                return X, cache[1]
+        conditionals = self._check_conditionals(
+            self.base_kernel_, self.density_.conditionals(X)
+        )
+        if keep:
+            self._second_cache = (fingerprint, conditionals)
+        return X, conditionals
 
     def _evaluate(self, what: str, X: Any, Y: Any) -> np.ndarray:
         check_is_fitted(self, "density_")
@@ -294,7 +307,7 @@ class BaseExpectedKernel(BaseEstimator):
             cy, n_y = None, X.shape[0]
         else:
             diagonal = "independent"
-            Y, cy = self._conditionals(Y)
+            Y, cy = self._conditionals(Y, keep=True)
             n_y = Y.shape[0]
         if X.shape[0] == 0 or n_y == 0:
             return np.zeros((X.shape[0], n_y))

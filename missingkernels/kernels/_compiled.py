@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit
 
 if TYPE_CHECKING:
-    from ._rbf import MahalanobisFactors, RowFactors, SideArrays
+    from ._rbf import MahalanobisFactors, RowFactors, SideArrays, SortedRows
 
 # Rescale the running product of Cholesky pivots before it can overflow.
 _BIG = 1e150
@@ -87,15 +87,16 @@ def _cholesky(M: np.ndarray, inv: np.ndarray, k: int) -> bool:  # pragma: no cov
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _logdet(L: np.ndarray, k: int) -> float:  # pragma: no cover - compiled
-    """``log det(L L^T)`` from the diagonal of ``L`` (pivots >= 1 here).
+    """``log det(L L^T)`` from the diagonal of ``L``.
 
-    One ``log`` call: the pivots are multiplied, rescaling before overflow.
+    Few ``log`` calls: the pivots are multiplied, rescaling before the
+    product overflows or underflows.
     """
     prod = 1.0
     total = 0.0
     for j in range(k):
         prod *= L[j, j]
-        if prod > _BIG:
+        if prod > _BIG or prod < 1.0 / _BIG:
             total += math.log(prod)
             prod = 1.0
     return 2.0 * (total + math.log(prod))
@@ -761,231 +762,274 @@ def rbf_aligned(
     return 0
 
 
-# -- row pairs: the Woodbury reduction to min(|J_i|, |J_j|) ---------------------
+# -- Mahalanobis row pairs: Woodbury on the smaller missing set ----------------
 #
 # With nearly one row per pattern (MCAR in high dimensions) no factor is shared
-# between row pairs, so each pair factors only a matrix of the size of the
-# smaller missing set: the row with more missing features ("big", pattern p)
-# brings per-pattern factors of P_p = I + 2 gamma C_p, the other ("small",
-# pattern q, m = |J_q|) is added by Woodbury (docs/theory.rst, "Fast exact
-# computation by pattern pairs"):
+# between row pairs. In the original coordinates (``Lam = S^-1`` the precision
+# of the metric, ``delta`` the difference of the filled means) the pair needs
+# ``log det(I + 2 gamma W (A_i + A_j) W^T)`` and
+# ``delta^T (Lam^-1 + 2 gamma (A_i + A_j))^-1 delta`` (docs/theory.rst, "Row
+# pairs in the Mahalanobis metric"). The row with more missing features
+# ("big", pattern p) brings ``Sigma_p = Lam^-1 + 2 gamma A_p``, whose inverse
+# is ``Lam - Lam[:, J_p] G_p Lam[J_p, :]`` with
+# ``G_p = (C_p^-1 / (2 gamma) + Lam[J_p, J_p])^-1`` (per pattern); the other
+# ("small", pattern q, ``m = |J_q|``) is added by Woodbury with the ``m x m``
+# matrix
 #
-#   logdet(P_p + V V^T) = logdet P_p + logdet N,   N = I + V^T P_p^-1 V,
-#   d^T (P_p + V V^T)^-1 d = d^T P_p^-1 d - ||R_N^-1 V^T P_p^-1 d||^2.
+#   N = (2 gamma C_q)^-1 + Lam[J_q, J_q] - K_p[J_q, J_q],
+#   K_p = Lam[:, J_p] G_p Lam[J_p, :]  (d x d, once per big row's pattern),
 #
-# The second line is a difference of two non-negative terms; the result is
-# clipped at 0 against rounding, as the Mahalanobis bracket above.
+# gathered, not multiplied, per pair (SPD: one L D L^T). With
+# ``u = (Lam delta)[J_p]``, ``w = G_p u`` and
+# ``v = (Lam delta)[J_q] - Lam[J_q, J_p] w``::
+#
+#   logdet = log det(I + 2 gamma C_p Lam[J_p, J_p]) + log det(2 gamma C_q)
+#            + log det N,
+#   quad   = ||W delta||^2 - u^T w - v^T N^-1 v,
+#
+# the quadratic clipped at 0 against rounding. Each unordered pair is computed
+# once, by the loop over the rows of its big side (ties: the row of a, or in a
+# symmetric Gram the row with the larger index).
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def _woodbury_mahalanobis(
-    bi: np.ndarray,
-    sj: np.ndarray,
-    count: int,
-    gamma: float,
-    xb: np.ndarray,
-    zb: np.ndarray,
-    pat_b: np.ndarray,
-    kk_b: np.ndarray,
-    J_b: np.ndarray,
-    tri_b: np.ndarray,
-    proj_b: np.ndarray,
-    logdet_b: np.ndarray,
-    xs: np.ndarray,
-    zs: np.ndarray,
-    pat_s: np.ndarray,
-    kk_s: np.ndarray,
-    J_s: np.ndarray,
-    ft_s: np.ndarray,
-    kq_s: np.ndarray,
-    vals: np.ndarray,
-) -> int:  # pragma: no cover - compiled
-    """``log det`` and the clipped bracket of the row pairs ``(bi[c], sj[c])``,
-    ``c < count``: ``vals[c, 0] = logdet``, ``vals[c, 1] = bracket`` (the
-    caller multiplies by gamma).
-
-    Row ``bi[c]`` of the big side (pattern ``p``) has at least as many missing
-    features as row ``sj[c]`` of the small side (pattern ``q``, ``m``
-    missing). Plain arrays, indexed in full: fields or views taken per pair
-    would cost reference counting in the inner loop. Returns 0, or ``1 + q``
-    if ``N`` is not positive definite.
-
-    The first block is ``K_p = L_p L_p^T`` (per pattern); ``N = K_q - Y^T Y``
-    with ``Y = 2 gamma L_p^-1 F_p^T G[J_p, J_q] F_q`` (``k_p x m``), from
-    ``proj_b[p] = L_p^-1 (G F_p)^T``, ``tri_b[p] = L_p^-1 F_p^T`` and
-    ``ft_s[q] = F_q^T``.
-    """
-    kmax = max(J_b.shape[1], J_s.shape[1])
-    u = np.empty(2 * kmax + 1)
-    g = np.empty(kmax + 1)
-    Y = np.empty((kmax, kmax))
-    N = np.empty((kmax, kmax))
-    inv = np.empty(kmax)
-    d = xb.shape[1]
-    g2 = 2.0 * gamma
-    for c in range(count):
-        i = bi[c]
-        j = sj[c]
-        p = pat_b[i]
-        q = pat_s[j]
-        kp = kk_b[p]
-        m = kk_s[q]
-        wd = 0.0
-        for t in range(d):
-            e = xb[i, t] - xs[j, t]
-            wd += e * e
-        # y1 = L_p^-1 F_p^T (G delta)[J_p] (in u[:kp]).
-        for r in range(kp):
-            f = J_b[p, r]
-            g[r] = zb[i, f] - zs[j, f]
-        s1 = 0.0
-        for s in range(kp):
-            acc = 0.0
-            for r in range(kp):
-                acc += tri_b[p, s, r] * g[r]
-            u[s] = acc
-            s1 += acc * acc
-        # Y stored transposed (Y[b, :] is column b): the products below run
-        # along contiguous rows.
-        for s in range(kp):
-            for a in range(m):
-                g[a] = proj_b[p, s, J_s[q, a]]
-            for b in range(m):
-                acc = 0.0
-                for a in range(m):
-                    acc += ft_s[q, b, a] * g[a]
-                Y[b, s] = g2 * acc
-        for b in range(m):
-            for b2 in range(b + 1):
-                acc = 0.0
-                for s in range(kp):
-                    acc += Y[b, s] * Y[b2, s]
-                N[b, b2] = kq_s[q, b, b2] - acc
-        if not _cholesky(N, inv, m):
-            return 1 + q
-        # y2 = R_N^-1 (F_q^T (G delta)[J_q] - Y^T y1).
-        for a in range(m):
-            f = J_s[q, a]
-            g[a] = zb[i, f] - zs[j, f]
-        s2 = 0.0
-        for b in range(m):
-            acc = 0.0
-            for a in range(m):
-                acc += ft_s[q, b, a] * g[a]
-            for s in range(kp):
-                acc -= Y[b, s] * u[s]
-            for t in range(b):
-                acc -= N[b, t] * u[kp + t]
-            acc *= inv[b]
-            u[kp + b] = acc
-            s2 += acc * acc
-        bracket = wd - g2 * (s1 + s2)
-        vals[c, 0] = logdet_b[p] + (_logdet(N, m) if m else 0.0)
-        vals[c, 1] = bracket if bracket > 0.0 else 0.0
-    return 0
-
-
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def _oriented(
-    bi: np.ndarray,
-    sj: np.ndarray,
-    count: int,
-    big: SideArrays,
-    fb: RowFactors,
-    small: SideArrays,
-    fs: RowFactors,
-    gamma: float,
-    vals: np.ndarray,
-) -> int:  # pragma: no cover - compiled
-    """The row pairs ``(bi[c], sj[c])`` with big and small sides as given."""
-    return _woodbury_mahalanobis(
-        bi, sj, count, gamma, big.x, big.z, fb.pattern, big.n_missing,
-        big.missing, fb.tri, fb.proj, fb.logdet, small.x, small.z,
-        fs.pattern, small.n_missing, small.missing, fs.small_t, fs.small_k,
-        vals,
-    )  # fmt: skip
+# Partners of a big row swept together (their buffers stay in L1/L2), and
+# pairs of one size factored in lockstep.
+_CHUNK = 256
+_LANES = 32
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def rbf_rows(
-    rows: np.ndarray,
+    rows_a: np.ndarray,
+    rows_b: np.ndarray,
     sa: SideArrays,
     sb: SideArrays,
+    ka: SortedRows,
+    kb: SortedRows,
     fa: RowFactors,
     fb: RowFactors,
+    lam: np.ndarray,
     gamma: float,
-    mahal: bool,
     symmetric: bool,
     accumulate: bool,
     diagonal: bool,
     out: np.ndarray,
 ) -> int:  # pragma: no cover - compiled
-    """Mahalanobis expected RBF between the rows ``rows`` of a and all rows of
-    b, one row pair at a time (the Woodbury reduction; ``mahal`` must be
-    True, the Euclidean metric uses :func:`rbf_tiles`); outputs as
-    :func:`rbf_pairs`.
+    """Mahalanobis expected RBF of the row pairs whose big row is one of
+    ``rows_a`` (rows of a) or ``rows_b`` (rows of b); see the comment above.
+    ``ka``, ``kb``: each side's rows sorted by their number of missing
+    features (:class:`._rbf.SortedRows`); ``lam``: the precision of the
+    metric. Outputs as :func:`rbf_pairs`: ``out[i, j]`` for row i of a and
+    row j of b, both ``out[i, j]`` and ``out[j, i]`` with ``symmetric`` (a is
+    b; ``rows_b`` unused), ``out[i, 0]`` with ``diagonal`` (row i of a with
+    row i of b, aligned rows of the same patterns: the same code as the
+    pairs, so that a duplicated row's genRBF normalisation cancels exactly).
+    Threads own disjoint sets of big rows, so every output entry is written
+    by one thread. Returns 0, or ``1 + q`` if ``N`` is not positive definite
+    for a pattern ``q``.
 
-    With ``symmetric`` (a is b) row ``i`` pairs with ``j <= i`` and writes
-    both ``out[i, j]`` and ``out[j, i]`` (threads own disjoint rows ``i``).
-    With ``diagonal`` (aligned rows, same patterns) row ``i`` pairs with row
-    ``i`` of b only, written to ``out[i, 0]``: the same code as the pairs, so
-    a duplicated row's genRBF normalisation cancels exactly. The row with more
-    missing features (a on ties) brings the factored block. Returns 0, or
-    ``1 + p`` for a pattern whose matrix is not positive definite.
+    The partners of a big row are the leading rows of the other side in the
+    sorted order (fewer missing features; ties as in the comment above), in
+    contiguous runs of equal ``m``. The terms that need only the big row's
+    factors (``||W delta||^2``, ``w``, ``u^T w``) are swept over them with
+    the partner innermost (contiguous, vectorised); then ``v`` and ``N`` are
+    gathered and ``N = L D L^T`` factored for ``_LANES`` pairs of one ``m`` in
+    lockstep: independent pairs instead of one latency-bound chain per pair.
     """
-    nb = sb.x.shape[0]
-    kk_a = sa.n_missing
-    kk_b = sb.n_missing
-    pat_a = fa.pattern
-    pat_b = fb.pattern
-    off_a = sa.off
-    off_b = sb.off
-    w_a = sa.weight
-    w_b = sb.weight
-    # Pairs of one row, split by orientation: (row of a, row of b) with a
-    # big, and (row of b, row of a) with b big.
-    big_a = np.empty(nb, dtype=np.int64)
-    small_b = np.empty(nb, dtype=np.int64)
-    big_b = np.empty(nb, dtype=np.int64)
-    small_a = np.empty(nb, dtype=np.int64)
-    vals_a = np.empty((nb, 2))
-    vals_b = np.empty((nb, 2))
-    for i in rows:
-        ka = kk_a[pat_a[i]]
-        j0 = i if diagonal else 0
-        j1 = i + 1 if symmetric or diagonal else nb
-        na = 0
-        nb_ = 0
-        for j in range(j0, j1):
-            if ka >= kk_b[pat_b[j]]:
-                big_a[na] = i
-                small_b[na] = j
-                na += 1
+    d = sa.x.shape[1]
+    kmax = max(sa.missing.shape[1], sb.missing.shape[1], 1)
+    CH = _CHUNK
+    LB = _LANES
+    LJ = np.zeros((d, kmax))
+    LJT = np.zeros((kmax, d))
+    M1 = np.zeros((d, kmax))
+    KB = np.zeros((d, d))
+    gi = np.empty(kmax)
+    xi = np.empty(d)
+    WD = np.empty(CH)
+    S1 = np.empty(CH)
+    GB = np.empty((kmax, CH))
+    WB = np.empty((kmax, CH))
+    ui = np.empty(kmax)
+    NB = np.empty((kmax, kmax, LB))
+    VB = np.empty((kmax, LB))
+    IP = np.empty(LB)
+    LR = np.empty(LB)
+    S2 = np.empty(LB)
+    # Unsigned copies: indices loaded from them skip the wraparound check.
+    Ja_u = sa.missing.astype(np.uint64)
+    Jb_u0 = sb.missing.astype(np.uint64)
+    n_pass = 1 if symmetric or diagonal else 2
+    for pss in range(n_pass):
+        if pss == 0:
+            big, small, fbig, fsmall, rows, srt = sa, sb, fa, fb, rows_a, kb
+            Jb_u, Js_u = Ja_u, Jb_u0
+        else:
+            big, small, fbig, fsmall, rows, srt = sb, sa, fb, fa, rows_b, ka
+            Jb_u, Js_u = Jb_u0, Ja_u
+        xsT = srt.xT
+        zsT = srt.zT
+        perm = srt.order
+        kst = srt.start
+        xb = big.x
+        zb = big.z
+        zs = small.z
+        pat_b = fbig.pattern
+        pat_s = fsmall.pattern
+        kk_b = big.n_missing
+        J_b = big.missing
+        Gm = fbig.gmat
+        ld_b = fbig.logdet
+        Cq = fsmall.cinv
+        cst = fsmall.cstart
+        lc_s = fsmall.logdet_c
+        off_b = big.off
+        off_s = small.off
+        w_b = big.weight
+        w_s = small.weight
+        last = -1
+        for i in rows:
+            p = pat_b[i]
+            kp = kk_b[p]
+            if p != last:
+                # K_p = (Lam[:, J_p] G_p) Lam[J_p, :], for all partners of
+                # the rows of p.
+                last = p
+                for r in range(kp):
+                    f = J_b[p, r]
+                    for c in range(d):
+                        LJT[r, c] = lam[f, c]
+                        LJ[c, r] = lam[f, c]
+                for c in range(d):
+                    for r in range(kp):
+                        a_ = 0.0
+                        for s_ in range(kp):
+                            a_ += LJ[c, s_] * Gm[p, s_, r]
+                        M1[c, r] = a_
+                for c in range(d):
+                    for c2 in range(d):
+                        KB[c, c2] = 0.0
+                    for r in range(kp):
+                        coef = M1[c, r]
+                        for c2 in range(d):
+                            KB[c, c2] += coef * LJT[r, c2]
+            for c in range(d):
+                xi[c] = xb[i, c]
+            for r in range(kp):
+                gi[r] = zb[i, J_b[p, r]]
+            # The partners: sorted positions [lo, hi).
+            if diagonal:
+                lo = srt.rank[i]
+                hi = lo + 1
             else:
-                big_b[nb_] = j
-                small_a[nb_] = i
-                nb_ += 1
-        code = _oriented(big_a, small_b, na, sa, fa, sb, fb, gamma, vals_a)
-        if code:
-            return code
-        code = _oriented(big_b, small_a, nb_, sb, fb, sa, fa, gamma, vals_b)
-        if code:
-            return code
-        for side in range(2):
-            cnt = na if side == 0 else nb_
-            vals = vals_a if side == 0 else vals_b
-            cols = small_b if side == 0 else big_b
-            for c in range(cnt):
-                j = cols[c]
-                val = off_a[i] + off_b[j] - 0.5 * vals[c, 0] - gamma * vals[c, 1]
-                if diagonal:
-                    out[i, 0] = val
-                elif accumulate:
-                    out[i, j] += w_a[i] * w_b[j] * math.exp(val)
+                lo = 0
+                if pss == 1:
+                    hi = kst[kp]
+                elif not symmetric:
+                    hi = kst[kp + 1]
                 else:
-                    out[i, j] = val
-                    if symmetric:
-                        out[j, i] = val
+                    hi = kst[kp]
+                    while hi < kst[kp + 1] and perm[hi] <= i:
+                        hi += 1
+            for c0 in range(lo, hi, CH):
+                tn = min(CH, hi - c0)
+                # The sweep: ||W delta||^2, u = (Lam delta)[J_p], w = G_p u
+                # and u^T w of every partner.
+                for t in range(tn):
+                    WD[t] = 0.0
+                    S1[t] = 0.0
+                for c in range(d):
+                    v0 = xi[c]
+                    for t in range(tn):
+                        e = v0 - xsT[c, c0 + t]
+                        WD[t] += e * e
+                for r in range(kp):
+                    v0 = gi[r]
+                    f = Jb_u[p, r]
+                    for t in range(tn):
+                        GB[r, t] = v0 - zsT[f, c0 + t]
+                for r in range(kp):
+                    for t in range(tn):
+                        WB[r, t] = 0.0
+                    for s_ in range(kp):
+                        coef = Gm[p, r, s_]
+                        for t in range(tn):
+                            WB[r, t] += coef * GB[s_, t]
+                    for t in range(tn):
+                        S1[t] += WB[r, t] * GB[r, t]
+                for m in range(kp + 1):
+                    m_lo = max(kst[m], c0)
+                    m_hi = min(kst[m + 1], c0 + tn)
+                    for b0 in range(m_lo, m_hi, LB):
+                        nl = min(LB, m_hi - b0)
+                        # v = (Lam delta)[J_q] - (Lam[:, J_p] G_p)[J_q] u
+                        # (dot products along contiguous rows of M1) and N,
+                        # gathered lane by lane.
+                        for ln in range(nl):
+                            j = perm[b0 + ln]
+                            q = pat_s[j]
+                            for r in range(kp):
+                                ui[r] = gi[r] - zs[j, Jb_u[p, r]]
+                            o = cst[q]
+                            for a in range(m):
+                                f = Js_u[q, a]
+                                v0 = zb[i, f] - zs[j, f]
+                                for r in range(kp):
+                                    v0 -= M1[f, r] * ui[r]
+                                VB[a, ln] = v0
+                                for b in range(a + 1):
+                                    NB[a, b, ln] = Cq[o + b] - KB[f, Js_u[q, b]]
+                                o += a + 1
+                        # N = L D L^T by right-looking elimination, the lanes
+                        # in lockstep, v eliminated alongside:
+                        # s2 = v^T N^-1 v.
+                        for ln in range(nl):
+                            S2[ln] = 0.0
+                        for c in range(m):
+                            for ln in range(nl):
+                                ip = 1.0 / NB[c, c, ln]
+                                IP[ln] = ip
+                                vc = VB[c, ln]
+                                S2[ln] += vc * vc * ip
+                            for r in range(c + 1, m):
+                                for ln in range(nl):
+                                    lr = NB[r, c, ln] * IP[ln]
+                                    LR[ln] = lr
+                                    VB[r, ln] -= lr * VB[c, ln]
+                                for c2 in range(c + 1, r + 1):
+                                    for ln in range(nl):
+                                        NB[r, c2, ln] -= LR[ln] * NB[c2, c, ln]
+                        for ln in range(nl):
+                            t = b0 + ln - c0
+                            j = perm[b0 + ln]
+                            q = pat_s[j]
+                            prod = 1.0
+                            total = 0.0
+                            for c in range(m):
+                                piv = NB[c, c, ln]
+                                if not piv > 0.0:
+                                    return 1 + q
+                                prod *= piv
+                                if prod > _BIG or prod < 1.0 / _BIG:
+                                    total += math.log(prod)
+                                    prod = 1.0
+                            ldn = total + math.log(prod)
+                            quad = WD[t] - S1[t] - S2[ln]
+                            if not quad > 0.0:
+                                quad = 0.0
+                            logdet = ld_b[p] + lc_s[q] + ldn
+                            val = off_b[i] + off_s[j] - 0.5 * logdet - gamma * quad
+                            if diagonal:
+                                out[i, 0] = val
+                                continue
+                            ia = i if pss == 0 else j
+                            jb = j if pss == 0 else i
+                            if accumulate:
+                                out[ia, jb] += w_b[i] * w_s[j] * math.exp(val)
+                            else:
+                                out[ia, jb] = val
+                                if symmetric:
+                                    out[jb, ia] = val
     return 0
 
 
