@@ -970,8 +970,9 @@ def rbf_rows(
                         for ln in range(nl):
                             j = perm[b0 + ln]
                             q = pat_s[j]
+                            tt = b0 + ln - c0
                             for r in range(kp):
-                                ui[r] = gi[r] - zs[j, Jb_u[p, r]]
+                                ui[r] = GB[r, tt]
                             o = cst[q]
                             for a in range(m):
                                 f = Js_u[q, a]
