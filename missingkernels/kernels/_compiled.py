@@ -879,6 +879,7 @@ def rbf_rows(
         kk_b = big.n_missing
         J_b = big.missing
         Gm = fbig.gmat
+        Rg = fbig.root
         ld_b = fbig.logdet
         Cq = fsmall.cinv
         cst = fsmall.cstart
@@ -948,15 +949,16 @@ def rbf_rows(
                     f = Jb_u[p, r]
                     for t in range(tn):
                         GB[r, t] = v0 - zsT[f, c0 + t]
-                for r in range(kp):
+                # u^T G_p u = ||R_p u||^2 (R_p upper triangular).
+                for s_ in range(kp):
                     for t in range(tn):
-                        WB[r, t] = 0.0
-                    for s_ in range(kp):
-                        coef = Gm[p, r, s_]
+                        WB[s_, t] = 0.0
+                    for r in range(s_, kp):
+                        coef = Rg[p, s_, r]
                         for t in range(tn):
-                            WB[r, t] += coef * GB[s_, t]
+                            WB[s_, t] += coef * GB[r, t]
                     for t in range(tn):
-                        S1[t] += WB[r, t] * GB[r, t]
+                        S1[t] += WB[s_, t] * WB[s_, t]
                 for m in range(kp + 1):
                     m_lo = max(kst[m], c0)
                     m_hi = min(kst[m + 1], c0 + tn)
@@ -968,8 +970,9 @@ def rbf_rows(
                         for ln in range(nl):
                             j = perm[b0 + ln]
                             q = pat_s[j]
+                            tt = b0 + ln - c0
                             for r in range(kp):
-                                ui[r] = gi[r] - zs[j, Jb_u[p, r]]
+                                ui[r] = GB[r, tt]
                             o = cst[q]
                             for a in range(m):
                                 f = Js_u[q, a]

@@ -255,8 +255,9 @@ class RowFactors(NamedTuple):
     ``dmat = D_p = I - P_p^-1``, ``root`` = upper triangular ``R_p`` with
     ``R_p^T R_p = D_p``, ``pinv = P_p^-1``. Mahalanobis (``Lam`` the precision
     of the metric): ``logdet = log det(I + 2 gamma C_p Lam[J_p, J_p])``,
-    ``gmat = G_p = (C_p^-1 / (2 gamma) + Lam[J_p, J_p])^-1``,
-    ``cinv`` the lower triangles of ``(2 gamma C_p)^-1 + Lam[J_p, J_p]``,
+    ``gmat = G_p = (C_p^-1 / (2 gamma) + Lam[J_p, J_p])^-1`` and its upper
+    triangular ``root`` (``R_p^T R_p = G_p``), ``cinv`` the lower triangles
+    of ``(2 gamma C_p)^-1 + Lam[J_p, J_p]``,
     packed by rows (pattern ``p``'s from ``cstart[p]``: entry ``(a, b <= a)``
     at ``cstart[p] + a (a + 1) / 2 + b``, so that the loop streams them from
     cache) and
@@ -274,7 +275,7 @@ class RowFactors(NamedTuple):
     logdet_c: np.ndarray  # (P,) (Mahalanobis)
     invertible: bool  # (Mahalanobis)
     dmat: np.ndarray  # (P, k, k) (Euclidean)
-    root: np.ndarray  # (P, k, k) (Euclidean)
+    root: np.ndarray  # (P, k, k)
     pinv: np.ndarray  # (P, k, k) (Euclidean)
 
 
@@ -626,6 +627,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
     if metric.mahalanobis:
         ldk = np.zeros(P)
         gmat = np.zeros((P, size, size))
+        groot = np.zeros((P, size, size))
         cstart = np.zeros(P, np.int64)
         np.cumsum((kk * (kk + 1) // 2)[:-1], out=cstart[1:])
         cinv = np.zeros(int((kk * (kk + 1) // 2).sum()))
@@ -646,6 +648,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
             ldk[pats] = 2.0 * np.log(np.diagonal(LK, axis1=1, axis2=2)).sum(axis=1)
             WT = np.linalg.solve(LK, FT)
             gmat[pats, :k, :k] = g2 * np.swapaxes(WT, 1, 2) @ WT
+            groot[pats, :k, :k] = np.linalg.qr(np.sqrt(g2) * WT, mode="r")
             if not invertible:
                 continue
             # (2 gamma C)^-1 from the Cholesky factor of C; a pivot tiny next
@@ -670,7 +673,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
             logdet_c[pats] = np.log(g2 * piv).sum(axis=1)
         return RowFactors(
             pattern, position, ldk, gmat, cinv,
-            cstart, logdet_c, invertible, none, none, none,
+            cstart, logdet_c, invertible, none, groot, none,
         )  # fmt: skip
     logdet = np.zeros(P)
     dmat = np.zeros((P, size, size))
