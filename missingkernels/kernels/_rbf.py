@@ -277,8 +277,9 @@ class Side:
     Build with :meth:`build`; ``arrays`` is what the compiled loops take.
     ``memo`` keeps the per-pattern factors of :func:`row_factors` by gamma
     (and, Euclidean, the PSD factors of the covariances, computed once by
-    :meth:`build`); it is shared with :meth:`with_offsets` (the factors do not depend on the
-    offsets), so a self-similarity and the Gram that follows factor once.
+    :meth:`build`); it is shared with :meth:`with_offsets` (the factors do
+    not depend on the offsets), so a self-similarity and the Gram that
+    follows factor once.
     """
 
     arrays: SideArrays
@@ -337,12 +338,18 @@ class Side:
                 if k:
                     cov[p, :k, :k] = covariances[p]
             # The PSD factors, once: they reject indefinite covariances here
-            # and give _row_factors its factors at every gamma.
+            # and give _row_factors its factors at every gamma. Cholesky (any
+            # F with F F^T = C serves) unless a block is not numerically
+            # positive definite; then the checked eigh of psd_factor.
             psd = np.zeros((P, size, size))
             for k in np.unique(kk):
                 if k:
                     pats = np.flatnonzero(kk == k)
-                    psd[pats, :k, :k] = _psd_factors(cov[pats, :k, :k])
+                    Ck = cov[pats, :k, :k]
+                    try:
+                        psd[pats, :k, :k] = np.linalg.cholesky(Ck)
+                    except np.linalg.LinAlgError:
+                        psd[pats, :k, :k] = _psd_factors(Ck)
             F = np.zeros((P, 1, 1))
             GF = np.zeros((P, 1, 1))
             A = np.zeros((P, 1, 1))
