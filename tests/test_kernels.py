@@ -251,6 +251,43 @@ def test_row_pairs_every_shared_missing_count_against_naive(
 
 
 @pytest.mark.parametrize("log2_gamma", [-15, 0, 15])
+def test_row_pairs_many_shared_missing_against_naive(rng, monkeypatch, log2_gamma):
+    """The general path of the Euclidean row-pair loop (h >= 4 shared missing
+    features), with many such pairs of several h in each block of pairs:
+    rows miss 6 to 12 of 16 features (three rows fewer), so nearly every pair
+    shares 4 to 12, on both sides of the cross Gram, at gammas 2^-15, 1 and
+    2^15, against the naive reference where it does not underflow."""
+    from missingkernels.kernels import _rbf
+
+    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    d = 16
+    gamma = 2.0**log2_gamma
+    mean, S = random_gaussian(rng, d)
+    X = rng.multivariate_normal(mean, S, size=60)
+    Y = rng.multivariate_normal(mean, S, size=20)
+    Y[1:3] = X[10:12]  # the same points on both sides (masked differently)
+    for Z in (X, Y):
+        for r in range(len(Z)):
+            others = rng.choice(np.arange(4, d), rng.integers(2, 9), replace=False)
+            Z[r, :4] = np.nan
+            Z[r, others] = np.nan
+    X[:2, :4] = Y[:1, :4] = mean[:4]  # columns 0 to 3 observed in 2 rows
+    M = np.isnan(np.vstack([X, Y])).astype(int)
+    h = M @ M.T
+    assert (h >= 4).mean() > 0.9 and len(np.unique(h[h >= 4])) >= 6
+    density = FixedGaussian(mean, S)
+    k = get_kernel("expected_rbf", gamma=gamma, density=density).fit(X)
+    cx, cy = k.density_.conditionals(X), k.density_.conditionals(Y)
+    for K, R in ((k(X), naive_gram(cx, cx, gamma, diagonal=k.diagonal)),
+                 (k(X, Y), naive_gram(cx, cy, gamma)),
+                 (k(Y, X), naive_gram(cy, cx, gamma))):  # fmt: skip
+        big = R > 1e-250
+        assert big.sum() >= 4
+        assert_rel(K[big], R[big], rtol=1e-10 if abs(log2_gamma) < 15 else 1e-8)
+        assert np.all(K[~big] < 1e-240)
+
+
+@pytest.mark.parametrize("log2_gamma", [-15, 0, 15])
 def test_mahalanobis_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_gamma):
     """The Mahalanobis row-pair loop sweeps the partners of a row in chunks
     and factors the pairs of one size in lockstep batches: enough rows for

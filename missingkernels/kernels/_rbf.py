@@ -316,9 +316,11 @@ class Side:
     """One argument of a Gram, in the layout of :mod:`._compiled`.
 
     Build with :meth:`build`; ``arrays`` is what the compiled loops take.
-    ``memo`` keeps the per-pattern factors of :func:`row_factors` by gamma;
-    it is shared with :meth:`with_offsets` (the factors do not depend on the
-    offsets), so a self-similarity and the Gram that follows factor once.
+    ``memo`` keeps the per-pattern factors of :func:`row_factors` by gamma
+    (and, Euclidean, the PSD factors of the covariances, computed once by
+    :meth:`build`); it is shared with :meth:`with_offsets` (the factors do
+    not depend on the offsets), so a self-similarity and the Gram that
+    follows factor once.
     """
 
     arrays: SideArrays
@@ -391,7 +393,19 @@ class Side:
                 k = kk[p]
                 if k:
                     cov[p, :k, :k] = covariances[p]
-            _psd_factors_check(covariances)
+            # The PSD factors, once: they reject indefinite covariances here
+            # and give _row_factors its factors at every gamma. Cholesky (any
+            # F with F F^T = C serves) unless a block is not numerically
+            # positive definite; then the checked eigh of psd_factor.
+            psd = np.zeros((P, size, size))
+            for k in np.unique(kk):
+                if k:
+                    pats = np.flatnonzero(kk == k)
+                    Ck = cov[pats, :k, :k]
+                    try:
+                        psd[pats, :k, :k] = np.linalg.cholesky(Ck)
+                    except np.linalg.LinAlgError:
+                        psd[pats, :k, :k] = _psd_factors(Ck)
             F = np.zeros((P, 1, 1))
             GF = np.zeros((P, 1, 1))
             A = np.zeros((P, 1, 1))
@@ -432,17 +446,10 @@ class Side:
             factor_t=c(F), gfactor_t=c(GF), inner=c(A), own=c(own), off=c(off),
             weight=c(weight),
         )  # fmt: skip
-        return cls(arrays, packed)
-
-
-def _psd_factors_check(covariances: Sequence[np.ndarray]) -> None:
-    """Reject covariances with clearly negative eigenvalues (Euclidean path)."""
-    by_size: dict[int, list[np.ndarray]] = {}
-    for cov in covariances:
-        if cov.shape[-1]:
-            by_size.setdefault(cov.shape[-1], []).append(cov)
-    for stack in by_size.values():
-        _psd_factors(np.stack(stack))
+        side = cls(arrays, packed)
+        if not metric.mahalanobis:
+            side.memo[("psd_factors",)] = psd
+        return side
 
 
 # The pattern-pair loop shares each factor between all the row pairs of two
@@ -685,7 +692,9 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
         pats = np.flatnonzero(kk == k)
         eye = np.eye(k)
         C = arrays.cov[pats, :k, :k]
-        V = np.sqrt(g2) * _psd_factors(C)
+        psd = side.memo.get(("psd_factors",))
+        F = _psd_factors(C) if psd is None else psd[pats, :k, :k]
+        V = np.sqrt(g2) * F
         Vt = np.swapaxes(V, 1, 2)
         K = eye + Vt @ V
         try:
