@@ -163,15 +163,18 @@ def test_many_rows_per_pattern_and_many_patterns_agree(rng):
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
-@pytest.mark.parametrize("loop", ["row_pairs", "pattern_pairs"])
+@pytest.mark.parametrize("loop", ["row_pairs", "schur_row_pairs", "pattern_pairs"])
 def test_both_loops_match_naive_reference(rng, monkeypatch, metric, loop):
-    """The row-pair loop (Woodbury on the smaller missing set, either row
+    """The row-pair loops (in the Euclidean metric the shared-feature loop
+    and the Schur loop, Woodbury on the smaller missing set; either row
     bringing the factored block) and the pattern-pair loop, each forced on
     the same rows: complete rows, a fully missing row, rows with fewer and
     more missing features than their partners."""
     from missingkernels.kernels import _rbf
 
-    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: loop == "row_pairs")
+    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: loop != "pattern_pairs")
+    schur = 0.0 if loop == "schur_row_pairs" else 2.0
+    monkeypatch.setattr(_rbf, "_SCHUR_MIN_MISSING", schur)
     d = 7
     mean, S = random_gaussian(rng, d)
     X = mcar(rng, rng.multivariate_normal(mean, S, size=40), 0.35)
@@ -206,9 +209,10 @@ def test_both_loops_match_naive_reference(rng, monkeypatch, metric, loop):
     assert (counts[:, None] < counts[None, :]).any()
 
 
+@pytest.mark.parametrize("loop", ["tiles", "schur"])
 @pytest.mark.parametrize("log2_gamma", [-15, -3, 0, 4, 15])
 def test_row_pairs_every_shared_missing_count_against_naive(
-    rng, monkeypatch, log2_gamma
+    rng, monkeypatch, log2_gamma, loop
 ):
     """The Euclidean row-pair loop reduces each pair to the h shared missing
     features and has separate code for h = 0, 1, 2, 3 and more: rows built so
@@ -218,6 +222,8 @@ def test_row_pairs_every_shared_missing_count_against_naive(
     from missingkernels.kernels import _rbf
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    # Either Euclidean row-pair loop, whatever the share of missing entries.
+    monkeypatch.setattr(_rbf, "_SCHUR_MIN_MISSING", 2.0 if loop == "tiles" else 0.0)
     d = 10
     gamma = 2.0**log2_gamma
     mean, S = random_gaussian(rng, d)
@@ -250,8 +256,11 @@ def test_row_pairs_every_shared_missing_count_against_naive(
     assert_psd(G)
 
 
+@pytest.mark.parametrize("loop", ["tiles", "schur"])
 @pytest.mark.parametrize("log2_gamma", [-15, 0, 15])
-def test_row_pairs_many_shared_missing_against_naive(rng, monkeypatch, log2_gamma):
+def test_row_pairs_many_shared_missing_against_naive(
+    rng, monkeypatch, log2_gamma, loop
+):
     """The general path of the Euclidean row-pair loop (h >= 4 shared missing
     features), with many such pairs of several h in each block of pairs:
     rows miss 6 to 12 of 16 features (three rows fewer), so nearly every pair
@@ -260,6 +269,7 @@ def test_row_pairs_many_shared_missing_against_naive(rng, monkeypatch, log2_gamm
     from missingkernels.kernels import _rbf
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    monkeypatch.setattr(_rbf, "_SCHUR_MIN_MISSING", 2.0 if loop == "tiles" else 0.0)
     d = 16
     gamma = 2.0**log2_gamma
     mean, S = random_gaussian(rng, d)

@@ -406,9 +406,11 @@ class Side:
                         psd[pats, :k, :k] = np.linalg.cholesky(Ck)
                     except np.linalg.LinAlgError:
                         psd[pats, :k, :k] = _psd_factors(Ck)
-            F = np.zeros((P, 1, 1))
+            # F^T and F^T F (the precision of the metric is I) for the
+            # Schur row-pair loop.
+            F = np.swapaxes(psd, 1, 2)
+            A = F @ psd
             GF = np.zeros((P, 1, 1))
-            A = np.zeros((P, 1, 1))
             own = np.zeros((n, 1))
         else:
             G = metric.G()
@@ -489,21 +491,40 @@ def _covariance_scale(side: Side, metric: Metric) -> float:
     )
 
 
-def _row_pairs_apply(a: Side, b: Side, gamma: float, metric: Metric) -> bool:
-    """Whether the row-pair loop computes the pairs of a and b: few rows per
-    pattern, ``gamma C`` within the loop's precision and, in the Mahalanobis
-    metric, invertible covariances."""
+# In the Euclidean metric the shared-feature loop (rbf_tiles) wins when few
+# features are missing, the Schur loop (rbf_rows, with the identity as the
+# metric's precision) when many are: measured on 2000 MCAR rows, about even at
+# 30% missing, the Schur loop twice as fast at 50% (d = 14, 34, 64).
+_SCHUR_MIN_MISSING = 0.4
+
+
+def _missing_fraction(side: Side) -> float:
+    counts = np.diff(side.packed.start)
+    d = max(1, side.arrays.x.shape[1])
+    return float(counts @ side.arrays.n_missing) / max(1, side.n * d)
+
+
+def _row_loop(a: Side, b: Side, gamma: float, metric: Metric) -> str | None:
+    """The row-pair loop that computes the pairs of a and b: ``"tiles"``
+    (Euclidean, shared missing features), ``"schur"`` (Woodbury on the
+    smaller missing set), or None for the pattern-pair loop: few rows per
+    pattern, ``gamma C`` within the row loops' precision, and invertible
+    covariances for the Schur loop (needed in the Mahalanobis metric)."""
     if not _use_row_pairs(a, b):
-        return False
+        return None
     scale = max(_covariance_scale(a, metric), _covariance_scale(b, metric))
     if not gamma * scale <= _ROW_PAIRS_MAX_GAMMA_C:
-        return False
+        return None
     if not metric.mahalanobis:
-        return True
+        many = (_missing_fraction(a) + _missing_fraction(b)) / 2
+        if many < _SCHUR_MIN_MISSING:
+            return "tiles"
     with _LOCK:
-        fa = row_factors(a, gamma, metric)
-        fb = fa if b is a else row_factors(b, gamma, metric)
-    return fa.invertible and fb.invertible
+        fa = row_factors(a, gamma, metric, schur=True)
+        fb = fa if b is a else row_factors(b, gamma, metric, schur=True)
+    if fa.invertible and fb.invertible:
+        return "schur"
+    return None if metric.mahalanobis else "tiles"
 
 
 def pairs(
@@ -520,8 +541,12 @@ def pairs(
     or the row-pair loop when patterns hold about one row each."""
     if a.n == 0 or b.n == 0:
         return
-    if _row_pairs_apply(a, b, gamma, metric):
-        _row_pairs(a, b, gamma, metric, symmetric and not accumulate, accumulate, out)
+    loop = _row_loop(a, b, gamma, metric)
+    if loop is not None:
+        _row_pairs(
+            a, b, gamma, metric, symmetric and not accumulate, accumulate, out,
+            schur=loop == "schur",
+        )  # fmt: skip
         return
     P = a.packed.n_patterns
     T = max(1, min(n_threads(), P))
@@ -558,14 +583,17 @@ def _row_pairs(
     accumulate: bool,
     out: np.ndarray,
     diagonal: bool = False,
+    schur: bool = False,
 ) -> None:
     """The row-pair loops on threads: :func:`._compiled.rbf_tiles`
-    (Euclidean) or :func:`._compiled.rbf_rows` (Mahalanobis)."""
+    (Euclidean, shared missing features) or, with ``schur`` (always in the
+    Mahalanobis metric), :func:`._compiled.rbf_rows`."""
+    schur = schur or metric.mahalanobis
     with _LOCK:
-        fa = row_factors(a, gamma, metric)
+        fa = row_factors(a, gamma, metric, schur=schur)
         # (a is b for self-similarities: one set of factors)
-        fb = fa if symmetric or b is a else row_factors(b, gamma, metric)
-        if not metric.mahalanobis:
+        fb = fa if symmetric or b is a else row_factors(b, gamma, metric, schur=schur)
+        if not schur:
             size = _loops()._TILE
             n_tiles = -(-a.n // size)
             T = max(1, min(n_threads(), n_tiles))
@@ -593,7 +621,7 @@ def _row_pairs(
         # writes its column): the writes out[i, j:j + 8] share a cache line,
         # so that one thread owns most lines.
         T = max(1, min(n_threads(), max(a.n, b.n)))
-        lam = metric.G()
+        lam = metric.G() if metric.mahalanobis else np.eye(a.arrays.x.shape[1])
         kmax = int(
             max(a.arrays.n_missing.max(initial=0), b.arrays.n_missing.max(initial=0))
         )
@@ -613,14 +641,18 @@ def _row_pairs(
         _raise_invalid(_run([task(t) for t in range(T)]))
 
 
-def row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
+def row_factors(
+    side: Side, gamma: float, metric: Metric, *, schur: bool = False
+) -> RowFactors:
     """The per-pattern factors of :class:`RowFactors` for one side (kept in
-    ``side.memo``)."""
-    key = ("row_factors", float(gamma), metric.mahalanobis)
-    return side.memoized(key, lambda: _row_factors(side, gamma, metric))
+    ``side.memo``): those of the Schur loop in the Mahalanobis metric or with
+    ``schur``, else those of the Euclidean shared-feature loop."""
+    schur = schur or metric.mahalanobis
+    key = ("row_factors", float(gamma), metric.mahalanobis, schur)
+    return side.memoized(key, lambda: _row_factors(side, gamma, metric, schur))
 
 
-def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
+def _row_factors(side: Side, gamma: float, metric: Metric, schur: bool) -> RowFactors:
     arrays, packed = side.arrays, side.packed
     P = packed.n_patterns
     mask = packed.mask
@@ -631,7 +663,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
     size = arrays.missing.shape[1]
     g2 = 2.0 * float(gamma)
     none = np.zeros((1, 1, 1))
-    if metric.mahalanobis:
+    if schur:
         ldk = np.zeros(P)
         gmat = np.zeros((P, size, size))
         groot = np.zeros((P, size, size))
@@ -640,7 +672,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric) -> RowFactors:
         cinv = np.zeros(int((kk * (kk + 1) // 2).sum()))
         logdet_c = np.zeros(P)
         invertible = True
-        lam = metric.G()
+        lam = metric.G() if metric.mahalanobis else np.eye(arrays.x.shape[1])
         for k in np.unique(kk):
             if k == 0:
                 continue
@@ -742,10 +774,14 @@ def aligned(a: Side, b: Side, gamma: float, metric: Metric) -> np.ndarray:
     out = np.empty(a.n)
     if a.n == 0:
         return out
-    if _row_pairs_apply(a, b, gamma, metric):
+    loop = _row_loop(a, b, gamma, metric)
+    if loop is not None:
         # As the row-pair loop computes the Gram (same rounding).
         column = np.empty((a.n, 1))
-        _row_pairs(a, b, gamma, metric, False, False, column, diagonal=True)
+        _row_pairs(
+            a, b, gamma, metric, False, False, column, diagonal=True,
+            schur=loop == "schur",
+        )  # fmt: skip
         return column[:, 0].copy()
     code = _loops().rbf_aligned(
         a.arrays, b.arrays, float(gamma), metric.mahalanobis, out
