@@ -406,10 +406,8 @@ class Side:
                         psd[pats, :k, :k] = np.linalg.cholesky(Ck)
                     except np.linalg.LinAlgError:
                         psd[pats, :k, :k] = _psd_factors(Ck)
-            # F^T and F^T F (the precision of the metric is I) for the
-            # Schur row-pair loop.
-            F = np.swapaxes(psd, 1, 2)
-            A = F @ psd
+            F = np.zeros((P, 1, 1))
+            A = np.zeros((P, 1, 1))
             GF = np.zeros((P, 1, 1))
             own = np.zeros((n, 1))
         else:
@@ -678,10 +676,16 @@ def _row_factors(side: Side, gamma: float, metric: Metric, schur: bool) -> RowFa
                 continue
             pats = np.flatnonzero(kk == k)
             eye = np.eye(k)
-            FT = arrays.factor_t[pats, :k, :k]
+            if metric.mahalanobis:
+                FT = arrays.factor_t[pats, :k, :k]
+                inner = arrays.inner[pats, :k, :k]
+            else:  # Lam = I: from the PSD factors kept at build
+                F = side.memo[("psd_factors",)][pats, :k, :k]
+                FT = np.swapaxes(F, 1, 2)
+                inner = FT @ F
             # log det(I + 2 gamma F^T Lam[J, J] F) and G = 2 gamma F K^-1 F^T.
             try:
-                LK = np.linalg.cholesky(eye + g2 * arrays.inner[pats, :k, :k])
+                LK = np.linalg.cholesky(eye + g2 * inner)
             except np.linalg.LinAlgError:
                 _raise_invalid([1 + int(pats[0])])
             ldk[pats] = 2.0 * np.log(np.diagonal(LK, axis1=1, axis2=2)).sum(axis=1)
