@@ -69,6 +69,35 @@ def naive_gram(cx, cy, gamma, S=None, *, normalised=False, diagonal=None):
     return K
 
 
+def assert_grams_match_naive(k, X, Y, gamma, S=None):
+    """k(X), k(X, Y) and k(Y, X) against the naive reference where it does
+    not underflow (1e-10 relative; 1e-8 at |log2 gamma| >= 15)."""
+    cx, cy = k.density_.conditionals(X), k.density_.conditionals(Y)
+    rtol = 1e-10 if abs(np.log2(gamma)) < 15 else 1e-8
+    for K, R in ((k(X), naive_gram(cx, cx, gamma, S, diagonal=k.diagonal)),
+                 (k(X, Y), naive_gram(cx, cy, gamma, S)),
+                 (k(Y, X), naive_gram(cy, cx, gamma, S))):  # fmt: skip
+        big = R > 1e-250
+        assert big.sum() >= 4
+        assert_rel(K[big], R[big], rtol=rtol)
+        assert np.all(K[~big] < 1e-240)
+
+
+def count_schur_row_loop_calls(monkeypatch):
+    """A list that grows by one at each call of the compiled Schur row loop."""
+    from missingkernels.kernels import _compiled
+
+    calls = []
+    rows = _compiled.rbf_rows
+
+    def counted(*args):
+        calls.append(1)
+        return rows(*args)
+
+    monkeypatch.setattr(_compiled, "rbf_rows", counted)
+    return calls
+
+
 # -- cases --------------------------------------------------------------------------
 
 CASES = [
@@ -242,14 +271,7 @@ def test_row_pairs_every_shared_missing_count_against_naive(
     X[6, 9] = np.nan
     density = FixedGaussian(mean, S)
     k = get_kernel("expected_rbf", gamma=gamma, density=density).fit(X)
-    cx, cy = k.density_.conditionals(X), k.density_.conditionals(Y)
-    for K, R in ((k(X), naive_gram(cx, cx, gamma, diagonal=k.diagonal)),
-                 (k(X, Y), naive_gram(cx, cy, gamma)),
-                 (k(Y, X), naive_gram(cy, cx, gamma))):  # fmt: skip
-        big = R > 1e-250
-        assert big.sum() >= 4
-        assert_rel(K[big], R[big], rtol=1e-10 if abs(log2_gamma) < 15 else 1e-8)
-        assert np.all(K[~big] < 1e-240)
+    assert_grams_match_naive(k, X, Y, gamma)
     g = get_kernel("genrbf", gamma=gamma, density=density).fit(X)
     G = g(X)
     assert np.array_equal(np.diag(G), np.ones(len(X)))
@@ -287,14 +309,7 @@ def test_row_pairs_many_shared_missing_against_naive(
     assert (h >= 4).mean() > 0.9 and len(np.unique(h[h >= 4])) >= 6
     density = FixedGaussian(mean, S)
     k = get_kernel("expected_rbf", gamma=gamma, density=density).fit(X)
-    cx, cy = k.density_.conditionals(X), k.density_.conditionals(Y)
-    for K, R in ((k(X), naive_gram(cx, cx, gamma, diagonal=k.diagonal)),
-                 (k(X, Y), naive_gram(cx, cy, gamma)),
-                 (k(Y, X), naive_gram(cy, cx, gamma))):  # fmt: skip
-        big = R > 1e-250
-        assert big.sum() >= 4
-        assert_rel(K[big], R[big], rtol=1e-10 if abs(log2_gamma) < 15 else 1e-8)
-        assert np.all(K[~big] < 1e-240)
+    assert_grams_match_naive(k, X, Y, gamma)
 
 
 @pytest.mark.parametrize("log2_gamma", [-15, 0, 15])
@@ -304,17 +319,10 @@ def test_mahalanobis_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_ga
     several chunks, partial batches and every size of the smaller missing
     set, in the training Gram and both cross orientations, against the naive
     reference where it does not underflow; and the loop is the one used."""
-    from missingkernels.kernels import _compiled, _rbf
+    from missingkernels.kernels import _rbf
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
-    calls = []
-    rows = _compiled.rbf_rows
-
-    def counted(*args):
-        calls.append(1)
-        return rows(*args)
-
-    monkeypatch.setattr(_compiled, "rbf_rows", counted)
+    calls = count_schur_row_loop_calls(monkeypatch)
     d = 8
     gamma = 2.0**log2_gamma
     mean, S = random_gaussian(rng, d)
@@ -328,14 +336,7 @@ def test_mahalanobis_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_ga
     density = FixedGaussian(mean, S)
     k = get_kernel("expected_rbf", gamma=gamma, metric="mahalanobis", density=density)
     k.fit(X)
-    cx, cy = k.density_.conditionals(X), k.density_.conditionals(Y)
-    for K, R in ((k(X), naive_gram(cx, cx, gamma, S, diagonal=k.diagonal)),
-                 (k(X, Y), naive_gram(cx, cy, gamma, S)),
-                 (k(Y, X), naive_gram(cy, cx, gamma, S))):  # fmt: skip
-        big = R > 1e-250
-        assert big.sum() >= 4
-        assert_rel(K[big], R[big], rtol=1e-10 if abs(log2_gamma) < 15 else 1e-8)
-        assert np.all(K[~big] < 1e-240)
+    assert_grams_match_naive(k, X, Y, gamma, S)
     assert calls
     g = get_kernel("genrbf", gamma=gamma, metric="mahalanobis", density=density)
     G = g.fit(X)(X)
@@ -347,17 +348,10 @@ def test_mahalanobis_row_pairs_fall_back_for_uninvertible_covariances(rng, monke
     """The Mahalanobis row-pair loop inverts the conditional covariances; when
     one is too badly conditioned the pattern-pair loop computes the Gram
     (forced here by the threshold), with the same results."""
-    from missingkernels.kernels import _compiled, _rbf
+    from missingkernels.kernels import _rbf
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
-    calls = []
-    rows = _compiled.rbf_rows
-
-    def counted(*args):
-        calls.append(1)
-        return rows(*args)
-
-    monkeypatch.setattr(_compiled, "rbf_rows", counted)
+    calls = count_schur_row_loop_calls(monkeypatch)
     d = 6
     mean, S = random_gaussian(rng, d)
     X = mcar(rng, rng.multivariate_normal(mean, S, size=40), 0.4)
