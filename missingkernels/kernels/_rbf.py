@@ -728,9 +728,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric, schur: bool) -> RowFa
         pats = np.flatnonzero(kk == k)
         eye = np.eye(k)
         C = arrays.cov[pats, :k, :k]
-        psd = side.memo.get(("psd_factors",))
-        F = _psd_factors(C) if psd is None else psd[pats, :k, :k]
-        V = np.sqrt(g2) * F
+        V = np.sqrt(g2) * side.memo[("psd_factors",)][pats, :k, :k]
         Vt = np.swapaxes(V, 1, 2)
         K = eye + Vt @ V
         try:
