@@ -792,16 +792,16 @@ def rbf_aligned(
 # symmetric Gram the row with the larger index).
 
 
-# Partners of a big row swept together (their buffers stay in L1/L2), and
-# pairs of one size factored in lockstep.
-_CHUNK = 256
-_LANES = 32
+# Big rows of one tile (the vector lanes of the pair computations). Lanes
+# share their partner, so that the partner's features index the big rows'
+# factors at the same place in every lane: contiguous loads, not gathers.
+_LANES = 64
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def rbf_rows(
-    rows_a: np.ndarray,
-    rows_b: np.ndarray,
+    tiles_a: np.ndarray,
+    tiles_b: np.ndarray,
     sa: SideArrays,
     sb: SideArrays,
     ka: SortedRows,
@@ -815,69 +815,79 @@ def rbf_rows(
     diagonal: bool,
     out: np.ndarray,
 ) -> int:  # pragma: no cover - compiled
-    """Mahalanobis expected RBF of the row pairs whose big row is one of
-    ``rows_a`` (rows of a) or ``rows_b`` (rows of b); see the comment above.
-    ``ka``, ``kb``: each side's rows sorted by their number of missing
-    features (:class:`._rbf.SortedRows`); ``lam``: the precision of the
-    metric. Outputs as :func:`rbf_pairs`: ``out[i, j]`` for row i of a and
-    row j of b, both ``out[i, j]`` and ``out[j, i]`` with ``symmetric`` (a is
-    b; ``rows_b`` unused), ``out[i, 0]`` with ``diagonal`` (row i of a with
-    row i of b, aligned rows of the same patterns: the same code as the
-    pairs, so that a duplicated row's genRBF normalisation cancels exactly).
-    Threads own disjoint sets of big rows, so every output entry is written
-    by one thread. Returns 0, or ``1 + q`` if ``N`` is not positive definite
-    for a pattern ``q``.
+    """Expected RBF of the row pairs whose big row lies in one of the tiles
+    ``tiles_a`` (big rows of a) or ``tiles_b`` (big rows of b); see the
+    comment above. A tile is given by its first position in the sorted order
+    (``ka``, ``kb``: each side's rows sorted by their number of missing
+    features, :class:`._rbf.SortedRows`) and holds ``_LANES`` rows (one with
+    ``diagonal``); ``lam``: the precision of the metric. Outputs as
+    :func:`rbf_pairs`: ``out[i, j]`` for row i of a and row j of b, both
+    ``out[i, j]`` and ``out[j, i]`` with ``symmetric`` (a is b; ``tiles_b``
+    unused), ``out[i, 0]`` with ``diagonal`` (row i of a with row i of b,
+    aligned rows of the same patterns: the same code as the pairs, so that a
+    duplicated row's genRBF normalisation cancels exactly). Threads own
+    disjoint sets of tiles, so every output entry is written by one thread.
+    Returns 0, or ``1 + q`` if ``N`` is not positive definite for a pattern
+    ``q``.
 
-    The partners of a big row are the leading rows of the other side in the
-    sorted order (fewer missing features; ties as in the comment above), in
-    contiguous runs of equal ``m``. The terms that need only the big row's
-    factors (``||W delta||^2``, ``w``, ``u^T w``) are swept over them with
-    the partner innermost (contiguous, vectorised); then ``v`` and ``N`` are
-    gathered and ``N = L D L^T`` factored for ``_LANES`` pairs of one ``m`` in
-    lockstep: independent pairs instead of one latency-bound chain per pair.
+    The partners of a tile are the leading rows of the other side in the
+    sorted order (fewer missing features; ties as in the comment above); for
+    each partner the rows of the tile that pair with it are a trailing run
+    of lanes. Per partner, every term is computed for all those lanes at
+    once, lane innermost: the big rows' factors are stored lane by lane
+    (``K_p``, ``Lam[:, J_p] G_p``, the root of ``G_p``), so that the
+    partner's ``m x m`` block of ``N`` and its ``v`` are read with contiguous
+    loads, and ``N = L D L^T`` is factored for all lanes in lockstep.
     """
     d = sa.x.shape[1]
     kmax = max(sa.missing.shape[1], sb.missing.shape[1], 1)
-    CH = _CHUNK
-    LB = _LANES
+    LT = 1 if diagonal else _LANES
     LJ = np.zeros((d, kmax))
-    LJT = np.zeros((kmax, d))
     M1 = np.zeros((d, kmax))
     KB = np.zeros((d, d))
-    gi = np.empty(kmax)
-    xi = np.empty(d)
-    WD = np.empty(CH)
-    S1 = np.empty(CH)
-    GB = np.empty((kmax, CH))
-    WB = np.empty((kmax, CH))
-    ui = np.empty(kmax)
-    NB = np.empty((kmax, kmax, LB))
-    VB = np.empty((kmax, LB))
-    IP = np.empty(LB)
-    LR = np.empty(LB)
-    S2 = np.empty(LB)
-    # Unsigned copies: indices loaded from them skip the wraparound check.
+    # Big rows, lane by lane.
+    XT = np.empty((d, LT))
+    ZT = np.empty((d, LT))
+    IDX = np.zeros((kmax, LT), dtype=np.uint64)
+    ZJ = np.zeros((kmax, LT))
+    M1T = np.zeros((d, kmax, LT))
+    RT = np.zeros((kmax, kmax, LT))
+    KT = np.zeros((d, d, LT))
+    LD = np.empty(LT)
+    OFF = np.empty(LT)
+    WGT = np.empty(LT)
+    ROW = np.empty(LT, dtype=np.int64)
+    LIM = np.empty(LT, dtype=np.int64)
+    # Per partner.
+    WD = np.empty(LT)
+    S1 = np.empty(LT)
+    S2 = np.empty(LT)
+    ACC = np.empty(LT)
+    IP = np.empty(LT)
+    LR = np.empty(LT)
+    UD = np.empty((kmax, LT))
+    VB = np.empty((kmax, LT))
+    NB = np.empty((kmax, kmax, LT))
     Ja_u = sa.missing.astype(np.uint64)
     Jb_u0 = sb.missing.astype(np.uint64)
     n_pass = 1 if symmetric or diagonal else 2
     for pss in range(n_pass):
         if pss == 0:
-            big, small, fbig, fsmall, rows, srt = sa, sb, fa, fb, rows_a, kb
+            big, small, fbig, fsmall, tiles, sbig, srt = sa, sb, fa, fb, tiles_a, ka, kb
             Jb_u, Js_u = Ja_u, Jb_u0
         else:
-            big, small, fbig, fsmall, rows, srt = sb, sa, fb, fa, rows_b, ka
+            big, small, fbig, fsmall, tiles, sbig, srt = sb, sa, fb, fa, tiles_b, kb, ka
             Jb_u, Js_u = Jb_u0, Ja_u
-        xsT = srt.xT
-        zsT = srt.zT
         perm = srt.order
         kst = srt.start
         xb = big.x
         zb = big.z
+        xs = small.x
         zs = small.z
         pat_b = fbig.pattern
         pat_s = fsmall.pattern
         kk_b = big.n_missing
-        J_b = big.missing
+        kk_s = small.n_missing
         Gm = fbig.gmat
         Rg = fbig.root
         ld_b = fbig.logdet
@@ -888,151 +898,164 @@ def rbf_rows(
         off_s = small.off
         w_b = big.weight
         w_s = small.weight
-        last = -1
-        for i in rows:
-            p = pat_b[i]
-            kp = kk_b[p]
-            if p != last:
-                # K_p = (Lam[:, J_p] G_p) Lam[J_p, :], for all partners of
-                # the rows of p.
-                last = p
-                for r in range(kp):
-                    f = J_b[p, r]
-                    for c in range(d):
-                        LJT[r, c] = lam[f, c]
-                        LJ[c, r] = lam[f, c]
-                for c in range(d):
-                    for r in range(kp):
-                        a_ = 0.0
-                        for s_ in range(kp):
-                            a_ += LJ[c, s_] * Gm[p, s_, r]
-                        M1[c, r] = a_
-                for c in range(d):
-                    for c2 in range(d):
-                        KB[c, c2] = 0.0
-                    for r in range(kp):
-                        coef = M1[c, r]
-                        for c2 in range(d):
-                            KB[c, c2] += coef * LJT[r, c2]
-            for c in range(d):
-                xi[c] = xb[i, c]
-            for r in range(kp):
-                gi[r] = zb[i, J_b[p, r]]
-            # The partners: sorted positions [lo, hi).
-            if diagonal:
-                lo = srt.rank[i]
-                hi = lo + 1
-            else:
-                lo = 0
-                if pss == 1:
-                    hi = kst[kp]
-                elif not symmetric:
-                    hi = kst[kp + 1]
+        n_big = xb.shape[0]
+        for t0 in tiles:
+            nl = min(LT, n_big - t0)
+            # The tile's rows, lane by lane (past a lane's own k, zeros).
+            kpmax = 0
+            last = -1
+            for ln in range(nl):
+                i = sbig.order[t0 + ln]
+                p = pat_b[i]
+                kp = kk_b[p]
+                kpmax = max(kpmax, kp)
+                ROW[ln] = i
+                LD[ln] = ld_b[p]
+                OFF[ln] = off_b[i]
+                WGT[ln] = w_b[i]
+                if diagonal:
+                    LIM[ln] = 0
+                elif symmetric:
+                    LIM[ln] = t0 + ln + 1
+                elif pss == 0:
+                    LIM[ln] = kst[kp + 1]
                 else:
-                    hi = kst[kp]
-                    while hi < kst[kp + 1] and perm[hi] <= i:
-                        hi += 1
-            for c0 in range(lo, hi, CH):
-                tn = min(CH, hi - c0)
-                # The sweep: ||W delta||^2, u = (Lam delta)[J_p], w = G_p u
-                # and u^T w of every partner.
-                for t in range(tn):
-                    WD[t] = 0.0
-                    S1[t] = 0.0
+                    LIM[ln] = kst[kp]
+                if p != last:
+                    # K_p = (Lam[:, J_p] G_p) Lam[J_p, :].
+                    last = p
+                    for r in range(kp):
+                        f = Jb_u[p, r]
+                        for c in range(d):
+                            LJ[c, r] = lam[f, c]
+                    for c in range(d):
+                        for r in range(kp):
+                            a_ = 0.0
+                            for s_ in range(kp):
+                                a_ += LJ[c, s_] * Gm[p, s_, r]
+                            M1[c, r] = a_
+                    for c in range(d):
+                        for c2 in range(d):
+                            KB[c, c2] = 0.0
+                        for r in range(kp):
+                            coef = M1[c, r]
+                            for c2 in range(d):
+                                KB[c, c2] += coef * LJ[c2, r]
                 for c in range(d):
-                    v0 = xi[c]
-                    for t in range(tn):
-                        e = v0 - xsT[c, c0 + t]
-                        WD[t] += e * e
-                for r in range(kp):
-                    v0 = gi[r]
-                    f = Jb_u[p, r]
-                    for t in range(tn):
-                        GB[r, t] = v0 - zsT[f, c0 + t]
-                # u^T G_p u = ||R_p u||^2 (R_p upper triangular).
-                for s_ in range(kp):
-                    for t in range(tn):
-                        WB[s_, t] = 0.0
-                    for r in range(s_, kp):
-                        coef = Rg[p, s_, r]
-                        for t in range(tn):
-                            WB[s_, t] += coef * GB[r, t]
-                    for t in range(tn):
-                        S1[t] += WB[s_, t] * WB[s_, t]
-                for m in range(kp + 1):
-                    m_lo = max(kst[m], c0)
-                    m_hi = min(kst[m + 1], c0 + tn)
-                    for b0 in range(m_lo, m_hi, LB):
-                        nl = min(LB, m_hi - b0)
-                        # v = (Lam delta)[J_q] - (Lam[:, J_p] G_p)[J_q] u
-                        # (dot products along contiguous rows of M1) and N,
-                        # gathered lane by lane.
+                    XT[c, ln] = xb[i, c]
+                    ZT[c, ln] = zb[i, c]
+                    for c2 in range(d):
+                        KT[c, c2, ln] = KB[c, c2]
+                for r in range(kmax):
+                    on = r < kp
+                    f = Jb_u[p, r] if on else np.uint64(0)
+                    IDX[r, ln] = f
+                    ZJ[r, ln] = zb[i, f] if on else 0.0
+                    for c in range(d):
+                        M1T[c, r, ln] = M1[c, r] if on else 0.0
+                    for s_ in range(kmax):
+                        RT[s_, r, ln] = Rg[p, s_, r] if on and s_ <= r else 0.0
+            if diagonal:
+                s_lo = srt.rank[ROW[0]]
+                s_hi = s_lo + 1
+            else:
+                s_lo = 0
+                s_hi = LIM[nl - 1]
+            l0 = 0
+            for s in range(s_lo, s_hi):
+                # The lanes [l0, nl) pair with this partner.
+                while not diagonal and LIM[l0] <= s:
+                    l0 += 1
+                j = perm[s]
+                q = pat_s[j]
+                m = kk_s[q]
+                # ||W delta||^2.
+                for ln in range(nl):
+                    WD[ln] = 0.0
+                    S1[ln] = 0.0
+                for c in range(d):
+                    v0 = xs[j, c]
+                    for ln in range(nl):
+                        e = XT[c, ln] - v0
+                        WD[ln] += e * e
+                # u = (Lam delta)[J_p] and u^T G_p u = ||R_p u||^2.
+                for r in range(kpmax):
+                    for ln in range(nl):
+                        UD[r, ln] = ZJ[r, ln] - zs[j, IDX[r, ln]]
+                for s_ in range(kpmax):
+                    for ln in range(nl):
+                        ACC[ln] = 0.0
+                    for r in range(s_, kpmax):
                         for ln in range(nl):
-                            j = perm[b0 + ln]
-                            q = pat_s[j]
-                            tt = b0 + ln - c0
-                            for r in range(kp):
-                                ui[r] = GB[r, tt]
-                            o = cst[q]
-                            for a in range(m):
-                                f = Js_u[q, a]
-                                v0 = zb[i, f] - zs[j, f]
-                                for r in range(kp):
-                                    v0 -= M1[f, r] * ui[r]
-                                VB[a, ln] = v0
-                                for b in range(a + 1):
-                                    NB[a, b, ln] = Cq[o + b] - KB[f, Js_u[q, b]]
-                                o += a + 1
-                        # N = L D L^T by right-looking elimination, the lanes
-                        # in lockstep, v eliminated alongside:
-                        # s2 = v^T N^-1 v.
+                            ACC[ln] += RT[s_, r, ln] * UD[r, ln]
+                    for ln in range(nl):
+                        S1[ln] += ACC[ln] * ACC[ln]
+                # v = (Lam delta)[J_q] - (Lam[:, J_p] G_p)[J_q] u and N.
+                o = cst[q]
+                for a in range(m):
+                    f = Js_u[q, a]
+                    v0 = zs[j, f]
+                    for ln in range(nl):
+                        ACC[ln] = ZT[f, ln] - v0
+                    for r in range(kpmax):
                         for ln in range(nl):
-                            S2[ln] = 0.0
-                        for c in range(m):
+                            ACC[ln] -= M1T[f, r, ln] * UD[r, ln]
+                    for ln in range(nl):
+                        VB[a, ln] = ACC[ln]
+                    for b in range(a + 1):
+                        cv = Cq[o + b]
+                        g = Js_u[q, b]
+                        for ln in range(nl):
+                            NB[a, b, ln] = cv - KT[f, g, ln]
+                    o += a + 1
+                # N = L D L^T by right-looking elimination, the lanes in
+                # lockstep, v eliminated alongside: s2 = v^T N^-1 v.
+                for ln in range(nl):
+                    S2[ln] = 0.0
+                for c in range(m):
+                    for ln in range(nl):
+                        ip = 1.0 / NB[c, c, ln]
+                        IP[ln] = ip
+                        vc = VB[c, ln]
+                        S2[ln] += vc * vc * ip
+                    for r in range(c + 1, m):
+                        for ln in range(nl):
+                            lr = NB[r, c, ln] * IP[ln]
+                            LR[ln] = lr
+                            VB[r, ln] -= lr * VB[c, ln]
+                        for c2 in range(c + 1, r + 1):
                             for ln in range(nl):
-                                ip = 1.0 / NB[c, c, ln]
-                                IP[ln] = ip
-                                vc = VB[c, ln]
-                                S2[ln] += vc * vc * ip
-                            for r in range(c + 1, m):
-                                for ln in range(nl):
-                                    lr = NB[r, c, ln] * IP[ln]
-                                    LR[ln] = lr
-                                    VB[r, ln] -= lr * VB[c, ln]
-                                for c2 in range(c + 1, r + 1):
-                                    for ln in range(nl):
-                                        NB[r, c2, ln] -= LR[ln] * NB[c2, c, ln]
-                        for ln in range(nl):
-                            t = b0 + ln - c0
-                            j = perm[b0 + ln]
-                            q = pat_s[j]
+                                NB[r, c2, ln] -= LR[ln] * NB[c2, c, ln]
+                base = lc_s[q]
+                for ln in range(l0, nl):
+                    i = ROW[ln]
+                    prod = 1.0
+                    total = 0.0
+                    for c in range(m):
+                        piv = NB[c, c, ln]
+                        if not piv > 0.0:
+                            return 1 + q
+                        prod *= piv
+                        if prod > _BIG or prod < 1.0 / _BIG:
+                            total += math.log(prod)
                             prod = 1.0
-                            total = 0.0
-                            for c in range(m):
-                                piv = NB[c, c, ln]
-                                if not piv > 0.0:
-                                    return 1 + q
-                                prod *= piv
-                                if prod > _BIG or prod < 1.0 / _BIG:
-                                    total += math.log(prod)
-                                    prod = 1.0
-                            ldn = total + math.log(prod)
-                            quad = WD[t] - S1[t] - S2[ln]
-                            if not quad > 0.0:
-                                quad = 0.0
-                            logdet = ld_b[p] + lc_s[q] + ldn
-                            val = off_b[i] + off_s[j] - 0.5 * logdet - gamma * quad
-                            if diagonal:
-                                out[i, 0] = val
-                                continue
-                            ia = i if pss == 0 else j
-                            jb = j if pss == 0 else i
-                            if accumulate:
-                                out[ia, jb] += w_b[i] * w_s[j] * math.exp(val)
-                            else:
-                                out[ia, jb] = val
-                                if symmetric:
-                                    out[jb, ia] = val
+                    ldn = total + math.log(prod)
+                    quad = WD[ln] - S1[ln] - S2[ln]
+                    if not quad > 0.0:
+                        quad = 0.0
+                    logdet = LD[ln] + base + ldn
+                    val = OFF[ln] + off_s[j] - 0.5 * logdet - gamma * quad
+                    if diagonal:
+                        out[i, 0] = val
+                        continue
+                    ia = i if pss == 0 else j
+                    jb = j if pss == 0 else i
+                    if accumulate:
+                        out[ia, jb] += WGT[ln] * w_s[j] * math.exp(val)
+                    else:
+                        out[ia, jb] = val
+                        if symmetric:
+                            out[jb, ia] = val
     return 0
 
 

@@ -595,14 +595,8 @@ def _row_pairs(
             size = _loops()._TILE
             n_tiles = -(-a.n // size)
             T = max(1, min(n_threads(), n_tiles))
-            if symmetric:
-                # Tile t pairs with t + 1 blocks: deal the tiles from both
-                # ends so that the threads get equal work.
-                ends = np.empty(n_tiles, dtype=np.int64)
-                ends[0::2] = np.arange(n_tiles)[: (n_tiles + 1) // 2]
-                ends[1::2] = np.arange(n_tiles)[::-1][: n_tiles // 2]
-            else:
-                ends = np.arange(n_tiles, dtype=np.int64)
+            tiles = np.arange(n_tiles, dtype=np.int64)
+            ends = _dealt_from_both_ends(tiles) if symmetric else tiles
             tile_lists = [np.ascontiguousarray(ends[t::T]) for t in range(T)]
             xaT = np.ascontiguousarray(a.arrays.x.T)
             xbT = xaT if symmetric or b is a else np.ascontiguousarray(b.arrays.x.T)
@@ -615,28 +609,36 @@ def _row_pairs(
 
             _raise_invalid(_run([tile_task(tl) for tl in tile_lists]))
             return
-        # Round robin by blocks of 8 rows (with ``symmetric`` a row also
-        # writes its column): the writes out[i, j:j + 8] share a cache line,
-        # so that one thread owns most lines.
-        T = max(1, min(n_threads(), max(a.n, b.n)))
         lam = metric.G() if metric.mahalanobis else np.eye(a.arrays.x.shape[1])
         kmax = int(
             max(a.arrays.n_missing.max(initial=0), b.arrays.n_missing.max(initial=0))
         )
         ka = sorted_rows(a, fa.pattern, kmax)
         kb = ka if b is a else sorted_rows(b, fb.pattern, kmax)
-
-        def rows_of(n: int, t: int) -> np.ndarray:
-            return np.flatnonzero((np.arange(n) // 8) % T == t).astype(np.int64)
+        width = 1 if diagonal else int(_loops()._LANES)
+        starts_a = _dealt_from_both_ends(np.arange(0, a.n, width, dtype=np.int64))
+        starts_b = _dealt_from_both_ends(np.arange(0, b.n, width, dtype=np.int64))
+        T = max(1, min(n_threads(), len(starts_a) + len(starts_b)))
 
         def task(t: int) -> Callable[[], object]:
             return lambda: _loops().rbf_rows(
-                rows_of(a.n, t), rows_of(b.n, t), a.arrays, b.arrays, ka, kb,
-                fa, fb, lam, float(gamma), bool(symmetric), bool(accumulate),
+                np.ascontiguousarray(starts_a[t::T]),
+                np.ascontiguousarray(starts_b[t::T]), a.arrays, b.arrays, ka,
+                kb, fa, fb, lam, float(gamma), bool(symmetric), bool(accumulate),
                 bool(diagonal), out,
             )  # fmt: skip
 
         _raise_invalid(_run([task(t) for t in range(T)]))
+
+
+def _dealt_from_both_ends(tiles: np.ndarray) -> np.ndarray:
+    """The tiles in the order first, last, second, second last, ...: dealt
+    round robin to threads, tiles whose work grows along the order (tile t
+    pairs with the t tiles before it) give each thread an equal share."""
+    ends = np.empty_like(tiles)
+    ends[0::2] = tiles[: (len(tiles) + 1) // 2]
+    ends[1::2] = tiles[::-1][: len(tiles) // 2]
+    return ends
 
 
 def row_factors(
