@@ -792,7 +792,7 @@ def rbf_aligned(
 # symmetric Gram the row with the larger index).
 
 
-# Big rows of one tile (the vector lanes of the pair computations). Lanes
+# Big rows of one tile: the vector lanes of the pair computations. The lanes
 # share their partner, so that the partner's features index the big rows'
 # factors at the same place in every lane: contiguous loads, not gathers.
 _LANES = 64
@@ -833,26 +833,31 @@ def rbf_rows(
     The partners of a tile are the leading rows of the other side in the
     sorted order (fewer missing features; ties as in the comment above); for
     each partner the rows of the tile that pair with it are a trailing run
-    of lanes. Per partner, every term is computed for all those lanes at
-    once, lane innermost: the big rows' factors are stored lane by lane
+    of lanes. Per partner every term is computed for all lanes at once, lane
+    innermost (the leading lanes' results, pairs computed from their other
+    row, are dropped): the big rows' factors are stored lane by lane
     (``K_p``, ``Lam[:, J_p] G_p``, the root of ``G_p``), so that the
-    partner's ``m x m`` block of ``N`` and its ``v`` are read with contiguous
-    loads, and ``N = L D L^T`` is factored for all lanes in lockstep.
+    partner's ``m x m`` block of ``N`` and its ``v`` are contiguous loads,
+    and ``N = L D L^T`` is factored for all lanes in lockstep. Sums over the
+    big row's missing features run four terms at a time over zero-padded
+    factors: one pass over the lanes does four multiply-adds.
     """
     d = sa.x.shape[1]
     kmax = max(sa.missing.shape[1], sb.missing.shape[1], 1)
+    k4 = (kmax + 3) // 4 * 4
     LT = 1 if diagonal else _LANES
-    LJ = np.zeros((d, kmax))
-    M1 = np.zeros((d, kmax))
+    LJ = np.zeros((d, k4))
+    M1 = np.zeros((d, k4))
     KB = np.zeros((d, d))
-    # Big rows, lane by lane.
+    # The tile's big rows, lane by lane; ``ks`` (the tile's largest number
+    # of missing features, rounded up to 4) strides the per-feature blocks.
     XT = np.empty((d, LT))
     ZT = np.empty((d, LT))
-    IDX = np.zeros((kmax, LT), dtype=np.uint64)
-    ZJ = np.zeros((kmax, LT))
-    M1T = np.zeros((d, kmax, LT))
-    RT = np.zeros((kmax, kmax, LT))
-    KT = np.zeros((d, d, LT))
+    IDX = np.zeros((k4, LT), dtype=np.uint64)
+    ZJ = np.zeros((k4, LT))
+    M1T = np.zeros((d * k4, LT))  # (Lam[:, J_p] G_p)[f, r] at f * ks + r
+    RT = np.zeros((k4 * k4, LT))  # root of G_p, (s, r) at s * ks + r
+    KT = np.zeros((d * (d + 1) // 2, LT))  # K_p[f, g <= f] at f (f + 1) / 2 + g
     LD = np.empty(LT)
     OFF = np.empty(LT)
     WGT = np.empty(LT)
@@ -865,9 +870,13 @@ def rbf_rows(
     ACC = np.empty(LT)
     IP = np.empty(LT)
     LR = np.empty(LT)
-    UD = np.empty((kmax, LT))
+    LDN = np.empty(LT)
+    PROD = np.empty(LT)
+    BAD = np.empty(LT, dtype=np.int64)
+    VAL = np.empty(LT)
+    UD = np.empty((k4, LT))
     VB = np.empty((kmax, LT))
-    NB = np.empty((kmax, kmax, LT))
+    NB = np.empty((kmax * (kmax + 1) // 2, LT))  # N[a, b <= a] at a (a + 1) / 2 + b
     Ja_u = sa.missing.astype(np.uint64)
     Jb_u0 = sb.missing.astype(np.uint64)
     n_pass = 1 if symmetric or diagonal else 2
@@ -901,14 +910,15 @@ def rbf_rows(
         n_big = xb.shape[0]
         for t0 in tiles:
             nl = min(LT, n_big - t0)
-            # The tile's rows, lane by lane (past a lane's own k, zeros).
             kpmax = 0
+            for ln in range(nl):
+                kpmax = max(kpmax, kk_b[pat_b[sbig.order[t0 + ln]]])
+            ks = (kpmax + 3) // 4 * 4
             last = -1
             for ln in range(nl):
                 i = sbig.order[t0 + ln]
                 p = pat_b[i]
                 kp = kk_b[p]
-                kpmax = max(kpmax, kp)
                 ROW[ln] = i
                 LD[ln] = ld_b[p]
                 OFF[ln] = off_b[i]
@@ -922,39 +932,42 @@ def rbf_rows(
                 else:
                     LIM[ln] = kst[kp]
                 if p != last:
-                    # K_p = (Lam[:, J_p] G_p) Lam[J_p, :].
+                    # K_p = (Lam[:, J_p] G_p) Lam[J_p, :] (zero columns of
+                    # M1 past k_p).
                     last = p
                     for r in range(kp):
                         f = Jb_u[p, r]
                         for c in range(d):
                             LJ[c, r] = lam[f, c]
                     for c in range(d):
-                        for r in range(kp):
+                        for r in range(ks):
                             a_ = 0.0
-                            for s_ in range(kp):
-                                a_ += LJ[c, s_] * Gm[p, s_, r]
+                            if r < kp:
+                                for s_ in range(kp):
+                                    a_ += LJ[c, s_] * Gm[p, s_, r]
                             M1[c, r] = a_
                     for c in range(d):
-                        for c2 in range(d):
+                        for c2 in range(c + 1):
                             KB[c, c2] = 0.0
                         for r in range(kp):
                             coef = M1[c, r]
-                            for c2 in range(d):
+                            for c2 in range(c + 1):
                                 KB[c, c2] += coef * LJ[c2, r]
                 for c in range(d):
                     XT[c, ln] = xb[i, c]
                     ZT[c, ln] = zb[i, c]
-                    for c2 in range(d):
-                        KT[c, c2, ln] = KB[c, c2]
-                for r in range(kmax):
+                    o = c * (c + 1) // 2
+                    for c2 in range(c + 1):
+                        KT[o + c2, ln] = KB[c, c2]
+                    for r in range(ks):
+                        M1T[c * ks + r, ln] = M1[c, r]
+                for r in range(ks):
                     on = r < kp
                     f = Jb_u[p, r] if on else np.uint64(0)
                     IDX[r, ln] = f
                     ZJ[r, ln] = zb[i, f] if on else 0.0
-                    for c in range(d):
-                        M1T[c, r, ln] = M1[c, r] if on else 0.0
-                    for s_ in range(kmax):
-                        RT[s_, r, ln] = Rg[p, s_, r] if on and s_ <= r else 0.0
+                    for s_ in range(ks):
+                        RT[s_ * ks + r, ln] = Rg[p, s_, r] if on and s_ <= r else 0.0
             if diagonal:
                 s_lo = srt.rank[ROW[0]]
                 s_hi = s_lo + 1
@@ -972,79 +985,135 @@ def rbf_rows(
                 # ||W delta||^2.
                 for ln in range(nl):
                     WD[ln] = 0.0
-                    S1[ln] = 0.0
-                for c in range(d):
-                    v0 = xs[j, c]
+                c = 0
+                while c + 4 <= d:
+                    x0 = xs[j, c]
+                    x1 = xs[j, c + 1]
+                    x2 = xs[j, c + 2]
+                    x3 = xs[j, c + 3]
                     for ln in range(nl):
-                        e = XT[c, ln] - v0
-                        WD[ln] += e * e
+                        e0 = XT[c, ln] - x0
+                        e1 = XT[c + 1, ln] - x1
+                        e2 = XT[c + 2, ln] - x2
+                        e3 = XT[c + 3, ln] - x3
+                        WD[ln] += (e0 * e0 + e1 * e1) + (e2 * e2 + e3 * e3)
+                    c += 4
+                while c < d:
+                    x0 = xs[j, c]
+                    for ln in range(nl):
+                        e0 = XT[c, ln] - x0
+                        WD[ln] += e0 * e0
+                    c += 1
                 # u = (Lam delta)[J_p] and u^T G_p u = ||R_p u||^2.
-                for r in range(kpmax):
+                zj = zs[j]
+                for r in range(ks):
                     for ln in range(nl):
-                        UD[r, ln] = ZJ[r, ln] - zs[j, IDX[r, ln]]
-                for s_ in range(kpmax):
+                        UD[r, ln] = ZJ[r, ln] - zj[IDX[r, ln]]
+                for ln in range(nl):
+                    S1[ln] = 0.0
+                for s_ in range(ks):
                     for ln in range(nl):
                         ACC[ln] = 0.0
-                    for r in range(s_, kpmax):
+                    o = s_ * ks
+                    for r in range(s_ // 4 * 4, ks, 4):
                         for ln in range(nl):
-                            ACC[ln] += RT[s_, r, ln] * UD[r, ln]
+                            ACC[ln] += (
+                                RT[o + r, ln] * UD[r, ln]
+                                + RT[o + r + 1, ln] * UD[r + 1, ln]
+                            ) + (
+                                RT[o + r + 2, ln] * UD[r + 2, ln]
+                                + RT[o + r + 3, ln] * UD[r + 3, ln]
+                            )
                     for ln in range(nl):
                         S1[ln] += ACC[ln] * ACC[ln]
                 # v = (Lam delta)[J_q] - (Lam[:, J_p] G_p)[J_q] u and N.
                 o = cst[q]
                 for a in range(m):
                     f = Js_u[q, a]
-                    v0 = zs[j, f]
+                    v0 = zj[f]
                     for ln in range(nl):
                         ACC[ln] = ZT[f, ln] - v0
-                    for r in range(kpmax):
+                    base = f * ks
+                    for r in range(0, ks, 4):
                         for ln in range(nl):
-                            ACC[ln] -= M1T[f, r, ln] * UD[r, ln]
+                            ACC[ln] -= (
+                                M1T[base + r, ln] * UD[r, ln]
+                                + M1T[base + r + 1, ln] * UD[r + 1, ln]
+                            ) + (
+                                M1T[base + r + 2, ln] * UD[r + 2, ln]
+                                + M1T[base + r + 3, ln] * UD[r + 3, ln]
+                            )
                     for ln in range(nl):
                         VB[a, ln] = ACC[ln]
+                    ta = a * (a + 1) // 2
+                    tf = f * (f + 1) // 2
                     for b in range(a + 1):
                         cv = Cq[o + b]
                         g = Js_u[q, b]
                         for ln in range(nl):
-                            NB[a, b, ln] = cv - KT[f, g, ln]
+                            NB[ta + b, ln] = cv - KT[tf + g, ln]
                     o += a + 1
                 # N = L D L^T by right-looking elimination, the lanes in
-                # lockstep, v eliminated alongside: s2 = v^T N^-1 v.
+                # lockstep, v eliminated alongside: s2 = v^T N^-1 v. The
+                # product of the pivots is rescaled (through its log) before
+                # it can overflow or underflow; pivots <= 0 (or NaN) counted.
                 for ln in range(nl):
                     S2[ln] = 0.0
+                    LDN[ln] = 0.0
+                    PROD[ln] = 1.0
+                    BAD[ln] = 0
                 for c in range(m):
+                    dc = c * (c + 1) // 2 + c
+                    n_out = 0
                     for ln in range(nl):
-                        ip = 1.0 / NB[c, c, ln]
+                        piv = NB[dc, ln]
+                        ip = 1.0 / piv
                         IP[ln] = ip
+                        BAD[ln] += 0 if piv > 0.0 else 1
+                        pr = PROD[ln] * piv
+                        PROD[ln] = pr
+                        n_out += 1 if pr > _BIG or pr < 1.0 / _BIG else 0
                         vc = VB[c, ln]
                         S2[ln] += vc * vc * ip
-                    for r in range(c + 1, m):
+                    if n_out:
                         for ln in range(nl):
-                            lr = NB[r, c, ln] * IP[ln]
+                            pr = PROD[ln]
+                            if pr > _BIG or pr < 1.0 / _BIG:
+                                LDN[ln] += math.log(pr)
+                                PROD[ln] = 1.0
+                    for r in range(c + 1, m):
+                        tr = r * (r + 1) // 2
+                        for ln in range(nl):
+                            lr = NB[tr + c, ln] * IP[ln]
                             LR[ln] = lr
                             VB[r, ln] -= lr * VB[c, ln]
-                        for c2 in range(c + 1, r + 1):
+                        c2 = c + 1
+                        while c2 + 2 <= r + 1:
+                            t1 = c2 * (c2 + 1) // 2 + c
+                            t2 = t1 + c2 + 1
                             for ln in range(nl):
-                                NB[r, c2, ln] -= LR[ln] * NB[c2, c, ln]
-                base = lc_s[q]
-                for ln in range(l0, nl):
-                    i = ROW[ln]
-                    prod = 1.0
-                    total = 0.0
-                    for c in range(m):
-                        piv = NB[c, c, ln]
-                        if not piv > 0.0:
-                            return 1 + q
-                        prod *= piv
-                        if prod > _BIG or prod < 1.0 / _BIG:
-                            total += math.log(prod)
-                            prod = 1.0
-                    ldn = total + math.log(prod)
+                                lr = LR[ln]
+                                NB[tr + c2, ln] -= lr * NB[t1, ln]
+                                NB[tr + c2 + 1, ln] -= lr * NB[t2, ln]
+                            c2 += 2
+                        if c2 <= r:
+                            t1 = c2 * (c2 + 1) // 2 + c
+                            for ln in range(nl):
+                                NB[tr + c2, ln] -= LR[ln] * NB[t1, ln]
+                base_v = lc_s[q]
+                offj = off_s[j]
+                for ln in range(nl):
                     quad = WD[ln] - S1[ln] - S2[ln]
-                    if not quad > 0.0:
-                        quad = 0.0
-                    logdet = LD[ln] + base + ldn
-                    val = OFF[ln] + off_s[j] - 0.5 * logdet - gamma * quad
+                    quad = quad if quad > 0.0 else 0.0
+                    ldn = LDN[ln] + math.log(PROD[ln])
+                    VAL[ln] = (
+                        OFF[ln] + offj - 0.5 * (LD[ln] + base_v + ldn) - gamma * quad
+                    )
+                for ln in range(l0, nl):
+                    if BAD[ln]:
+                        return 1 + q
+                    i = ROW[ln]
+                    val = VAL[ln]
                     if diagonal:
                         out[i, 0] = val
                         continue
