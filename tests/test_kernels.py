@@ -202,8 +202,7 @@ def test_both_loops_match_naive_reference(rng, monkeypatch, metric, loop):
     from missingkernels.kernels import _rbf
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: loop != "pattern_pairs")
-    schur = 0.0 if loop == "schur_row_pairs" else 2.0
-    monkeypatch.setattr(_rbf, "_SCHUR_MIN_MISSING", schur)
+    monkeypatch.setattr(_rbf, "_EUCLIDEAN_SCHUR", loop == "schur_row_pairs")
     d = 7
     mean, S = random_gaussian(rng, d)
     X = mcar(rng, rng.multivariate_normal(mean, S, size=40), 0.35)
@@ -252,7 +251,7 @@ def test_row_pairs_every_shared_missing_count_against_naive(
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
     # Either Euclidean row-pair loop, whatever the share of missing entries.
-    monkeypatch.setattr(_rbf, "_SCHUR_MIN_MISSING", 2.0 if loop == "tiles" else 0.0)
+    monkeypatch.setattr(_rbf, "_EUCLIDEAN_SCHUR", loop == "schur")
     d = 10
     gamma = 2.0**log2_gamma
     mean, S = random_gaussian(rng, d)
@@ -291,7 +290,7 @@ def test_row_pairs_many_shared_missing_against_naive(
     from missingkernels.kernels import _rbf
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
-    monkeypatch.setattr(_rbf, "_SCHUR_MIN_MISSING", 2.0 if loop == "tiles" else 0.0)
+    monkeypatch.setattr(_rbf, "_EUCLIDEAN_SCHUR", loop == "schur")
     d = 16
     gamma = 2.0**log2_gamma
     mean, S = random_gaussian(rng, d)

@@ -798,7 +798,9 @@ def rbf_aligned(
 _LANES = 64
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+# (error_model="numpy": no zero-division branch, so that the loops over the
+# lanes vectorise; pivots <= 0 are caught by their count.)
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def rbf_rows(
     tiles_a: np.ndarray,
     tiles_b: np.ndarray,
@@ -1072,7 +1074,8 @@ def rbf_rows(
                         BAD[ln] += 0 if piv > 0.0 else 1
                         pr = PROD[ln] * piv
                         PROD[ln] = pr
-                        n_out += 1 if pr > _BIG or pr < 1.0 / _BIG else 0
+                        # (| not or: no branch, so that the loop vectorises)
+                        n_out += (pr > _BIG) | (pr < 1.0 / _BIG)
                         vc = VB[c, ln]
                         S2[ln] += vc * vc * ip
                     if n_out:
