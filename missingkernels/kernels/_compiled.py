@@ -762,6 +762,144 @@ def rbf_aligned(
     return 0
 
 
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def schur_row_factors(
+    factor_t: np.ndarray,
+    inner: np.ndarray,
+    missing: np.ndarray,
+    n_missing: np.ndarray,
+    lam: np.ndarray,
+    gamma: float,
+    rtol: float,
+    cstart: np.ndarray,
+    logdet: np.ndarray,
+    gmat: np.ndarray,
+    groot: np.ndarray,
+    cinv: np.ndarray,
+    logdet_c: np.ndarray,
+) -> tuple[int, bool]:  # pragma: no cover - compiled
+    """The per-pattern factors of the Schur row loop (fields of
+    :class:`._rbf.RowFactors`), written into the arrays passed.
+
+    ``factor_t``: ``F_p^T`` with ``F_p F_p^T = C_p``; ``inner``:
+    ``F_p^T Lam[J_p, J_p] F_p``. With ``K_p = I + 2 gamma inner = L L^T`` and
+    ``W = L^-1 F_p^T``: ``logdet = log det K_p``, ``gmat = 2 gamma W^T W``,
+    ``groot`` the triangular factor of the QR decomposition of
+    ``sqrt(2 gamma) W`` (``R^T R = G_p`` without squaring the condition
+    number). While every ``C_p`` is invertible (Cholesky pivots above
+    ``rtol`` times the largest variance): ``cinv`` (packed lower triangles of
+    ``(2 gamma C_p)^-1 + Lam[J_p, J_p]``) and ``logdet_c = log det(2 gamma
+    C_p)``. Returns ``(code, invertible)``, ``code`` = ``1 + p`` if ``K_p``
+    is not positive definite, else 0.
+    """
+    P = factor_t.shape[0]
+    kmax = max(factor_t.shape[1], 1)
+    g2 = 2.0 * gamma
+    sg = math.sqrt(g2)
+    L = np.zeros((kmax, kmax))
+    inv = np.ones(kmax)
+    W = np.zeros((kmax, kmax))
+    A = np.zeros((kmax, kmax))
+    v = np.zeros(kmax)
+    LC = np.zeros((kmax, kmax))
+    LCi = np.zeros((kmax, kmax))
+    invertible = True
+    for p in range(P):
+        k = n_missing[p]
+        if k == 0:
+            continue
+        FT = factor_t[p]
+        for s in range(k):
+            for t in range(s + 1):
+                L[s, t] = g2 * inner[p, s, t]
+            L[s, s] += 1.0
+        if not _cholesky(L, inv, k):
+            return 1 + p, invertible
+        logdet[p] = _logdet(L, k)
+        # W = L^-1 F^T by rows; A = sqrt(2 gamma) W.
+        for i in range(k):
+            for c in range(k):
+                acc = FT[i, c]
+                for t in range(i):
+                    acc -= L[i, t] * W[t, c]
+                W[i, c] = acc * inv[i]
+        for a in range(k):
+            for b in range(a + 1):
+                acc = 0.0
+                for i in range(k):
+                    acc += W[i, a] * W[i, b]
+                gmat[p, a, b] = g2 * acc
+                gmat[p, b, a] = g2 * acc
+        for i in range(k):
+            for c in range(k):
+                A[i, c] = sg * W[i, c]
+        # Householder QR of A, R in the upper triangle of A.
+        for j in range(k):
+            norm = 0.0
+            for i in range(j, k):
+                norm += A[i, j] * A[i, j]
+            norm = math.sqrt(norm)
+            if norm > 0.0:
+                alpha = -norm if A[j, j] >= 0.0 else norm
+                vn = 0.0
+                for i in range(j, k):
+                    v[i] = A[i, j]
+                v[j] -= alpha
+                for i in range(j, k):
+                    vn += v[i] * v[i]
+                if vn > 0.0:
+                    for c in range(j, k):
+                        acc = 0.0
+                        for i in range(j, k):
+                            acc += v[i] * A[i, c]
+                        f = 2.0 * acc / vn
+                        for i in range(j, k):
+                            A[i, c] -= f * v[i]
+            for c in range(k):
+                groot[p, j, c] = A[j, c] if c >= j else 0.0
+        if not invertible:
+            continue
+        # (2 gamma C)^-1 from the Cholesky factor of C = F F^T; a pivot tiny
+        # next to the largest variance means C is too badly conditioned.
+        scale = 0.0
+        for a in range(k):
+            for b in range(a + 1):
+                acc = 0.0
+                for i in range(k):
+                    acc += FT[i, a] * FT[i, b]
+                LC[a, b] = acc
+            scale = max(scale, LC[a, a])
+        if not _cholesky(LC, inv, k):
+            invertible = False
+            continue
+        ld = 0.0
+        for a in range(k):
+            piv = LC[a, a] * LC[a, a]
+            if not piv > rtol * scale:
+                invertible = False
+            ld += math.log(g2 * piv)
+        if not invertible:
+            continue
+        logdet_c[p] = ld
+        # LCi = LC^-1 (lower), then (LCi^T LCi) / (2 gamma) + Lam[J, J].
+        for c in range(k):
+            for i in range(k):
+                acc = 1.0 if i == c else 0.0
+                for t in range(c, i):
+                    acc -= LC[i, t] * LCi[t, c]
+                LCi[i, c] = acc * inv[i] if i >= c else 0.0
+        o = cstart[p]
+        for a in range(k):
+            fa = missing[p, a]
+            for b in range(a + 1):
+                acc = 0.0
+                for i in range(a, k):
+                    acc += LCi[i, a] * LCi[i, b]
+                cinv[o + b] = acc / g2 + lam[fa, missing[p, b]]
+            o += a + 1
+    return 0, invertible
+
+
 # -- Mahalanobis row pairs: Woodbury on the smaller missing set ----------------
 #
 # With nearly one row per pattern (MCAR in high dimensions) no factor is shared

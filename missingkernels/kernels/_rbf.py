@@ -669,51 +669,18 @@ def _row_factors(side: Side, gamma: float, metric: Metric, schur: bool) -> RowFa
         np.cumsum((kk * (kk + 1) // 2)[:-1], out=cstart[1:])
         cinv = np.zeros(int((kk * (kk + 1) // 2).sum()))
         logdet_c = np.zeros(P)
-        invertible = True
         lam = metric.G() if metric.mahalanobis else np.eye(arrays.x.shape[1])
-        for k in np.unique(kk):
-            if k == 0:
-                continue
-            pats = np.flatnonzero(kk == k)
-            eye = np.eye(k)
-            if metric.mahalanobis:
-                FT = arrays.factor_t[pats, :k, :k]
-                inner = arrays.inner[pats, :k, :k]
-            else:  # Lam = I: from the PSD factors kept at build
-                F = side.memo[("psd_factors",)][pats, :k, :k]
-                FT = np.swapaxes(F, 1, 2)
-                inner = FT @ F
-            # log det(I + 2 gamma F^T Lam[J, J] F) and G = 2 gamma F K^-1 F^T.
-            try:
-                LK = np.linalg.cholesky(eye + g2 * inner)
-            except np.linalg.LinAlgError:
-                _raise_invalid([1 + int(pats[0])])
-            ldk[pats] = 2.0 * np.log(np.diagonal(LK, axis1=1, axis2=2)).sum(axis=1)
-            WT = np.linalg.solve(LK, FT)
-            gmat[pats, :k, :k] = g2 * np.swapaxes(WT, 1, 2) @ WT
-            groot[pats, :k, :k] = np.linalg.qr(np.sqrt(g2) * WT, mode="r")
-            if not invertible:
-                continue
-            # (2 gamma C)^-1 from the Cholesky factor of C; a pivot tiny next
-            # to the diagonal means C is too badly conditioned to invert.
-            C = np.swapaxes(FT, 1, 2) @ FT
-            try:
-                LC = np.linalg.cholesky(C)
-            except np.linalg.LinAlgError:
-                invertible = False
-                continue
-            piv = np.diagonal(LC, axis1=1, axis2=2) ** 2
-            scale = np.diagonal(C, axis1=1, axis2=2).max(axis=1)
-            if np.any(piv.min(axis=1) <= _INVERTIBLE_RTOL * scale):
-                invertible = False
-                continue
-            LCi = np.linalg.solve(LC, np.broadcast_to(eye, LC.shape))
-            inv_c = (np.swapaxes(LCi, 1, 2) @ LCi) / g2
-            Jk = arrays.missing[pats, :k]
-            rows, cols = np.tril_indices(k)
-            full = inv_c + lam[Jk[:, :, None], Jk[:, None, :]]
-            cinv[cstart[pats][:, None] + np.arange(len(rows))] = full[:, rows, cols]
-            logdet_c[pats] = np.log(g2 * piv).sum(axis=1)
+        if metric.mahalanobis:
+            FT, inner = arrays.factor_t, arrays.inner
+        else:  # Lam = I: from the PSD factors kept at build
+            F = side.memo[("psd_factors",)]
+            FT = np.ascontiguousarray(np.swapaxes(F, 1, 2))
+            inner = FT @ F
+        code, invertible = _loops().schur_row_factors(
+            FT, inner, arrays.missing, kk, lam, float(gamma), _INVERTIBLE_RTOL,
+            cstart, ldk, gmat, groot, cinv, logdet_c,
+        )  # fmt: skip
+        _raise_invalid([code])
         return RowFactors(
             pattern, position, ldk, gmat, cinv,
             cstart, logdet_c, invertible, none, groot, none,
