@@ -311,42 +311,48 @@ def test_row_pairs_many_shared_missing_against_naive(
     assert_grams_match_naive(k, X, Y, gamma)
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
 @pytest.mark.parametrize("log2_gamma", [-15, 0, 15])
-def test_mahalanobis_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_gamma):
-    """The Mahalanobis row-pair loop sweeps the partners of a row in chunks
-    and factors the pairs of one size in lockstep batches: enough rows for
-    several chunks, partial batches and every size of the smaller missing
-    set, in the training Gram and both cross orientations, against the naive
-    reference where it does not underflow; and the loop is the one used."""
-    from missingkernels.kernels import _rbf
+def test_schur_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_gamma, metric):
+    """The Schur row-pair loop computes a tile of big rows (the vector lanes)
+    against each partner, the lanes that pair with it a trailing run: enough
+    rows for several tiles and a partial one, tiles spanning several numbers
+    of missing features, every size of the smaller missing set, in the
+    training Gram and both cross orientations, against the naive reference
+    where it does not underflow; and the loop is the one used."""
+    from missingkernels.kernels import _compiled, _rbf
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
     calls = count_schur_row_loop_calls(monkeypatch)
     d = 8
     gamma = 2.0**log2_gamma
     mean, S = random_gaussian(rng, d)
-    X = rng.multivariate_normal(mean, S, size=300)
+    n = 4 * _compiled._LANES + 45
+    X = rng.multivariate_normal(mean, S, size=n)
     # 0 to 7 missing features per row, in every proportion.
     for r in range(len(X)):
         X[r, rng.permutation(d)[: r % 8]] = np.nan
     X[10] = X[11]  # duplicated rows
-    Y = mcar(rng, rng.multivariate_normal(mean, S, size=37), 0.45)
+    Y = mcar(rng, rng.multivariate_normal(mean, S, size=_compiled._LANES + 37), 0.45)
     Y[1:4] = X[20:23]  # duplicates across the sides
     density = FixedGaussian(mean, S)
-    k = get_kernel("expected_rbf", gamma=gamma, metric="mahalanobis", density=density)
+    S_metric = S if metric == "mahalanobis" else None
+    k = get_kernel("expected_rbf", gamma=gamma, metric=metric, density=density)
     k.fit(X)
-    assert_grams_match_naive(k, X, Y, gamma, S)
+    assert_grams_match_naive(k, X, Y, gamma, S_metric)
     assert calls
-    g = get_kernel("genrbf", gamma=gamma, metric="mahalanobis", density=density)
+    g = get_kernel("genrbf", gamma=gamma, metric=metric, density=density)
     G = g.fit(X)(X)
     assert G[10, 11] == 1.0 and np.array_equal(np.diag(G), np.ones(len(X)))
     assert_psd(G)
 
 
-def test_mahalanobis_row_pairs_fall_back_for_uninvertible_covariances(rng, monkeypatch):
-    """The Mahalanobis row-pair loop inverts the conditional covariances; when
-    one is too badly conditioned the pattern-pair loop computes the Gram
-    (forced here by the threshold), with the same results."""
+@pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
+def test_row_pairs_fall_back_for_uninvertible_covariances(rng, monkeypatch, metric):
+    """The Schur row-pair loop inverts the conditional covariances; when one
+    is too badly conditioned (forced here by the threshold) the pattern-pair
+    loop (Mahalanobis) or the shared-feature row loop (Euclidean) computes
+    the Gram, with the same results."""
     from missingkernels.kernels import _rbf
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
@@ -356,17 +362,18 @@ def test_mahalanobis_row_pairs_fall_back_for_uninvertible_covariances(rng, monke
     X = mcar(rng, rng.multivariate_normal(mean, S, size=40), 0.4)
     X[2] = X[3]
     density = FixedGaussian(mean, S)
-    k = get_kernel("genrbf", gamma=0.4, metric="mahalanobis", density=density)
+    k = get_kernel("genrbf", gamma=0.4, metric=metric, density=density)
     k.fit(X)
     K = k(X)
     assert calls
     monkeypatch.setattr(_rbf, "_INVERTIBLE_RTOL", 2.0)
     calls.clear()
-    k = get_kernel("genrbf", gamma=0.4, metric="mahalanobis", density=density)
+    k = get_kernel("genrbf", gamma=0.4, metric=metric, density=density)
     K2 = k.fit(X)(X)
     assert not calls
     c = k.density_.conditionals(X)
-    R = naive_gram(c, c, 0.4, S, normalised=True, diagonal=k.diagonal)
+    S_metric = S if metric == "mahalanobis" else None
+    R = naive_gram(c, c, 0.4, S_metric, normalised=True, diagonal=k.diagonal)
     assert_rel(K2, R)
     assert_rel(K, R)
     assert K2[2, 3] == 1.0
