@@ -593,9 +593,7 @@ def _row_pairs(
             size = _loops()._TILE
             n_tiles = -(-a.n // size)
             T = max(1, min(n_threads(), n_tiles))
-            tiles = np.arange(n_tiles, dtype=np.int64)
-            ends = _dealt_from_both_ends(tiles) if symmetric else tiles
-            tile_lists = [np.ascontiguousarray(ends[t::T]) for t in range(T)]
+            tile_lists = _deal(np.arange(n_tiles, dtype=np.int64), T, symmetric)
             xaT = np.ascontiguousarray(a.arrays.x.T)
             xbT = xaT if symmetric or b is a else np.ascontiguousarray(b.arrays.x.T)
 
@@ -614,29 +612,41 @@ def _row_pairs(
         ka = sorted_rows(a, fa.pattern, kmax)
         kb = ka if b is a else sorted_rows(b, fb.pattern, kmax)
         width = 1 if diagonal else int(_loops()._LANES)
-        starts_a = _dealt_from_both_ends(np.arange(0, a.n, width, dtype=np.int64))
-        starts_b = _dealt_from_both_ends(np.arange(0, b.n, width, dtype=np.int64))
+        starts_a = np.arange(0, a.n, width, dtype=np.int64)
+        starts_b = np.arange(0, b.n, width, dtype=np.int64)
+        # The work of a tile grows along the sorted order (more partners,
+        # larger factorisations): pairs from both ends.
         T = max(1, min(n_threads(), len(starts_a) + len(starts_b)))
+        lists_a = _deal(starts_a, T, growing=not diagonal)
+        lists_b = _deal(starts_b, T, growing=not diagonal)
 
         def task(t: int) -> Callable[[], object]:
             return lambda: _loops().rbf_rows(
-                np.ascontiguousarray(starts_a[t::T]),
-                np.ascontiguousarray(starts_b[t::T]), a.arrays, b.arrays, ka,
-                kb, fa, fb, lam, float(gamma), bool(symmetric), bool(accumulate),
-                bool(diagonal), out,
+                lists_a[t], lists_b[t], a.arrays, b.arrays, ka, kb, fa, fb, lam,
+                float(gamma), bool(symmetric), bool(accumulate), bool(diagonal),
+                out,
             )  # fmt: skip
 
         _raise_invalid(_run([task(t) for t in range(T)]))
 
 
-def _dealt_from_both_ends(tiles: np.ndarray) -> np.ndarray:
-    """The tiles in the order first, last, second, second last, ...: dealt
-    round robin to threads, tiles whose work grows along the order (tile t
-    pairs with the t tiles before it) give each thread an equal share."""
-    ends = np.empty_like(tiles)
-    ends[0::2] = tiles[: (len(tiles) + 1) // 2]
-    ends[1::2] = tiles[::-1][: len(tiles) // 2]
-    return ends
+def _deal(tiles: np.ndarray, n_lists: int, growing: bool) -> list[np.ndarray]:
+    """``tiles`` dealt round robin into ``n_lists`` lists; with ``growing``
+    (the work of tile t grows with t: it pairs with the tiles before it) in
+    pairs of one tile from each end, first with last, second with second
+    last, so that each list gets an equal share of the work."""
+    if growing:
+        n = len(tiles)
+        pairs = [tiles[[j, n - 1 - j]] if j != n - 1 - j else tiles[[j]]
+                 for j in range((n + 1) // 2)]  # fmt: skip
+        return [
+            np.concatenate(pairs[t::n_lists]).astype(np.int64)
+            if pairs[t::n_lists] else np.zeros(0, np.int64)
+            for t in range(n_lists)
+        ]  # fmt: skip
+    return [
+        np.ascontiguousarray(tiles[t::n_lists], dtype=np.int64) for t in range(n_lists)
+    ]
 
 
 def row_factors(
