@@ -933,6 +933,8 @@ def schur_row_factors(
 # Big rows of one tile: the vector lanes of the pair computations. The lanes
 # share their partner, so that the partner's features index the big rows'
 # factors at the same place in every lane: contiguous loads, not gathers.
+# Fewer lanes in high dimensions (see _rbf._lanes): a tile keeps d (d + 1) / 2
+# entries of K_p per lane.
 _LANES = 64
 
 
@@ -953,13 +955,14 @@ def rbf_rows(
     symmetric: bool,
     accumulate: bool,
     diagonal: bool,
+    lanes: int,
     out: np.ndarray,
 ) -> int:  # pragma: no cover - compiled
     """Expected RBF of the row pairs whose big row lies in one of the tiles
     ``tiles_a`` (big rows of a) or ``tiles_b`` (big rows of b); see the
     comment above. A tile is given by its first position in the sorted order
     (``ka``, ``kb``: each side's rows sorted by their number of missing
-    features, :class:`._rbf.SortedRows`) and holds ``_LANES`` rows (one with
+    features, :class:`._rbf.SortedRows`) and holds ``lanes`` rows (one with
     ``diagonal``); ``lam``: the precision of the metric. Outputs as
     :func:`rbf_pairs`: ``out[i, j]`` for row i of a and row j of b, both
     ``out[i, j]`` and ``out[j, i]`` with ``symmetric`` (a is b; ``tiles_b``
@@ -985,7 +988,7 @@ def rbf_rows(
     d = sa.x.shape[1]
     kmax = max(sa.missing.shape[1], sb.missing.shape[1], 1)
     k4 = (kmax + 3) // 4 * 4
-    LT = 1 if diagonal else _LANES
+    LT = 1 if diagonal else lanes
     LJ = np.zeros((d, k4))
     M1 = np.zeros((d, k4))
     KB = np.zeros((d, d))

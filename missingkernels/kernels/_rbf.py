@@ -611,7 +611,7 @@ def _row_pairs(
         )
         ka = sorted_rows(a, fa.pattern, kmax)
         kb = ka if b is a else sorted_rows(b, fb.pattern, kmax)
-        width = 1 if diagonal else int(_loops()._LANES)
+        width = 1 if diagonal else _lanes(a.arrays.x.shape[1])
         starts_a = np.arange(0, a.n, width, dtype=np.int64)
         starts_b = np.arange(0, b.n, width, dtype=np.int64)
         # The work of a tile grows along the sorted order (more partners,
@@ -624,10 +624,21 @@ def _row_pairs(
             return lambda: _loops().rbf_rows(
                 lists_a[t], lists_b[t], a.arrays, b.arrays, ka, kb, fa, fb, lam,
                 float(gamma), bool(symmetric), bool(accumulate), bool(diagonal),
-                out,
+                width, out,
             )  # fmt: skip
 
         _raise_invalid(_run([task(t) for t in range(T)]))
+
+
+# Bytes of K_p per tile of the Schur row loop (per thread): fewer lanes
+# (down to 8, one vector) when d is large.
+_LANE_TILE_BYTES = 4 << 20
+
+
+def _lanes(d: int) -> int:
+    """Lanes (big rows per tile) of the Schur row loop at ``d`` features."""
+    per_lane = 8 * d * (d + 1) // 2
+    return int(min(_loops()._LANES, max(8, _LANE_TILE_BYTES // max(per_lane, 1))))
 
 
 def _deal(tiles: np.ndarray, n_lists: int, growing: bool) -> list[np.ndarray]:
