@@ -930,6 +930,63 @@ def schur_row_factors(
 # symmetric Gram the row with the larger index).
 
 
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
+def _lane_sums(
+    acc: np.ndarray,
+    F: np.ndarray,
+    o: int,
+    U: np.ndarray,
+    r0: int,
+    r1: int,
+    nl: int,
+) -> None:  # pragma: no cover - compiled
+    """``acc[ln] += sum over r in [r0, r1) of F[o + r, ln] U[r, ln]`` for the
+    lanes ``ln < nl``, four terms per pass over the lanes (``r1 - r0`` a
+    multiple of 4; the factors zero-padded)."""
+    for r in range(r0, r1, 4):
+        for ln in range(nl):
+            acc[ln] += (F[o + r, ln] * U[r, ln] + F[o + r + 1, ln] * U[r + 1, ln]) + (
+                F[o + r + 2, ln] * U[r + 2, ln] + F[o + r + 3, ln] * U[r + 3, ln]
+            )
+
+
+# ln 2 in two parts (the high part with trailing zero bits: e * _LN2_HI is
+# exact for the exponents of doubles).
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_MANTISSA = 0x000FFFFFFFFFFFFF
+_SQRT2_MANTISSA = 0x6A09E667F3BCD  # mantissa bits of sqrt(2)
+_ONE_BITS = 0x3FF0000000000000
+_HALF_BITS = 0x3FE0000000000000
+
+
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
+def _lane_logs(
+    x: np.ndarray, out: np.ndarray, bits: np.ndarray, nl: int
+) -> None:  # pragma: no cover - compiled
+    """``out[ln] = log(x[ln])`` for positive normal ``x``, lanes ``ln < nl``,
+    in loops that vectorise (a call of ``math.log`` per lane does not):
+    ``x = 2^e m`` with ``m`` in ``[1/sqrt 2, sqrt 2)`` from the bits, then
+    ``log m = 2 atanh(t)``, ``t = (m - 1) / (m + 1)``, ``|t| <= 0.172``, by its
+    series to ``t^23`` (truncation below 1e-17). ``bits``: int64 scratch."""
+    xi = x.view(np.int64)
+    for ln in range(nl):
+        b = xi[ln]
+        mant = b & _MANTISSA
+        up = mant > _SQRT2_MANTISSA
+        bits[ln] = mant | (_HALF_BITS if up else _ONE_BITS)
+        out[ln] = float(((b >> 52) & 0x7FF) - 1023 + (1 if up else 0))
+    m = bits.view(np.float64)
+    for ln in range(nl):
+        t = (m[ln] - 1.0) / (m[ln] + 1.0)
+        t2 = t * t
+        p = 1.0 / 23.0
+        for c in range(21, 1, -2):
+            p = p * t2 + 1.0 / c
+        e = out[ln]
+        out[ln] = e * _LN2_HI + (2.0 * t + (2.0 * t * t2 * p + e * _LN2_LO))
+
+
 # Big rows of one tile: the vector lanes of the pair computations. The lanes
 # share their partner, so that the partner's features index the big rows'
 # factors at the same place in every lane: contiguous loads, not gathers.
@@ -1015,6 +1072,8 @@ def rbf_rows(
     LR = np.empty(LT)
     LDN = np.empty(LT)
     PROD = np.empty(LT)
+    LOGP = np.empty(LT)
+    BITS = np.empty(LT, dtype=np.int64)
     BAD = np.empty(LT, dtype=np.int64)
     VAL = np.empty(LT)
     UD = np.empty((k4, LT))
@@ -1154,19 +1213,10 @@ def rbf_rows(
                         UD[r, ln] = ZJ[r, ln] - zj[IDX[r, ln]]
                 for ln in range(nl):
                     S1[ln] = 0.0
-                for s_ in range(ks):
+                for s_ in range(kpmax):  # (rows past every lane's k_p: zero)
                     for ln in range(nl):
                         ACC[ln] = 0.0
-                    o = s_ * ks
-                    for r in range(s_ // 4 * 4, ks, 4):
-                        for ln in range(nl):
-                            ACC[ln] += (
-                                RT[o + r, ln] * UD[r, ln]
-                                + RT[o + r + 1, ln] * UD[r + 1, ln]
-                            ) + (
-                                RT[o + r + 2, ln] * UD[r + 2, ln]
-                                + RT[o + r + 3, ln] * UD[r + 3, ln]
-                            )
+                    _lane_sums(ACC, RT, s_ * ks, UD, s_ // 4 * 4, ks, nl)
                     for ln in range(nl):
                         S1[ln] += ACC[ln] * ACC[ln]
                 # v = (Lam delta)[J_q] - (Lam[:, J_p] G_p)[J_q] u and N.
@@ -1175,19 +1225,10 @@ def rbf_rows(
                     f = Js_u[q, a]
                     v0 = zj[f]
                     for ln in range(nl):
-                        ACC[ln] = ZT[f, ln] - v0
-                    base = f * ks
-                    for r in range(0, ks, 4):
-                        for ln in range(nl):
-                            ACC[ln] -= (
-                                M1T[base + r, ln] * UD[r, ln]
-                                + M1T[base + r + 1, ln] * UD[r + 1, ln]
-                            ) + (
-                                M1T[base + r + 2, ln] * UD[r + 2, ln]
-                                + M1T[base + r + 3, ln] * UD[r + 3, ln]
-                            )
+                        ACC[ln] = 0.0
+                    _lane_sums(ACC, M1T, f * ks, UD, 0, ks, nl)
                     for ln in range(nl):
-                        VB[a, ln] = ACC[ln]
+                        VB[a, ln] = (ZT[f, ln] - v0) - ACC[ln]
                     ta = a * (a + 1) // 2
                     tf = f * (f + 1) // 2
                     for b in range(a + 1):
@@ -1246,10 +1287,11 @@ def rbf_rows(
                                 NB[tr + c2, ln] -= LR[ln] * NB[t1, ln]
                 base_v = lc_s[q]
                 offj = off_s[j]
+                _lane_logs(PROD, LOGP, BITS, nl)
                 for ln in range(nl):
                     quad = WD[ln] - S1[ln] - S2[ln]
                     quad = quad if quad > 0.0 else 0.0
-                    ldn = LDN[ln] + math.log(PROD[ln])
+                    ldn = LDN[ln] + LOGP[ln]
                     VAL[ln] = (
                         OFF[ln] + offj - 0.5 * (LD[ln] + base_v + ldn) - gamma * quad
                     )
