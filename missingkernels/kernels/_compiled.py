@@ -932,21 +932,26 @@ def schur_row_factors(
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _lane_sums(
-    acc: np.ndarray,
+    A: np.ndarray,
+    ia: int,
     F: np.ndarray,
     o: int,
     U: np.ndarray,
+    ou: int,
     r0: int,
     r1: int,
-    nl: int,
+    lo: int,
+    hi: int,
 ) -> None:  # pragma: no cover - compiled
-    """``acc[ln] += sum over r in [r0, r1) of F[o + r, ln] U[r, ln]`` for the
-    lanes ``ln < nl``, four terms per pass over the lanes (``r1 - r0`` a
-    multiple of 4; the factors zero-padded)."""
+    """``A[ia, ln] += sum over r in [r0, r1) of F[o + r, ln] U[ou + r, ln]``
+    for the lanes ``lo <= ln < hi``, four terms per pass over the lanes
+    (``r1 - r0`` a multiple of 4; the factors zero-padded)."""
     for r in range(r0, r1, 4):
-        for ln in range(nl):
-            acc[ln] += (F[o + r, ln] * U[r, ln] + F[o + r + 1, ln] * U[r + 1, ln]) + (
-                F[o + r + 2, ln] * U[r + 2, ln] + F[o + r + 3, ln] * U[r + 3, ln]
+        f = o + r
+        u = ou + r
+        for ln in range(lo, hi):
+            A[ia, ln] += (F[f, ln] * U[u, ln] + F[f + 1, ln] * U[u + 1, ln]) + (
+                F[f + 2, ln] * U[u + 2, ln] + F[f + 3, ln] * U[u + 3, ln]
             )
 
 
@@ -962,22 +967,23 @@ _HALF_BITS = 0x3FE0000000000000
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _lane_logs(
-    x: np.ndarray, out: np.ndarray, bits: np.ndarray, nl: int
+    x: np.ndarray, out: np.ndarray, bits: np.ndarray, lo: int, hi: int
 ) -> None:  # pragma: no cover - compiled
-    """``out[ln] = log(x[ln])`` for positive normal ``x``, lanes ``ln < nl``,
+    """``out[ln] = log(x[ln])`` for positive normal ``x``, lanes ``lo <= ln <
+    hi``,
     in loops that vectorise (a call of ``math.log`` per lane does not):
     ``x = 2^e m`` with ``m`` in ``[1/sqrt 2, sqrt 2)`` from the bits, then
     ``log m = 2 atanh(t)``, ``t = (m - 1) / (m + 1)``, ``|t| <= 0.172``, by its
     series to ``t^23`` (truncation below 1e-17). ``bits``: int64 scratch."""
     xi = x.view(np.int64)
-    for ln in range(nl):
+    for ln in range(lo, hi):
         b = xi[ln]
         mant = b & _MANTISSA
         up = mant > _SQRT2_MANTISSA
         bits[ln] = mant | (_HALF_BITS if up else _ONE_BITS)
         out[ln] = float(((b >> 52) & 0x7FF) - 1023 + (1 if up else 0))
     m = bits.view(np.float64)
-    for ln in range(nl):
+    for ln in range(lo, hi):
         t = (m[ln] - 1.0) / (m[ln] + 1.0)
         t2 = t * t
         p = 1.0 / 23.0
@@ -1019,13 +1025,14 @@ def rbf_rows(
     ``tiles_a`` (big rows of a) or ``tiles_b`` (big rows of b); see the
     comment above. A tile is given by its first position in the sorted order
     (``ka``, ``kb``: each side's rows sorted by their number of missing
-    features, :class:`._rbf.SortedRows`) and holds ``lanes`` rows (one with
-    ``diagonal``); ``lam``: the precision of the metric. Outputs as
+    features, :class:`._rbf.SortedRows`) and holds ``lanes`` rows; ``lam``:
+    the precision of the metric. Outputs as
     :func:`rbf_pairs`: ``out[i, j]`` for row i of a and row j of b, both
     ``out[i, j]`` and ``out[j, i]`` with ``symmetric`` (a is b; ``tiles_b``
     unused), ``out[i, 0]`` with ``diagonal`` (row i of a with row i of b,
-    aligned rows of the same patterns: the same code as the pairs, so that a
-    duplicated row's genRBF normalisation cancels exactly). Threads own
+    aligned rows of the same patterns, each lane with its own partner: the
+    same code as the pairs, so that a duplicated row's genRBF normalisation
+    cancels exactly). Threads own
     disjoint sets of tiles, so every output entry is written by one thread.
     Returns 0, or ``1 + q`` if ``N`` is not positive definite for a pattern
     ``q``.
@@ -1045,10 +1052,7 @@ def rbf_rows(
     d = sa.x.shape[1]
     kmax = max(sa.missing.shape[1], sb.missing.shape[1], 1)
     k4 = (kmax + 3) // 4 * 4
-    LT = 1 if diagonal else lanes
-    LJ = np.zeros((d, k4))
-    M1 = np.zeros((d, k4))
-    KB = np.zeros((d, d))
+    LT = lanes
     # The tile's big rows, lane by lane; ``ks`` (the tile's largest number
     # of missing features, rounded up to 4) strides the per-feature blocks.
     XT = np.empty((d, LT))
@@ -1056,6 +1060,8 @@ def rbf_rows(
     IDX = np.zeros((k4, LT), dtype=np.uint64)
     ZJ = np.zeros((k4, LT))
     M1T = np.zeros((d * k4, LT))  # (Lam[:, J_p] G_p)[f, r] at f * ks + r
+    LJT = np.zeros((d * k4, LT))  # Lam[J_p[r], f] at f * ks + r
+    GT = np.zeros((k4 * k4, LT))  # G_p[r, s] at r * ks + s
     RT = np.zeros((k4 * k4, LT))  # root of G_p, (s, r) at s * ks + r
     KT = np.zeros((d * (d + 1) // 2, LT))  # K_p[f, g <= f] at f (f + 1) / 2 + g
     LD = np.empty(LT)
@@ -1067,7 +1073,7 @@ def rbf_rows(
     WD = np.empty(LT)
     S1 = np.empty(LT)
     S2 = np.empty(LT)
-    ACC = np.empty(LT)
+    ACC = np.empty((1, LT))
     IP = np.empty(LT)
     LR = np.empty(LT)
     LDN = np.empty(LT)
@@ -1116,7 +1122,6 @@ def rbf_rows(
             for ln in range(nl):
                 kpmax = max(kpmax, kk_b[pat_b[sbig.order[t0 + ln]]])
             ks = (kpmax + 3) // 4 * 4
-            last = -1
             for ln in range(nl):
                 i = sbig.order[t0 + ln]
                 p = pat_b[i]
@@ -1133,59 +1138,55 @@ def rbf_rows(
                     LIM[ln] = kst[kp + 1]
                 else:
                     LIM[ln] = kst[kp]
-                if p != last:
-                    # K_p = (Lam[:, J_p] G_p) Lam[J_p, :] (zero columns of
-                    # M1 past k_p).
-                    last = p
-                    for r in range(kp):
-                        f = Jb_u[p, r]
-                        for c in range(d):
-                            LJ[c, r] = lam[f, c]
-                    for c in range(d):
-                        for r in range(ks):
-                            a_ = 0.0
-                            if r < kp:
-                                for s_ in range(kp):
-                                    a_ += LJ[c, s_] * Gm[p, s_, r]
-                            M1[c, r] = a_
-                    for c in range(d):
-                        for c2 in range(c + 1):
-                            KB[c, c2] = 0.0
-                        for r in range(kp):
-                            coef = M1[c, r]
-                            for c2 in range(c + 1):
-                                KB[c, c2] += coef * LJ[c2, r]
                 for c in range(d):
                     XT[c, ln] = xb[i, c]
                     ZT[c, ln] = zb[i, c]
-                    o = c * (c + 1) // 2
-                    for c2 in range(c + 1):
-                        KT[o + c2, ln] = KB[c, c2]
-                    for r in range(ks):
-                        M1T[c * ks + r, ln] = M1[c, r]
                 for r in range(ks):
                     on = r < kp
                     f = Jb_u[p, r] if on else np.uint64(0)
                     IDX[r, ln] = f
                     ZJ[r, ln] = zb[i, f] if on else 0.0
+                    for c in range(d):
+                        LJT[c * ks + r, ln] = lam[f, c] if on else 0.0
                     for s_ in range(ks):
+                        GT[r * ks + s_, ln] = Gm[p, r, s_] if on and s_ < kp else 0.0
                         RT[s_ * ks + r, ln] = Rg[p, s_, r] if on and s_ <= r else 0.0
-            if diagonal:
-                s_lo = srt.rank[ROW[0]]
-                s_hi = s_lo + 1
-            else:
-                s_lo = 0
-                s_hi = LIM[nl - 1]
+            # M1 = Lam[:, J_p] G_p and K_p = M1 Lam[J_p, :] (G_p symmetric),
+            # all lanes at once.
+            for c in range(d):
+                for r in range(ks):
+                    o = c * ks + r
+                    for ln in range(nl):
+                        M1T[o, ln] = 0.0
+                    _lane_sums(M1T, o, LJT, c * ks, GT, r * ks, 0, ks, 0, nl)
+            for c in range(d):
+                tc = c * (c + 1) // 2
+                for c2 in range(c + 1):
+                    for ln in range(nl):
+                        KT[tc + c2, ln] = 0.0
+                    _lane_sums(KT, tc + c2, M1T, c * ks, LJT, c2 * ks, 0, ks, 0, nl)
+            # The partners: with ``diagonal`` each lane's aligned row, for
+            # that lane alone; else the leading rows of the other side, for
+            # the lanes [l0, nl) (the others computed too, then dropped).
+            # Unsigned lane bounds: indices skip the wraparound check.
+            n_part = nl if diagonal else LIM[nl - 1]
             l0 = 0
-            for s in range(s_lo, s_hi):
-                # The lanes [l0, nl) pair with this partner.
-                while not diagonal and LIM[l0] <= s:
-                    l0 += 1
+            for idx in range(n_part):
+                if diagonal:
+                    s = srt.rank[ROW[idx]]
+                    lo = np.uint64(idx)
+                    hi = np.uint64(idx + 1)
+                else:
+                    s = idx
+                    while LIM[l0] <= s:
+                        l0 += 1
+                    lo = np.uint64(0)
+                    hi = np.uint64(nl)
                 j = perm[s]
                 q = pat_s[j]
                 m = kk_s[q]
                 # ||W delta||^2.
-                for ln in range(nl):
+                for ln in range(lo, hi):
                     WD[ln] = 0.0
                 c = 0
                 while c + 4 <= d:
@@ -1193,7 +1194,7 @@ def rbf_rows(
                     x1 = xs[j, c + 1]
                     x2 = xs[j, c + 2]
                     x3 = xs[j, c + 3]
-                    for ln in range(nl):
+                    for ln in range(lo, hi):
                         e0 = XT[c, ln] - x0
                         e1 = XT[c + 1, ln] - x1
                         e2 = XT[c + 2, ln] - x2
@@ -1202,46 +1203,46 @@ def rbf_rows(
                     c += 4
                 while c < d:
                     x0 = xs[j, c]
-                    for ln in range(nl):
+                    for ln in range(lo, hi):
                         e0 = XT[c, ln] - x0
                         WD[ln] += e0 * e0
                     c += 1
                 # u = (Lam delta)[J_p] and u^T G_p u = ||R_p u||^2.
                 zj = zs[j]
                 for r in range(ks):
-                    for ln in range(nl):
+                    for ln in range(lo, hi):
                         UD[r, ln] = ZJ[r, ln] - zj[IDX[r, ln]]
-                for ln in range(nl):
+                for ln in range(lo, hi):
                     S1[ln] = 0.0
                 for s_ in range(kpmax):  # (rows past every lane's k_p: zero)
-                    for ln in range(nl):
-                        ACC[ln] = 0.0
-                    _lane_sums(ACC, RT, s_ * ks, UD, s_ // 4 * 4, ks, nl)
-                    for ln in range(nl):
-                        S1[ln] += ACC[ln] * ACC[ln]
+                    for ln in range(lo, hi):
+                        ACC[0, ln] = 0.0
+                    _lane_sums(ACC, 0, RT, s_ * ks, UD, 0, s_ // 4 * 4, ks, lo, hi)
+                    for ln in range(lo, hi):
+                        S1[ln] += ACC[0, ln] * ACC[0, ln]
                 # v = (Lam delta)[J_q] - (Lam[:, J_p] G_p)[J_q] u and N.
                 o = cst[q]
                 for a in range(m):
                     f = Js_u[q, a]
                     v0 = zj[f]
-                    for ln in range(nl):
-                        ACC[ln] = 0.0
-                    _lane_sums(ACC, M1T, f * ks, UD, 0, ks, nl)
-                    for ln in range(nl):
-                        VB[a, ln] = (ZT[f, ln] - v0) - ACC[ln]
+                    for ln in range(lo, hi):
+                        ACC[0, ln] = 0.0
+                    _lane_sums(ACC, 0, M1T, f * ks, UD, 0, 0, ks, lo, hi)
+                    for ln in range(lo, hi):
+                        VB[a, ln] = (ZT[f, ln] - v0) - ACC[0, ln]
                     ta = a * (a + 1) // 2
                     tf = f * (f + 1) // 2
                     for b in range(a + 1):
                         cv = Cq[o + b]
                         g = Js_u[q, b]
-                        for ln in range(nl):
+                        for ln in range(lo, hi):
                             NB[ta + b, ln] = cv - KT[tf + g, ln]
                     o += a + 1
                 # N = L D L^T by right-looking elimination, the lanes in
                 # lockstep, v eliminated alongside: s2 = v^T N^-1 v. The
                 # product of the pivots is rescaled (through its log) before
                 # it can overflow or underflow; pivots <= 0 (or NaN) counted.
-                for ln in range(nl):
+                for ln in range(lo, hi):
                     S2[ln] = 0.0
                     LDN[ln] = 0.0
                     PROD[ln] = 1.0
@@ -1249,7 +1250,7 @@ def rbf_rows(
                 for c in range(m):
                     dc = c * (c + 1) // 2 + c
                     n_out = 0
-                    for ln in range(nl):
+                    for ln in range(lo, hi):
                         piv = NB[dc, ln]
                         ip = 1.0 / piv
                         IP[ln] = ip
@@ -1261,14 +1262,14 @@ def rbf_rows(
                         vc = VB[c, ln]
                         S2[ln] += vc * vc * ip
                     if n_out:
-                        for ln in range(nl):
+                        for ln in range(lo, hi):
                             pr = PROD[ln]
                             if pr > _BIG or pr < 1.0 / _BIG:
                                 LDN[ln] += math.log(pr)
                                 PROD[ln] = 1.0
                     for r in range(c + 1, m):
                         tr = r * (r + 1) // 2
-                        for ln in range(nl):
+                        for ln in range(lo, hi):
                             lr = NB[tr + c, ln] * IP[ln]
                             LR[ln] = lr
                             VB[r, ln] -= lr * VB[c, ln]
@@ -1276,26 +1277,26 @@ def rbf_rows(
                         while c2 + 2 <= r + 1:
                             t1 = c2 * (c2 + 1) // 2 + c
                             t2 = t1 + c2 + 1
-                            for ln in range(nl):
+                            for ln in range(lo, hi):
                                 lr = LR[ln]
                                 NB[tr + c2, ln] -= lr * NB[t1, ln]
                                 NB[tr + c2 + 1, ln] -= lr * NB[t2, ln]
                             c2 += 2
                         if c2 <= r:
                             t1 = c2 * (c2 + 1) // 2 + c
-                            for ln in range(nl):
+                            for ln in range(lo, hi):
                                 NB[tr + c2, ln] -= LR[ln] * NB[t1, ln]
                 base_v = lc_s[q]
                 offj = off_s[j]
-                _lane_logs(PROD, LOGP, BITS, nl)
-                for ln in range(nl):
+                _lane_logs(PROD, LOGP, BITS, lo, hi)
+                for ln in range(lo, hi):
                     quad = WD[ln] - S1[ln] - S2[ln]
                     quad = quad if quad > 0.0 else 0.0
                     ldn = LDN[ln] + LOGP[ln]
                     VAL[ln] = (
                         OFF[ln] + offj - 0.5 * (LD[ln] + base_v + ldn) - gamma * quad
                     )
-                for ln in range(l0, nl):
+                for ln in range(lo if diagonal else np.uint64(l0), hi):
                     if BAD[ln]:
                         return 1 + q
                     i = ROW[ln]

@@ -611,7 +611,7 @@ def _row_pairs(
         )
         ka = sorted_rows(a, fa.pattern, kmax)
         kb = ka if b is a else sorted_rows(b, fb.pattern, kmax)
-        width = 1 if diagonal else _lanes(a.arrays.x.shape[1])
+        width = _lanes(a.arrays.x.shape[1])
         starts_a = np.arange(0, a.n, width, dtype=np.int64)
         starts_b = np.arange(0, b.n, width, dtype=np.int64)
         # The work of a tile grows along the sorted order (more partners,
