@@ -1026,16 +1026,15 @@ def rbf_rows(
     comment above. A tile is given by its first position in the sorted order
     (``ka``, ``kb``: each side's rows sorted by their number of missing
     features, :class:`._rbf.SortedRows`) and holds ``lanes`` rows; ``lam``:
-    the precision of the metric. Outputs as
-    :func:`rbf_pairs`: ``out[i, j]`` for row i of a and row j of b, both
-    ``out[i, j]`` and ``out[j, i]`` with ``symmetric`` (a is b; ``tiles_b``
-    unused), ``out[i, 0]`` with ``diagonal`` (row i of a with row i of b,
-    aligned rows of the same patterns, each lane with its own partner: the
-    same code as the pairs, so that a duplicated row's genRBF normalisation
-    cancels exactly). Threads own
-    disjoint sets of tiles, so every output entry is written by one thread.
-    Returns 0, or ``1 + q`` if ``N`` is not positive definite for a pattern
-    ``q``.
+    the precision of the metric with a row of zeros appended (``d + 1``
+    rows). Outputs as :func:`rbf_pairs`: ``out[i, j]`` for row i of a and
+    row j of b, both ``out[i, j]`` and ``out[j, i]`` with ``symmetric`` (a
+    is b; ``tiles_b`` unused), ``out[i, 0]`` with ``diagonal`` (row i of a
+    with row i of b, aligned rows of the same patterns, each lane with its
+    own partner: the same code as the pairs, so that a duplicated row's
+    genRBF normalisation cancels exactly). Threads own disjoint sets of
+    tiles, so every output entry is written by one thread. Returns 0, or
+    ``1 + q`` if ``N`` is not positive definite for a pattern ``q``.
 
     The partners of a tile are the leading rows of the other side in the
     sorted order (fewer missing features; ties as in the comment above); for
@@ -1058,6 +1057,7 @@ def rbf_rows(
     XT = np.empty((d, LT))
     ZT = np.empty((d, LT))
     IDX = np.zeros((k4, LT), dtype=np.uint64)
+    IDXL = np.zeros((k4, LT), dtype=np.uint64)  # padding: the zero row d of lam
     ZJ = np.zeros((k4, LT))
     M1T = np.zeros((d * k4, LT))  # (Lam[:, J_p] G_p)[f, r] at f * ks + r
     LJT = np.zeros((d * k4, LT))  # Lam[J_p[r], f] at f * ks + r
@@ -1068,6 +1068,8 @@ def rbf_rows(
     OFF = np.empty(LT)
     WGT = np.empty(LT)
     ROW = np.empty(LT, dtype=np.int64)
+    PAT = np.empty(LT, dtype=np.int64)
+    KP = np.empty(LT, dtype=np.int64)
     LIM = np.empty(LT, dtype=np.int64)
     # Per partner.
     WD = np.empty(LT)
@@ -1138,19 +1140,34 @@ def rbf_rows(
                     LIM[ln] = kst[kp + 1]
                 else:
                     LIM[ln] = kst[kp]
-                for c in range(d):
-                    XT[c, ln] = xb[i, c]
-                    ZT[c, ln] = zb[i, c]
+                PAT[ln] = p
+                KP[ln] = kp
                 for r in range(ks):
                     on = r < kp
                     f = Jb_u[p, r] if on else np.uint64(0)
                     IDX[r, ln] = f
-                    ZJ[r, ln] = zb[i, f] if on else 0.0
-                    for c in range(d):
-                        LJT[c * ks + r, ln] = lam[f, c] if on else 0.0
-                    for s_ in range(ks):
-                        GT[r * ks + s_, ln] = Gm[p, r, s_] if on and s_ < kp else 0.0
-                        RT[s_ * ks + r, ln] = Rg[p, s_, r] if on and s_ <= r else 0.0
+                    IDXL[r, ln] = f if on else np.uint64(d)
+            # The rows' blocks, lane by lane: gathers along the lanes
+            # (contiguous stores), zeros past a lane's own k_p.
+            for c in range(d):
+                for ln in range(nl):
+                    XT[c, ln] = xb[ROW[ln], c]
+                    ZT[c, ln] = zb[ROW[ln], c]
+            for r in range(ks):
+                for ln in range(nl):
+                    ZJ[r, ln] = zb[ROW[ln], IDX[r, ln]] if r < KP[ln] else 0.0
+                for c in range(d):
+                    for ln in range(nl):
+                        LJT[c * ks + r, ln] = lam[IDXL[r, ln], c]
+                for s_ in range(ks):
+                    for ln in range(nl):
+                        kl = KP[ln]
+                        GT[r * ks + s_, ln] = (
+                            Gm[PAT[ln], r, s_] if r < kl and s_ < kl else 0.0
+                        )
+                        RT[s_ * ks + r, ln] = (
+                            Rg[PAT[ln], s_, r] if r < kl and s_ <= r else 0.0
+                        )
             # M1 = Lam[:, J_p] G_p and K_p = M1 Lam[J_p, :] (G_p symmetric),
             # all lanes at once.
             for c in range(d):

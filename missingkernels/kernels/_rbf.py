@@ -605,7 +605,9 @@ def _row_pairs(
 
             _raise_invalid(_run([tile_task(tl) for tl in tile_lists]))
             return
-        lam = metric.G() if metric.mahalanobis else np.eye(a.arrays.x.shape[1])
+        d = a.arrays.x.shape[1]
+        lam = np.zeros((d + 1, d))  # the padding lanes read the zero row
+        lam[:d] = metric.G() if metric.mahalanobis else np.eye(d)
         kmax = int(
             max(a.arrays.n_missing.max(initial=0), b.arrays.n_missing.max(initial=0))
         )
