@@ -940,8 +940,8 @@ def _lane_sums(
     ou: int,
     r0: int,
     r1: int,
-    lo: int,
-    hi: int,
+    lo: int | np.uint64,
+    hi: int | np.uint64,
 ) -> None:  # pragma: no cover - compiled
     """``A[ia, ln] += sum over r in [r0, r1) of F[o + r, ln] U[ou + r, ln]``
     for the lanes ``lo <= ln < hi``, four terms per pass over the lanes
@@ -967,7 +967,11 @@ _HALF_BITS = 0x3FE0000000000000
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _lane_logs(
-    x: np.ndarray, out: np.ndarray, bits: np.ndarray, lo: int, hi: int
+    x: np.ndarray,
+    out: np.ndarray,
+    bits: np.ndarray,
+    lo: int | np.uint64,
+    hi: int | np.uint64,
 ) -> None:  # pragma: no cover - compiled
     """``out[ln] = log(x[ln])`` for positive normal ``x``, lanes ``lo <= ln <
     hi``,
