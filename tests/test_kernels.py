@@ -573,3 +573,45 @@ def test_extreme_gamma_against_naive(rng):
         big = R > 1e-250
         assert_rel(K[big], R[big], rtol=1e-8)
         assert np.all(K[~big] < 1e-240)
+
+
+def test_blas_runs_on_one_thread_while_a_kernel_is_evaluated(rng, monkeypatch):
+    """Idle BLAS threads spin after each call and would take the cores from
+    the compiled loops: a kernel evaluation on several threads runs its BLAS
+    calls on one thread, and the limit is lifted afterwards, also after
+    nested and overlapping uses; with one loop thread nothing is changed."""
+    from threadpoolctl import ThreadpoolController, threadpool_limits
+
+    from missingkernels.kernels import _rbf
+
+    def blas_threads():
+        return {lib["num_threads"] for lib in ThreadpoolController().info()
+                if lib["user_api"] == "blas"}  # fmt: skip
+
+    seen = []
+    exp = _rbf.exp_inplace
+
+    def recording(out):
+        seen.append(blas_threads())
+        return exp(out)
+
+    monkeypatch.setattr(_rbf, "exp_inplace", recording)
+    mean, S = random_gaussian(rng, 4)
+    X = mcar(rng, rng.multivariate_normal(mean, S, size=30), 0.3)
+    k = get_kernel("genrbf", gamma=0.5, density=FixedGaussian(mean, S)).fit(X)
+    with threadpool_limits(2, user_api="blas"):
+        if blas_threads() != {2}:
+            pytest.skip("no BLAS library with a settable thread count")
+        monkeypatch.setenv("MISSINGKERNELS_NUM_THREADS", "2")
+        K = k(X)
+        assert seen and all(s == {1} for s in seen)
+        assert blas_threads() == {2}
+        with _rbf.serial_blas:
+            with _rbf.serial_blas:
+                assert blas_threads() == {1}
+            assert blas_threads() == {1}
+        assert blas_threads() == {2}
+        seen.clear()
+        monkeypatch.setenv("MISSINGKERNELS_NUM_THREADS", "1")
+        assert_rel(k(X), K, rtol=0)
+        assert seen and all(s == {2} for s in seen)

@@ -19,6 +19,7 @@ from .._validation import (
     validate_missing_data,
 )
 from ._base_kernels import BaseKernel
+from ._rbf import serial_blas
 from ._table import DrawOptions, expected_gram, expected_variance, supported
 
 
@@ -299,6 +300,10 @@ class BaseExpectedKernel(BaseEstimator):
 
     def _evaluate(self, what: str, X: Any, Y: Any) -> np.ndarray:
         check_is_fitted(self, "density_")
+        with serial_blas:
+            return self._evaluate_serial_blas(what, X, Y)
+
+    def _evaluate_serial_blas(self, what: str, X: Any, Y: Any) -> np.ndarray:
         same = Y is X
         X, cx = self._conditionals(X)
         if Y is None or same:

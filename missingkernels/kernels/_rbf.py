@@ -48,6 +48,44 @@ NUM_THREADS_ENV_VAR = "MISSINGKERNELS_NUM_THREADS"
 _LOCK = threading.RLock()
 
 
+class _SerialBlas:
+    """One BLAS thread while the compiled loops run on several.
+
+    Idle BLAS worker threads spin-wait after each call (OpenBLAS: about
+    0.1 s) and take the cores from the loops: measured on two cores, a cross
+    Gram after the small BLAS calls that prepare it ran twice as slow. The
+    BLAS work around the loops is on small matrices, so one thread costs it
+    nothing. Nested and concurrent uses share one limit, set by the first to
+    enter and lifted by the last to leave.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._controller: Any = None
+        self._limit: Any = None
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._depth += 1
+            if self._depth == 1 and n_threads() > 1:
+                if self._controller is None:
+                    from threadpoolctl import ThreadpoolController
+
+                    self._controller = ThreadpoolController()
+                self._limit = self._controller.limit(limits=1, user_api="blas")
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0 and self._limit is not None:
+                self._limit.restore_original_limits()
+                self._limit = None
+
+
+serial_blas = _SerialBlas()
+
+
 def n_threads() -> int:
     """Threads used by the compiled loops.
 
