@@ -534,7 +534,8 @@ def _covariance_scale(side: Side, metric: Metric) -> float:
 # In the Euclidean metric the Schur loop (rbf_rows, with the identity as the
 # metric's precision) is used as in the Mahalanobis metric: measured on 2000
 # MCAR rows (one thread), as fast as the shared-feature loop (rbf_tiles) at 10%
-# missing entries and faster from 30% (1.3x at d = 14, 1.6x at d = 34); the
+# missing entries (within 15% either way) and faster from 30% (1.4x to 1.6x at
+# d = 14 to 64; measured before later gains of the Schur loop); the
 # shared-feature loop, which needs no inverse of C, serves covariances too
 # badly conditioned to invert.
 _EUCLIDEAN_SCHUR = True
