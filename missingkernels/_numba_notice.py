@@ -21,30 +21,42 @@ _noticed: set[str] = set()
 
 
 def needs_compiling(module: ModuleType) -> bool:
-    """Whether a call of the module's compiled functions would compile them.
+    """Whether the module's compiled functions would be compiled on use.
 
-    True when one of its cached entry points (a dispatcher that is not
-    inlined into the others) has no valid on-disk cache yet. Reads numba's
-    cache index through numba's own cache objects; with a numba whose
+    True when none of its cached entry points (dispatchers that are not
+    inlined into the others) has a valid on-disk cache yet (first use after
+    installing), or when one has a cache written for other sources or another
+    numba (an upgrade). An entry point that has never run while others have
+    (a loop kept for rare inputs) compiles on its own first use, briefly,
+    without a notice: otherwise every process would announce it. Reads
+    numba's cache index through numba's own cache objects; with a numba whose
     internals differ, answers False (no notice rather than a wrong one).
     """
+    import os
+
     try:
         from numba.core.dispatcher import Dispatcher
 
+        any_valid = False
         for obj in vars(module).values():
-            if not isinstance(obj, Dispatcher) or obj.signatures:
-                continue  # not compiled code, or already compiled here
+            if not isinstance(obj, Dispatcher):
+                continue
+            if obj.signatures:
+                any_valid = True  # already compiled in this process
+                continue
             if obj.targetoptions.get("inline", "never") != "never":
                 continue  # compiled as part of its callers
             cache = getattr(obj, "_cache", None)
             cache_file = getattr(cache, "_cache_file", None)
             if cache_file is None:
                 continue  # cache=False: nothing to say about it
-            if not cache_file._load_index():  # missing, or stale sources
-                return True
+            if cache_file._load_index():
+                any_valid = True
+            elif os.path.exists(cache_file._index_path):
+                return True  # stale: other sources or another numba
     except Exception:  # pragma: no cover - numba internals changed
         return False
-    return False
+    return not any_valid
 
 
 def notice_if_compiling(module: ModuleType, what: str, seconds: int = 20) -> bool:

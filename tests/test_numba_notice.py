@@ -66,3 +66,25 @@ def test_the_package_loops_are_cached_after_a_gram():
     X = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 2.5], [np.nan, 0.0]])
     mk.get_kernel("genrbf", gamma=0.5).fit(X)(X)
     assert not _numba_notice.needs_compiling(_compiled)
+
+
+def test_no_notice_for_an_entry_point_never_run_when_others_are_cached(tmp_path):
+    """A module whose main loop is cached but whose rarely used loop has never
+    run needs no notice (it would show in every process); a cache left by
+    other sources does."""
+    path = tmp_path / "mk_notice_two.py"
+    rare = "\n@njit(cache=True)\ndef rare(x):\n    return x - {}\n"
+    path.write_text(SOURCE + rare.format(1.0))
+    try:
+        module = _load(path, "mk_notice_two")
+        assert _numba_notice.needs_compiling(module)
+        assert module.entry(1.0) == 4.0
+        fresh = _load(path, "mk_notice_two")
+        assert not _numba_notice.needs_compiling(fresh)
+        # New sources: the kept index of entry is stale.
+        path.write_text(SOURCE + rare.format(20.0))  # (other size and stamp)
+        changed = _load(path, "mk_notice_two")
+        assert _numba_notice.needs_compiling(changed)
+    finally:
+        sys.modules.pop("mk_notice_two", None)
+        _numba_notice._noticed.discard("mk_notice_two")
