@@ -575,11 +575,57 @@ def test_extreme_gamma_against_naive(rng):
         assert np.all(K[~big] < 1e-240)
 
 
-def test_blas_runs_on_one_thread_while_a_kernel_is_evaluated(rng, monkeypatch):
+def test_blas_is_held_to_one_thread_while_a_kernel_runs_on_several(rng, monkeypatch):
     """Idle BLAS threads spin after each call and would take the cores from
-    the compiled loops: a kernel evaluation on several threads runs its BLAS
-    calls on one thread, and the limit is lifted afterwards, also after
-    nested and overlapping uses; with one loop thread nothing is changed."""
+    the compiled loops: a kernel evaluation on several loop threads limits
+    BLAS to one thread (through a recording stand-in for threadpoolctl's
+    controller here) and lifts the limit afterwards, once for nested uses;
+    with one loop thread it sets no limit."""
+    from missingkernels.kernels import _rbf
+
+    log = []
+
+    class Limiter:
+        def restore_original_limits(self):
+            log.append("restore")
+
+    class Controller:
+        def limit(self, limits, user_api):
+            log.append(("limit", limits, user_api))
+            return Limiter()
+
+    monkeypatch.setattr(_rbf.serial_blas, "_controller", Controller())
+    during = []
+    exp = _rbf.exp_inplace
+
+    def recording(out):
+        during.append(list(log))
+        return exp(out)
+
+    monkeypatch.setattr(_rbf, "exp_inplace", recording)
+    mean, S = random_gaussian(rng, 4)
+    X = mcar(rng, rng.multivariate_normal(mean, S, size=30), 0.3)
+    k = get_kernel("genrbf", gamma=0.5, density=FixedGaussian(mean, S)).fit(X)
+    monkeypatch.setenv("MISSINGKERNELS_NUM_THREADS", "2")
+    K = k(X)
+    assert during and all(seen == [("limit", 1, "blas")] for seen in during)
+    assert log == [("limit", 1, "blas"), "restore"]
+    log.clear()
+    with _rbf.serial_blas:
+        with _rbf.serial_blas:
+            assert log == [("limit", 1, "blas")]
+        assert log == [("limit", 1, "blas")]
+    assert log == [("limit", 1, "blas"), "restore"]
+    log.clear()
+    during.clear()
+    monkeypatch.setenv("MISSINGKERNELS_NUM_THREADS", "1")
+    assert_rel(k(X), K, rtol=0)
+    assert during and log == []
+
+
+def test_blas_runs_on_one_thread_while_a_kernel_is_evaluated(rng, monkeypatch):
+    """The same with the BLAS library numpy loaded, where its thread count
+    can be set (not where it was started with one thread)."""
     from threadpoolctl import ThreadpoolController, threadpool_limits
 
     from missingkernels.kernels import _rbf
