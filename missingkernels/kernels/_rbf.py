@@ -418,7 +418,7 @@ class Side:
         ``covariances`` is indexed like the input patterns of ``packed``.
         """
         covariances = [covariances[int(i)] for i in packed.source]
-        n, d = means.shape
+        n = means.shape[0]
         x, z = metric.coordinates(means)
         mask = packed.mask
         P = packed.n_patterns
@@ -455,32 +455,22 @@ class Side:
         else:
             G = metric.G()
             cov = np.zeros((1, 1, 1))
-            # Stored transposed (F^T, (G F)^T): the compiled loops run along rows.
+            # Stored transposed (F^T): the compiled loops run along rows. The
+            # fields that only the pattern-pair loop reads come later
+            # (pattern_pair_arrays).
             F = np.zeros((P, size, size))
-            GF = np.zeros((P, size, d))
             A = np.zeros((P, size, size))
-            own = np.zeros((n, size))
-            pattern_of_row = np.empty(n, np.int64)
-            pattern_of_row[packed.order] = np.repeat(
-                np.arange(P), np.diff(packed.start)
-            )
+            GF = np.zeros((P, 1, 1))
+            own = np.zeros((n, 1))
             for k in np.unique(kk):
                 if k == 0:
                     continue
                 pats = np.flatnonzero(kk == k)
                 Jk = J_idx[pats, :k]
                 Fk = _factors_of(np.stack([covariances[p] for p in pats]))
-                GFk = np.swapaxes(G[:, Jk], 0, 1) @ Fk  # (P_k, d, k)
-                F[pats, :k, :k] = np.swapaxes(Fk, 1, 2)
-                GF[pats, :k, :] = np.swapaxes(GFk, 1, 2)
-                rows_gfj = np.take_along_axis(GFk, Jk[:, :, None], axis=1)
-                A[pats, :k, :k] = np.swapaxes(Fk, 1, 2) @ rows_gfj
-                local = np.full(P, -1)
-                local[pats] = np.arange(len(pats))
-                rows = np.flatnonzero(local[pattern_of_row] >= 0)
-                lp = local[pattern_of_row[rows]]
-                zJ = np.take_along_axis(z[rows], Jk[lp], axis=1)
-                own[rows, :k] = np.einsum("nrs,nr->ns", Fk[lp], zJ)
+                FkT = np.swapaxes(Fk, 1, 2)
+                F[pats, :k, :k] = FkT
+                A[pats, :k, :k] = FkT @ G[Jk[:, :, None], Jk[:, None, :]] @ Fk
         c = np.ascontiguousarray
         arrays = SideArrays(
             x=c(x), z=c(z), order=c(packed.order), start=c(packed.start),
@@ -492,6 +482,44 @@ class Side:
         if not metric.mahalanobis:
             side.memo[("psd_factors",)] = psd
         return side
+
+
+def pattern_pair_arrays(side: Side, metric: Metric) -> SideArrays:
+    """The side's arrays with the fields that only the Mahalanobis
+    pattern-pair loops (pairs and aligned rows) read, ``gfactor_t`` and
+    ``own``, computed on first use and kept in ``side.memo``: the row-pair
+    loops, for rows of about one pattern each, never need them."""
+    if not metric.mahalanobis:
+        return side.arrays
+    fields = side.memoized(
+        ("pattern_fields",), lambda: _pattern_fields(side, metric.G())
+    )
+    return side.arrays._replace(gfactor_t=fields[0], own=fields[1])
+
+
+def _pattern_fields(side: Side, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    arrays, packed = side.arrays, side.packed
+    P, n, d = packed.n_patterns, side.n, arrays.x.shape[1]
+    kk = arrays.n_missing
+    size = arrays.missing.shape[1]
+    GF = np.zeros((P, size, d))  # (G[:, J] F)^T = F^T G[J, :]
+    own = np.zeros((n, size))  # F^T z[J] of each row
+    pattern_of_row = np.empty(n, np.int64)
+    pattern_of_row[packed.order] = np.repeat(np.arange(P), np.diff(packed.start))
+    for k in np.unique(kk):
+        if k == 0:
+            continue
+        pats = np.flatnonzero(kk == k)
+        Jk = arrays.missing[pats, :k]
+        FkT = arrays.factor_t[pats, :k, :k]
+        GF[pats, :k, :] = FkT @ G[Jk, :]
+        local = np.full(P, -1)
+        local[pats] = np.arange(len(pats))
+        rows = np.flatnonzero(local[pattern_of_row] >= 0)
+        lp = local[pattern_of_row[rows]]
+        zJ = np.take_along_axis(arrays.z[rows], Jk[lp], axis=1)
+        own[rows, :k] = np.einsum("nsr,nr->ns", FkT[lp], zJ)
+    return np.ascontiguousarray(GF), np.ascontiguousarray(own)
 
 
 # The pattern-pair loop shares each factor between all the row pairs of two
@@ -589,12 +617,14 @@ def pairs(
 
     def task(p_list: np.ndarray, factors: MahalanobisFactors) -> Callable[[], object]:
         return lambda: _loops().rbf_pairs(
-            p_list, a.arrays, b.arrays, factors, float(gamma), metric.mahalanobis,
+            p_list, arrays_a, arrays_b, factors, float(gamma), metric.mahalanobis,
             bool(symmetric), bool(accumulate), out,
         )  # fmt: skip
 
     with _LOCK:
-        factors = _factors(a, gamma, metric)
+        arrays_a = pattern_pair_arrays(a, metric)
+        arrays_b = arrays_a if b is a else pattern_pair_arrays(b, metric)
+        factors = _factors(arrays_a, gamma, metric)
         _raise_invalid(_run([task(pl, factors) for pl in p_lists]))
         if symmetric and not accumulate:
             rank = a.packed.rank()
@@ -789,13 +819,14 @@ def _row_factors(side: Side, gamma: float, metric: Metric, schur: bool) -> RowFa
     )
 
 
-def _factors(a: Side, gamma: float, metric: Metric) -> MahalanobisFactors:
-    """Per-pattern Mahalanobis factors of ``a``, shared by the threads."""
+def _factors(a: SideArrays, gamma: float, metric: Metric) -> MahalanobisFactors:
+    """Per-pattern Mahalanobis factors of a side (its :func:`pattern_pair_arrays`),
+    shared by the threads."""
     if not metric.mahalanobis:
         return MahalanobisFactors(
             np.zeros(1), np.zeros((1, 1, 1)), np.zeros((1, 1, 1)), np.zeros((1, 1))
         )
-    logdet, w_t, v_t, own_w, code = _loops().mahalanobis_factors(a.arrays, float(gamma))
+    logdet, w_t, v_t, own_w, code = _loops().mahalanobis_factors(a, float(gamma))
     _raise_invalid([code])
     return MahalanobisFactors(logdet, w_t, v_t, own_w)
 
@@ -815,7 +846,11 @@ def aligned(a: Side, b: Side, gamma: float, metric: Metric) -> np.ndarray:
         )  # fmt: skip
         return column[:, 0].copy()
     code = _loops().rbf_aligned(
-        a.arrays, b.arrays, float(gamma), metric.mahalanobis, out
+        pattern_pair_arrays(a, metric),
+        pattern_pair_arrays(b, metric),
+        float(gamma),
+        metric.mahalanobis,
+        out,
     )
     _raise_invalid([code])
     return out
