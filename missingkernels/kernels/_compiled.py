@@ -974,8 +974,7 @@ def _lane_logs(
     hi: int | np.uint64,
 ) -> None:  # pragma: no cover - compiled
     """``out[ln] = log(x[ln])`` for positive normal ``x``, lanes ``lo <= ln <
-    hi``,
-    in loops that vectorise (a call of ``math.log`` per lane does not):
+    hi``, in loops that vectorise (a call of ``math.log`` per lane does not):
     ``x = 2^e m`` with ``m`` in ``[1/sqrt 2, sqrt 2)`` from the bits, then
     ``log m = 2 atanh(t)``, ``t = (m - 1) / (m + 1)``, ``|t| <= 0.172``, by its
     series to ``t^23`` (truncation below 1e-17). ``bits``: int64 scratch."""

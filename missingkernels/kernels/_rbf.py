@@ -234,6 +234,12 @@ class Packed:
         rank[self.order] = np.arange(len(self.order))
         return rank
 
+    def pattern_of_row(self) -> np.ndarray:
+        """(n,) int64, the pattern of each row."""
+        pattern = np.empty(len(self.order), np.int64)
+        pattern[self.order] = np.repeat(np.arange(self.n_patterns), np.diff(self.start))
+        return pattern
+
 
 def _raise_invalid(codes: Sequence[object]) -> None:
     for code in codes:
@@ -504,8 +510,7 @@ def _pattern_fields(side: Side, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     size = arrays.missing.shape[1]
     GF = np.zeros((P, size, d))  # (G[:, J] F)^T = F^T G[J, :]
     own = np.zeros((n, size))  # F^T z[J] of each row
-    pattern_of_row = np.empty(n, np.int64)
-    pattern_of_row[packed.order] = np.repeat(np.arange(P), np.diff(packed.start))
+    pattern_of_row = packed.pattern_of_row()
     for k in np.unique(kk):
         if k == 0:
             continue
@@ -682,7 +687,7 @@ def _row_pairs(
         )
         ka = sorted_rows(a, fa.pattern, kmax)
         kb = ka if b is a else sorted_rows(b, fb.pattern, kmax)
-        width = _lanes(a.arrays.x.shape[1])
+        width = _lanes(d)
         starts_a = np.arange(0, a.n, width, dtype=np.int64)
         starts_b = np.arange(0, b.n, width, dtype=np.int64)
         # The work of a tile grows along the sorted order (more partners,
@@ -717,18 +722,13 @@ def _deal(tiles: np.ndarray, n_lists: int, growing: bool) -> list[np.ndarray]:
     (the work of tile t grows with t: it pairs with the tiles before it) in
     pairs of one tile from each end, first with last, second with second
     last, so that each list gets an equal share of the work."""
+    order, per_turn = tiles, 1
     if growing:
-        n = len(tiles)
-        pairs = [tiles[[j, n - 1 - j]] if j != n - 1 - j else tiles[[j]]
-                 for j in range((n + 1) // 2)]  # fmt: skip
-        return [
-            np.concatenate(pairs[t::n_lists]).astype(np.int64)
-            if pairs[t::n_lists] else np.zeros(0, np.int64)
-            for t in range(n_lists)
-        ]  # fmt: skip
-    return [
-        np.ascontiguousarray(tiles[t::n_lists], dtype=np.int64) for t in range(n_lists)
-    ]
+        order, per_turn = np.empty_like(tiles), 2
+        order[0::2] = tiles[: (len(tiles) + 1) // 2]
+        order[1::2] = tiles[::-1][: len(tiles) // 2]
+    owner = (np.arange(len(order)) // per_turn) % n_lists
+    return [np.ascontiguousarray(order[owner == t]) for t in range(n_lists)]
 
 
 def row_factors(
@@ -746,8 +746,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric, schur: bool) -> RowFa
     arrays, packed = side.arrays, side.packed
     P = packed.n_patterns
     mask = packed.mask
-    pattern = np.empty(side.n, np.int64)
-    pattern[packed.order] = np.repeat(np.arange(P), np.diff(packed.start))
+    pattern = packed.pattern_of_row()
     position = np.where(mask, np.cumsum(mask, axis=1) - 1, -1).astype(np.int64)
     kk = arrays.n_missing
     size = arrays.missing.shape[1]
