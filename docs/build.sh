@@ -12,7 +12,8 @@ if [ -z "$py" ]; then
 fi
 start=$SECONDS
 # Fresh generated pages every time: a stale stub of a removed name must not hide.
-rm -rf docs/generated docs/auto_examples docs/_vignettes docs/_generated
+rm -rf docs/generated docs/auto_examples docs/_vignettes docs/_generated docs/sg_execution_times.rst \
+    docs/_build/html docs/_build/screenshots
 MPLBACKEND=Agg "$py" -m sphinx -W --keep-going -b html -q docs docs/_build/html
 echo "docs: HTML built in $((SECONDS - start)) s: docs/_build/html/index.html"
 "$py" -m pytest -p no:cacheprovider -q --doctest-glob='*.rst' docs/user_guide docs/install.rst docs/index.rst
