@@ -286,7 +286,7 @@ def write_r_reference() -> None:
         subprocess.run([rscript, "-e", RD_RENDER, str(R_MAN), tmp], check=True)
         rendered = {p.stem: p.read_text() for p in Path(tmp).glob("*.html")}
     order = sorted(rendered, key=lambda n: (not n.endswith("-package"), n.lower()))
-    lines = [*head, ".. contents:: Help pages", "   :local:", "   :backlinks: none", ""]
+    lines = list(head)
     for name in order:
         text = rendered[name]
         title = html.unescape(re.search(r"<h2>(.*?)</h2>", text, re.S)[1]).strip()
@@ -298,8 +298,16 @@ def write_r_reference() -> None:
             body,
             flags=re.S,
         )
-        heading = f"``{name}``: {title}"
-        lines += [heading, "=" * len(heading), "", ".. raw:: html", ""]
+        heading = f"``{name}``"
+        lines += [
+            heading,
+            "=" * len(heading),
+            "",
+            f"**{title}**",
+            "",
+            ".. raw:: html",
+            "",
+        ]
         lines += ["   " + line if line.strip() else "" for line in body.splitlines()]
         lines.append("")
     page.write_text("\n".join(lines))
