@@ -156,7 +156,7 @@ class Chromium:
         while True:
             for i, event in enumerate(self.events):
                 if event["method"] == method and event.get("sessionId") == session:
-                    del self.events[: i + 1]
+                    del self.events[i]
                     return True
             try:
                 message = self._read_message(deadline)
