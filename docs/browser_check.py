@@ -65,6 +65,8 @@ NAV_PAGES = [
     "api.html",
     "cli.html",
 ]
+#: Sections whose pages the section sidebar must list (filled by ``main``).
+SECTIONS: dict[str, list[str]] = {}
 CDN_MARKERS = ("cdn.jsdelivr.net", "cdnjs.cloudflare.com", "unpkg.com", "polyfill.io")
 MAX_SHOT_HEIGHT = 5000  # px: a full page is cut here (theory is ~50000 px)
 
@@ -283,8 +285,16 @@ def check_page(
     missing = [p for p in NAV_PAGES if p not in header and p != page]
     if missing:
         problems.append(f"{page}: header navigation lacks {', '.join(missing)}")
-    if r["sidebarShown"] and r["sectionLinks"] == 0:
+    if r["sidebarShown"] and not r["sectionLinks"]:
         problems.append(f"{page}: 'Section Navigation' sidebar shown empty")
+    # In a section (user guide, examples, vignettes) the sidebar lists every
+    # page of the section.
+    folder = page.rsplit("/", 1)[0] if "/" in page else ""
+    if folder in SECTIONS and r["sidebarShown"]:
+        listed = {h.split("#")[0].removeprefix(base) for h in r["sectionLinks"]}
+        missing = [p for p in SECTIONS[folder] if p not in listed and p != page]
+        if missing:
+            problems.append(f"{page}: section navigation lacks {', '.join(missing)}")
     if shot is not None:
         height = min(r["height"], MAX_SHOT_HEIGHT)
         data = browser.send(
@@ -315,6 +325,12 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     problems = static_checks(root)
     pages = args.pages or pages_to_open(root)
+    for folder in ("user_guide", "auto_examples", "_vignettes"):
+        SECTIONS[folder] = sorted(
+            p.relative_to(root).as_posix()
+            for p in (root / folder).rglob("*.html")
+            if p.name != "index.html"
+        )
     server, base = serve(root)
     external: list[str] = []
     with tempfile.TemporaryDirectory(prefix="mk-chromium-") as profile:

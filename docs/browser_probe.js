@@ -56,7 +56,7 @@
     .map((a) => a.href);
   const sidebar = document.querySelector(".bd-sidebar-primary");
   const sectionNav = sidebar ? sidebar.querySelector("nav.bd-docs-nav") : null;
-  const sectionLinks = sectionNav ? sectionNav.querySelectorAll("a[href]").length : -1;
+  const sectionLinks = sectionNav ? [...sectionNav.querySelectorAll("a[href]")].map((a) => a.href) : [];
   const sidebarShown = sidebar ? getComputedStyle(sidebar).display !== "none" : false;
   return {raw, rendered, sources, errors, broken, overflow, scrollers, linkedHeadings,
           header, sectionLinks, sidebarShown,
