@@ -85,9 +85,11 @@ def arrange(text: str, source: str) -> str:
             method.append(section)
         else:
             answer.append(section)
-    if not answer and results:  # no comparison section: the table answers
-        answer, results = results[:1], results[1:]
-        stats = _take_statistics(answer[0])
+    if results and not any(" vs " in section[0] for section in answer):
+        # No comparison section (a " vs " heading): the results table answers.
+        main, results = results[0], results[1:]
+        stats = _take_statistics(main)
+        answer.insert(0, main)
         if stats:
             results.insert(0, ["## Statistics", "", *stats])
     out = [f"# {title}", ""]
