@@ -86,6 +86,7 @@ class Chromium:
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
+            "--disable-dev-shm-usage",  # containers with a small /dev/shm
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
