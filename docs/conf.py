@@ -125,7 +125,7 @@ html_show_sourcelink = False
 # The formulas are typeset in the reader's browser by MathJax 2.7 from
 # Debian's ``libjs-mathjax`` (2.7.9 in Debian 12; scripts/test.sh installs
 # it), copied into ``_static/mathjax/``: the pages then render on a machine
-# without internet, which Sphinx's default (MathJax 3 from a CDN) does not.
+# without internet, which Sphinx's default (MathJax 4 from a CDN) does not.
 # Debian's package rather than npm's or PyPI's: it is installed by the same
 # apt step as R and Chromium, its version is fixed by the Debian release, and
 # it needs no Node. Only what the ``TeX-AMS_CHTML`` configuration loads is
@@ -153,8 +153,9 @@ mathjax2_config = {
 }
 
 
-def copy_mathjax(app, exception) -> None:  # type: ignore[no-untyped-def]
-    """Copy the local MathJax into the built site's ``_static/mathjax``."""
+def copy_local_assets(app, exception) -> None:  # type: ignore[no-untyped-def]
+    """Copy the local MathJax into the built site's ``_static/mathjax``, and
+    the R vignette, when the R step has rendered it, into ``r/``."""
     if exception is not None or app.builder.format != "html":
         return
     if not (MATHJAX / "MathJax.js").exists():
@@ -498,7 +499,7 @@ def skip_member(app, what, name, obj, skip, options):  # type: ignore[no-untyped
 
 def setup(app):  # type: ignore[no-untyped-def]
     app.connect("builder-inited", check_public_names)
-    app.connect("build-finished", copy_mathjax)
+    app.connect("build-finished", copy_local_assets)
     # Before numpydoc (priority 500) turns the sections into reST.
     app.connect("autodoc-process-docstring", escape_trailing_underscores, priority=400)
     app.connect("autodoc-process-docstring", data_docstring, priority=400)
