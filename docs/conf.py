@@ -164,6 +164,10 @@ def copy_local_assets(app, exception) -> None:  # type: ignore[no-untyped-def]
             "(apt-get install libjs-mathjax; scripts/test.sh does) or set "
             "MK_MATHJAX_DIR to a MathJax 2.7 tree"
         )
+    # The configuration and the CSS are written for MathJax 2.7.
+    version = re.search(r'version:"(2\.7\.\d+)"', (MATHJAX / "MathJax.js").read_text())
+    if version is None:
+        raise RuntimeError(f"{MATHJAX}/MathJax.js is not MathJax 2.7.x")
     if R_VIGNETTE.exists():  # linked from the R reference page
         (Path(app.outdir) / "r").mkdir(exist_ok=True)
         shutil.copy2(R_VIGNETTE, Path(app.outdir) / "r" / R_VIGNETTE.name)
