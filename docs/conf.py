@@ -8,7 +8,9 @@ settings this file:
   renders them as pages with their figures;
 - writes the command line's help into ``docs/_generated/``;
 - fails the build when a public name (a module's ``__all__``) has no
-  docstring or is missing from the API reference (``api.rst``).
+  docstring or is missing from the API reference (``api.rst``);
+- copies a local MathJax into the site (``_static/mathjax/``), so that the
+  formulas render without a network (see ``MATHJAX`` below).
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(DOCS))
 
 # No entry-point plugins: the pages describe the package as installed alone
 # (the R plugin, when installed in the environment, would add names).
 os.environ.setdefault("MISSINGKERNELS_DISABLE_PLUGIN_AUTOLOAD", "1")
 os.environ.setdefault("MISSINGKERNELS_DATA_DIR", str(ROOT.parent / "shared" / "data"))
+
+import vignette_pages  # noqa: E402
 
 import missingkernels  # noqa: E402
 
@@ -76,16 +81,106 @@ numpydoc_validation_checks: set[str] = set()
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"missingkernels {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["missingkernels.css"]
+# The vignettes' wide results tables get the page's full width (their pages
+# are added below).
+secondary_sidebar: dict[str, list[str]] = {"**": ["page-toc"]}
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    "secondary_sidebar_items": secondary_sidebar,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"index": [], "install": []}
+# Pages without sub-pages: no "Section Navigation" sidebar (it would be empty).
+# The API reference and its pages: the names grouped by role, as in api.rst
+# (the default sidebar would list its ~120 pages flat).
+_NO_SUBPAGES = ("index", "install", "theory", "cli", "development")
+html_sidebars: dict[str, list[str]] = {p: [] for p in _NO_SUBPAGES}
+html_sidebars.update({"api": ["api-sidebar.html"], "generated/*": ["api-sidebar.html"]})
+
+
+def api_groups() -> list[tuple[str, list[tuple[str, str]]]]:
+    """The sections of ``api.rst`` with their names and pages, in order."""
+    groups: list[tuple[str, list[tuple[str, str]]]] = []
+    module = "missingkernels"
+    lines = (DOCS / "api.rst").read_text().splitlines()
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and re.fullmatch(r"=+", lines[i + 1]) and line.strip():
+            if not re.fullmatch(r"=+", line):
+                groups.append((line.strip(), []))
+        elif m := re.match(r"\.\. currentmodule:: ([\w.]+)", line):
+            module = m[1]
+        elif groups and (m := re.fullmatch(r"   (\w+)", line)):
+            groups[-1][1].append((m[1], f"generated/{module}.{m[1]}"))
+    return [(title, names) for title, names in groups if names]
+
+
+html_context = {"api_groups": api_groups()}
 html_show_sourcelink = False
+
+# -- MathJax, served from the site itself ----------------------------------------
+#
+# The formulas are typeset in the reader's browser by MathJax 2.7 from
+# Debian's ``libjs-mathjax`` (2.7.9 in Debian 12; scripts/test.sh installs
+# it), copied into ``_static/mathjax/``: the pages then render on a machine
+# without internet, which Sphinx's default (MathJax 4 from a CDN) does not.
+# Debian's package rather than npm's or PyPI's: it is installed by the same
+# apt step as R and Chromium, its version is fixed by the Debian release, and
+# it needs no Node. Only what the ``TeX-AMS_CHTML`` configuration loads is
+# copied (1.6 MB of its 54 MB). Elsewhere, point ``MK_MATHJAX_DIR`` at any
+# MathJax 2.7 tree (e.g. npm's ``mathjax@2.7.9`` package has the same layout).
+
+MATHJAX = Path(os.environ.get("MK_MATHJAX_DIR", "/usr/share/javascript/mathjax"))
+MATHJAX_PARTS = [
+    "MathJax.js",
+    "config/TeX-AMS_CHTML.js",
+    "jax/input/TeX",
+    "jax/output/CommonHTML",
+    "jax/element",
+    "extensions",
+    "localization/en",
+    "fonts/HTML-CSS/TeX/woff",
+]
+mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_CHTML"
+mathjax2_config = {
+    # Typeset only Sphinx's math nodes, not a "$" or "\(" in code or prose.
+    "tex2jax": {"processClass": "math", "ignoreClass": ".*"},
+    "CommonHTML": {"linebreaks": {"automatic": True}},
+    "messageStyle": "none",
+    "menuSettings": {"zoom": "None"},
+}
+
+
+def copy_local_assets(app, exception) -> None:  # type: ignore[no-untyped-def]
+    """Copy the local MathJax into the built site's ``_static/mathjax``, and
+    the R vignette, when the R step has rendered it, into ``r/``."""
+    if exception is not None or app.builder.format != "html":
+        return
+    if not (MATHJAX / "MathJax.js").exists():
+        raise RuntimeError(
+            f"no MathJax 2.7 in {MATHJAX}: install Debian's libjs-mathjax "
+            "(apt-get install libjs-mathjax; scripts/test.sh does) or set "
+            "MK_MATHJAX_DIR to a MathJax 2.7 tree"
+        )
+    # The configuration and the CSS are written for MathJax 2.7.
+    version = re.search(r'version:"(2\.7\.\d+)"', (MATHJAX / "MathJax.js").read_text())
+    if version is None:
+        raise RuntimeError(f"{MATHJAX}/MathJax.js is not MathJax 2.7.x")
+    if R_VIGNETTE.exists():  # linked from the R reference page
+        (Path(app.outdir) / "r").mkdir(exist_ok=True)
+        shutil.copy2(R_VIGNETTE, Path(app.outdir) / "r" / R_VIGNETTE.name)
+    target = Path(app.outdir) / "_static" / "mathjax"
+    shutil.rmtree(target, ignore_errors=True)
+    for part in MATHJAX_PARTS:
+        source = MATHJAX / part
+        if source.is_dir():
+            shutil.copytree(source, target / part)  # follows Debian's symlinks
+        else:
+            (target / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / part)
+
 
 # -- MyST -----------------------------------------------------------------------
 
@@ -107,6 +202,8 @@ sphinx_gallery_conf = {
     "plot_gallery": "True",
     "matplotlib_animations": False,
     "show_memory": False,
+    # Its timing page loads a stylesheet from a CDN; the times are in the log.
+    "write_computation_times": False,
     "image_scrapers": ("matplotlib",),
 }
 warnings.filterwarnings(
@@ -123,7 +220,10 @@ GENERATED = DOCS / "_generated"
 
 
 def copy_vignette_results() -> list[str]:
-    """Copy each vignette's full-mode report and figures; return the names."""
+    """Copy each vignette's full-mode report and figures; return the names.
+
+    The report is rearranged for a reader (question and answer first,
+    provenance last: ``docs/vignette_pages.py``)."""
     shutil.rmtree(VIGNETTE_PAGES, ignore_errors=True)
     names = []
     for full in sorted(VIGNETTE_RESULTS.glob("*/full")):
@@ -132,7 +232,9 @@ def copy_vignette_results() -> list[str]:
         name = full.parent.name
         target = VIGNETTE_PAGES / name
         target.mkdir(parents=True)
-        shutil.copy2(full / "README.md", target / "README.md")
+        source = (full / "README.md").relative_to(ROOT).as_posix()
+        page = vignette_pages.arrange((full / "README.md").read_text(), source)
+        (target / "README.md").write_text(page)
         for figure in full.glob("*.png"):
             shutil.copy2(figure, target / figure.name)
         names.append(name)
@@ -153,9 +255,96 @@ def write_cli_help() -> None:
         (GENERATED / f"cli_{name}.txt").write_text(sub.format_help())
 
 
+R_MAN = ROOT / "r_bridge" / "man"
+R_VIGNETTE = ROOT / "r_bridge" / "doc" / "missingkernels.html"
+# Rd2HTML's page around the help text: dropped (its head loads KaTeX from a
+# CDN); the body's sections become rubrics and \eqn{} math for our MathJax.
+RD_RENDER = r"""
+args <- commandArgs(trailingOnly = TRUE)
+for (rd in list.files(args[1], pattern = "[.]Rd$", full.names = TRUE)) {
+  out <- file.path(args[2], sub("[.]Rd$", ".html", basename(rd)))
+  suppressWarnings(tools::Rd2HTML(tools::parse_Rd(rd), out = out,
+                                  package = "missingkernels", no_links = TRUE))
+}
+"""
+
+
+def write_r_reference() -> None:
+    """The R package's help pages (``r_bridge/man``) as one page, rendered by
+    R's own ``tools::Rd2HTML`` (pkgdown is not in Debian)."""
+    import html
+    import subprocess
+    import tempfile
+
+    page = GENERATED / "r_reference.rst"
+    head = [
+        ".. _r-reference:",
+        "",
+        "=========================",
+        "The R package's reference",
+        "=========================",
+        "",
+        "The help pages of the R package ``r_bridge/`` (``?mk_svm`` in R),",
+        "rendered from its Rd files by R's ``tools::Rd2HTML`` when this site",
+        "was built; their formulas (such as :math:`R^2`) are typeset as on the",
+        "other pages. :ref:`r-guide` introduces the package.",
+        "",
+    ]
+    if R_VIGNETTE.exists():  # built by the R step of the tests (20-r-bridge.sh)
+        head += [
+            "The package's vignette, rendered by rmarkdown with the examples run:",
+            "`Support vector machines on data with missing values, from R",
+            "<../r/missingkernels.html>`__.",
+            "",
+        ]
+    else:
+        head += [
+            "The package's vignette (``r_bridge/vignettes/missingkernels.Rmd``)",
+            "was not rendered before this site was built (the R step of",
+            "``scripts/test.sh`` renders it into ``r_bridge/doc/``).",
+            "",
+        ]
+    rscript = shutil.which("Rscript")
+    if rscript is None:
+        missing = "R was not installed when this site was built: no pages here."
+        page.write_text("\n".join([*head, missing, ""]))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([rscript, "-e", RD_RENDER, str(R_MAN), tmp], check=True)
+        rendered = {p.stem: p.read_text() for p in Path(tmp).glob("*.html")}
+    order = sorted(rendered, key=lambda n: (not n.endswith("-package"), n.lower()))
+    lines = list(head)
+    for name in order:
+        text = rendered[name]
+        title = html.unescape(re.search(r"<h2>(.*?)</h2>", text, re.S)[1]).strip()
+        body = text.split("</h2>", 1)[1].rsplit("</div>", 1)[0]
+        body = re.sub(r"<h3>(.*?)</h3>", r'<p class="rubric">\1</p>', body)
+        body = re.sub(
+            r'<code class="reqn">(.*?)</code>',
+            r'<span class="math notranslate nohighlight">\(\1\)</span>',
+            body,
+            flags=re.S,
+        )
+        heading = f"``{name}``"
+        lines += [
+            heading,
+            "=" * len(heading),
+            "",
+            f"**{title}**",
+            "",
+            ".. raw:: html",
+            "",
+        ]
+        lines += ["   " + line if line.strip() else "" for line in body.splitlines()]
+        lines.append("")
+    page.write_text("\n".join(lines))
+
+
 os.environ["COLUMNS"] = "88"  # argparse wraps the help at this width
-copy_vignette_results()
+for _name in copy_vignette_results():
+    secondary_sidebar[f"_vignettes/{_name}/README"] = []
 write_cli_help()
+write_r_reference()
 
 # -- every public name has a docstring and a place in the API reference ----------
 
@@ -314,6 +503,7 @@ def skip_member(app, what, name, obj, skip, options):  # type: ignore[no-untyped
 
 def setup(app):  # type: ignore[no-untyped-def]
     app.connect("builder-inited", check_public_names)
+    app.connect("build-finished", copy_local_assets)
     # Before numpydoc (priority 500) turns the sections into reST.
     app.connect("autodoc-process-docstring", escape_trailing_underscores, priority=400)
     app.connect("autodoc-process-docstring", data_docstring, priority=400)

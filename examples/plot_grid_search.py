@@ -34,7 +34,7 @@ print("best:", search.best_params_, f"CV accuracy {search.best_score_:.3f}")
 # %%
 # The mean CV accuracy of every candidate.
 scores = search.cv_results_["mean_test_score"].reshape(len(C_grid), len(gamma_grid))
-fig, ax = plt.subplots(figsize=(5, 4))
+fig, ax = plt.subplots(figsize=(5.5, 4), layout="constrained")
 image = ax.imshow(scores, cmap="viridis", origin="lower")
 labels = [f"$2^{{{int(np.log2(g))}}}$" for g in gamma_grid]
 ax.set_xticks(range(len(gamma_grid)), labels)

@@ -35,7 +35,7 @@ K_gen = get_kernel("genrbf", gamma=gamma).fit(X_miss)(X_miss)  # density: these 
 K_mean = rbf_kernel(X_mean, gamma=gamma)
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(11, 3.8))
+fig, axes = plt.subplots(1, 3, figsize=(11, 3.8), sharey=True, layout="constrained")
 for ax, K, title in zip(
     axes,
     (K_full, K_gen, K_mean),
@@ -46,6 +46,7 @@ for ax, K, title in zip(
     ax.set_title(title)
     ax.set_xticks([15, 45], ["malignant", "benign"])
     ax.set_yticks([15, 45], ["malignant", "benign"])
+    ax.tick_params(labelleft=ax is axes[0])  # the class names once, at the left
 fig.colorbar(image, ax=axes, shrink=0.8)
 plt.show()
 

@@ -21,7 +21,8 @@ from missingkernels import MissingKernelSVC
 
 # %%
 # Data with missing values: remove 20% of the entries at random.
-X, y = load_breast_cancer(return_X_y=True)
+data = load_breast_cancer()
+X, y = data.data, data.target
 rng = np.random.default_rng(0)
 X[rng.random(X.shape) < 0.2] = np.nan
 print(
@@ -46,7 +47,9 @@ scores = cross_val_score(model, X, y, cv=5)
 print(f"5-fold accuracy {scores.mean():.3f} ± {scores.std():.3f}")
 
 # %%
-# The test rows' confusion matrix.
-ConfusionMatrixDisplay.from_estimator(model, X_test, y_test)
+# The test rows' confusion matrix, with the classes' names.
+ConfusionMatrixDisplay.from_estimator(
+    model, X_test, y_test, display_labels=data.target_names
+)
 plt.title("genRBF SVM, 20% of the entries missing")
 plt.show()

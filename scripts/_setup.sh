@@ -51,3 +51,27 @@ mk_ensure_venv() {
     (cd "$MK_ROOT" && "$dir/bin/python" -m pip install -q --disable-pip-version-check $args)
     echo "$stamp" >"$stamp_file"
 }
+
+# mk_ensure_debs "CHECK-PATH PACKAGE" ... : apt-get install each Debian package
+# whose CHECK-PATH is missing (one apt run for all of them); nothing when all
+# are there. Used by the documentation step: Debian's libjs-mathjax (the site
+# serves MathJax itself) and chromium (the browser check).
+mk_ensure_debs() {
+    local pair wanted=""
+    for pair in "$@"; do
+        if [ ! -e "${pair%% *}" ]; then wanted="$wanted ${pair#* }"; fi
+    done
+    if [ -z "$wanted" ]; then
+        return 0
+    fi
+    mk_log "installing Debian packages:$wanted"
+    mk_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    # shellcheck disable=SC2086
+    mk_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $wanted >/dev/null
+    for pair in "$@"; do
+        if [ ! -e "${pair%% *}" ]; then
+            echo "error: Debian package ${pair#* } installed but ${pair%% *} is missing" >&2
+            return 1
+        fi
+    done
+}

@@ -15,8 +15,8 @@ mk_ensure_venv .venv "-e .[dev,docs,experiments,plots,socp,r,dask] $PLUGIN_ARGS"
 mk_log "setup done in $((SECONDS - start)) s"
 
 mk_log "ruff + mypy"
-.venv/bin/ruff check missingkernels tests benchmarks plugins examples docs/conf.py
-.venv/bin/ruff format --check missingkernels tests benchmarks plugins examples docs/conf.py
+.venv/bin/ruff check missingkernels tests benchmarks plugins examples docs/conf.py docs/browser_check.py docs/vignette_pages.py
+.venv/bin/ruff format --check missingkernels tests benchmarks plugins examples docs/conf.py docs/browser_check.py docs/vignette_pages.py
 .venv/bin/mypy missingkernels
 
 mk_log "pytest (Python suite, $(.venv/bin/python -c 'import numpy; print("numpy", numpy.__version__)'))"

@@ -319,3 +319,23 @@ def test_critical_difference_diagram_colours_bar_and_axis(rng):
     assert list(ax.get_xticks()) == list(range(1, 17))
     lo, hi = ax.get_xlim()
     assert lo < 1 and hi > 16 and lo > 0 and hi < 17.5
+
+
+def test_critical_difference_diagram_shows_every_marker_at_tied_ranks(rng):
+    pytest.importorskip("matplotlib")
+    # m1 and m2 score the same in every block (tied mean ranks), and so do
+    # m3 and m4: each marker must stay visible, not drawn over its twin.
+    scores = _scores(rng, n=10, k=5)
+    scores["m2"] = scores["m1"]
+    scores["m4"] = scores["m3"]
+    result = friedman_nemenyi(scores)
+    assert result.mean_ranks["m1"] == result.mean_ranks["m2"]
+    fig = plot_critical_difference(result)
+    ax = fig.axes[0]
+    points = np.vstack([c.get_offsets() for c in ax.collections])
+    assert len(points) == 5
+    # Five markers at five distinct places, each on its method's rank.
+    assert len({(round(x, 6), round(y, 6)) for x, y in points}) == 5
+    assert sorted(np.round(points[:, 0], 6)) == sorted(
+        np.round(result.mean_ranks.to_numpy(), 6)
+    )

@@ -623,7 +623,8 @@ def plot_critical_difference(
     method in its own colour (distinct for up to 16 methods, then repeated),
     bars joining the methods the Nemenyi test does not tell apart, and a
     reference bar as long as the critical difference, drawn from the best
-    rank.
+    rank. Methods with the same mean rank have their markers stacked below
+    the axis at that rank, on their shared line, so that none hides another.
 
     Parameters
     ----------
@@ -647,7 +648,7 @@ def plot_critical_difference(
     k = len(ranks)
     colours = {m: CD_COLOURS[i % len(CD_COLOURS)] for i, m in enumerate(ranks.index)}
     fig, ax = plt.subplots(figsize=(7, 1.4 + 0.3 * k))
-    sp.critical_difference_diagram(
+    drawn = sp.critical_difference_diagram(
         ranks,
         result.nemenyi_pvalues,
         alpha=result.alpha,
@@ -656,6 +657,7 @@ def plot_critical_difference(
         label_fmt_left="{label} ({rank:.2f})",
         label_fmt_right="({rank:.2f}) {label}",
     )
+    _stack_tied_markers(drawn.get("markers", []))
     ax.set_xlim(1.0 - 0.05 * k, k + 0.05 * k)
     ax.set_xticks(np.arange(1, k + 1))
     # The CD reference bar, above the rank axis and its labels, from rank 1.
@@ -675,6 +677,26 @@ def plot_critical_difference(
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
+
+
+def _stack_tied_markers(markers: Sequence[Any]) -> None:
+    """Move the 2nd, 3rd, ... marker of a tied mean rank below the axis.
+
+    scikit-posthocs draws every marker at (rank, 0): at a tie the last one
+    drawn hides the others. Each marker keeps its rank (x) and its colour and
+    sits on the vertical line the tied methods' labels share (the crossbars
+    start one unit below the axis).
+    """
+    stacks: dict[float, int] = {}
+    for marker in markers:
+        offsets = marker.get_offsets()
+        if len(offsets) != 1:
+            continue
+        x = float(offsets[0][0])
+        level = stacks.get(round(x, 9), 0)
+        stacks[round(x, 9)] = level + 1
+        if level:
+            marker.set_offsets([[x, -0.3 * level]])
 
 
 def plot_rate_curves(
