@@ -1,11 +1,14 @@
 # The R front end (r_bridge/): sourced by scripts/test.sh (set -euo pipefail,
 # cwd = repository root, helpers from scripts/_setup.sh). Idempotent:
 #   .venv-r   Python env with numpy<2 (reticulate 1.28 cannot convert numpy 2)
+#             and the R plugin
 #   .r-lib    R library with the installed r_bridge package
 # then the Rd/NAMESPACE check (roxygen2), the testthat tests, the vignette
 # (-> r_bridge/doc/missingkernels.html) and R CMD check --no-manual.
 
-mk_ensure_venv .venv-r "-e .[experiments] numpy<2"
+# with the R plugin (and rpy2), whose densities r_mice, r_amelia and r_norm
+# the R tests fit from R (rpy2 then runs them in the calling R session)
+mk_ensure_venv .venv-r "-e .[experiments,r] -e plugins/missingkernels-r numpy<2"
 
 mk_rb_python="$MK_ROOT/.venv-r/bin/python"
 
