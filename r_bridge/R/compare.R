@@ -206,6 +206,14 @@ mk_compare.default <- function(x, y, methods = c("genrbf", "mean"),
       "without R. See mk_baselines()."
     ), call. = FALSE)
   }
+  if ("r_mice" %in% methods && !"r_mice" %in% names(reticulate::py_to_r(.mk_py()$list_baselines()))) {
+    stop(paste0(
+      "mk_compare(): the method \"r_mice\" (R's mice imputations, then an RBF SVM) ",
+      "comes with the Python plugin 'missingkernels-r', which is not installed in ",
+      "the Python environment in use: install_missingkernels(\"/path/to/missingkernels\", ",
+      "plugin = TRUE), then restart R. See mk_baselines()."
+    ), call. = FALSE)
+  }
   invisible()
 }
 

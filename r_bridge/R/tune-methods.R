@@ -68,7 +68,7 @@ print.mk_tune <- function(x, ...) {
 plot.mk_tune <- function(x, what = c("performance", "regions"), ...) {
   what <- match.arg(what)
   if (what == "regions") {
-    return(NextMethod())
+    return(plot.mk_svm(x, ...))
   }
   d <- .mk_tune_plot_data(x)
   perf <- d$data

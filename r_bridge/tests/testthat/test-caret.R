@@ -18,6 +18,10 @@ test_that("caret::train on PimaIndiansDiabetes2 with na.pass completes and predi
   skip_if_no_python()
   skip_if_not_installed("caret")
   skip_if_not_installed("mlbench")
+  if (!nzchar(Sys.getenv("TZ"))) { # caret's dependencies ask timedatectl otherwise
+    Sys.setenv(TZ = "UTC")
+    on.exit(Sys.unsetenv("TZ"), add = TRUE)
+  }
   data("PimaIndiansDiabetes2", package = "mlbench", envir = environment())
   set.seed(7)
   pima <- PimaIndiansDiabetes2[sample(nrow(PimaIndiansDiabetes2), 160), ]

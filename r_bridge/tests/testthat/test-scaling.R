@@ -74,7 +74,7 @@ test_that("a Python-side scaling switch is turned off (R scales once)", {
   ), local = TRUE, convert = FALSE)
   off <- missingkernels:::.mk_python_scaling_off
   expect_identical(off(fake$WithScale), missingkernels:::.mk_python_no_scaling)
-  expect_identical(off(fake$WithoutScale), list())
+  expect_length(off(fake$WithoutScale), 0L)
   # the real estimators: whatever they have, no parameter is left that scales
   real <- off(reticulate::import("missingkernels", convert = FALSE)$MissingKernelSVC)
   expect_true(all(vapply(real, isFALSE, TRUE)))

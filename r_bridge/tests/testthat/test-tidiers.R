@@ -86,7 +86,7 @@ test_that("tidy: the support vectors with their dual coefficients; coef() the sa
   expect_equal(sum(td$coefficient), 0, tolerance = 1e-8)
   expect_identical(length(unique(sign(td$coefficient)[td$response == "hot"])), 1L)
   cf <- coef(fit)
-  expect_equal(unname(cf), td$coefficient)
+  expect_equal(as.vector(cf), td$coefficient)
   expect_identical(names(cf), td$.rownames)
   expect_length(attr(cf, "intercept"), 1L)
   par <- tidy(fit, component = "parameters")
