@@ -1,7 +1,7 @@
 # The `density` and `density_params` arguments, and R's own imputation
 # packages (mice, Amelia, norm) as densities: the Python plugin
-# missingkernels-r fits them through rpy2, which, called from this R session
-# through reticulate, runs them in this very R session.
+# missingkernels-r fits them, with this R session as its R when called from
+# R (.mk_install_host_r()).
 
 # The densities of the R plugin and the R package each one needs.
 .mk_r_densities <- c(r_mice = "mice", r_amelia = "Amelia", r_norm = "norm")
@@ -40,7 +40,7 @@
 }
 
 # Before Python is asked for an R density: is the plugin installed, and can
-# it reach R? Stops with what to install; otherwise imports rpy2 quietly.
+# it reach R? Stops with what to install.
 .mk_check_density_name <- function(name) {
   if (!name %in% names(.mk_r_densities)) {
     return(invisible())
@@ -75,16 +75,6 @@
       if (requireNamespace(r_package, quietly = TRUE)) ", as it is here" else ": it is not"
     ), call. = FALSE)
   }
-  if (!reticulate::py_module_available("rpy2")) {
-    stop(sprintf(
-      paste0(
-        "density = \"%s\" needs the Python package rpy2 (through which the ",
-        "plugin calls R), which the Python environment in use cannot import. ",
-        "Install it: %s -m pip install 'rpy2>=3.5.13,<3.6', then restart R."
-      ),
-      name, shQuote(python)
-    ), call. = FALSE)
-  }
   if (!requireNamespace(r_package, quietly = TRUE)) {
     stop(sprintf(
       "density = \"%s\" needs the R package %s: install.packages(\"%s\")%s.",
@@ -96,36 +86,78 @@
       }
     ), call. = FALSE)
   }
-  .mk_import_rpy2()
   invisible()
 }
 
-# Imports rpy2 once, quietly: embedded in this R session it finds R already
-# running and says so (a warning and a log line) before using it.
-.mk_import_rpy2 <- function() {
-  if (isTRUE(.mk_state$rpy2)) {
-    return(invisible())
+# The plugin's R code run in this R session. The plugin reaches R through
+# rpy2; with Python inside R, rpy2 would call this same R from C calls that
+# release Python's GIL, and R's garbage collector then finalizes reticulate's
+# Python objects without it, which crashes the process. So this R session is
+# installed as the plugin's host (missingkernels_r._session.set_host_r), and
+# the plugin calls R through reticulate instead: rpy2 is never imported.
+# Called by .mk_py() when the plugin is installed.
+.mk_install_host_r <- function() {
+  session <- tryCatch(
+    reticulate::import("missingkernels_r._session", convert = FALSE),
+    error = function(e) NULL
+  )
+  if (is.null(session) || !reticulate::py_has_attr(session, "set_host_r")) {
+    return(invisible(FALSE)) # an older plugin: rpy2 it is
   }
-  helper <- reticulate::py_run_string(paste(
-    "def _mk_import_rpy2():",
-    "    import logging",
-    "    import warnings",
-    "    loggers = [logging.getLogger(n) for n in ('rpy2', 'rpy2.rinterface_lib.embedded')]",
-    "    levels = [lg.level for lg in loggers]",
-    "    for lg in loggers:",
-    "        lg.setLevel(logging.ERROR)",
-    "    try:",
-    "        with warnings.catch_warnings():",
-    "            warnings.simplefilter('ignore')",
-    "            import rpy2.robjects  # noqa: F401",
-    "    finally:",
-    "        for lg, level in zip(loggers, levels):",
-    "            lg.setLevel(level)",
-    sep = "\n"
-  ), local = TRUE, convert = FALSE)
-  .mk_call(helper$`_mk_import_rpy2`(), "starting rpy2 in this R session")
-  .mk_state$rpy2 <- TRUE
-  invisible()
+  session$set_host_r(reticulate::py_func(.mk_host_r_evaluate))
+  invisible(TRUE)
+}
+
+# The evaluator the plugin calls (see set_host_r in the plugin): the fixed R
+# function text `source`, called with `args`, through the fixed `runner` text
+# when given; the value with named lists as dicts and atomic vectors as NumPy
+# arrays, as rpy2's numpy2ri gives them. R's console output is dropped.
+.mk_host_r_evaluate <- function(source, args, runner = NULL) {
+  f <- .mk_host_function(source)
+  args <- lapply(args %||% list(), .mk_host_argument)
+  utils::capture.output(
+    value <- if (is.null(runner)) do.call(f, args) else .mk_host_function(runner)(f, args)
+  )
+  .mk_host_value(value)
+}
+
+# An R function from the plugin's fixed source text, evaluated once.
+.mk_host_function <- function(source) {
+  cache <- .mk_state$host_functions %||% list()
+  f <- cache[[source]]
+  if (is.null(f)) {
+    f <- eval(parse(text = source, keep.source = FALSE), envir = new.env(parent = globalenv()))
+    cache[[source]] <- f
+    .mk_state$host_functions <- cache
+  }
+  f
+}
+
+# An argument as rpy2 would give it to R: a list of strings is a character
+# vector, a one-dimensional array a vector.
+.mk_host_argument <- function(a) {
+  if (is.list(a) && length(a) && all(vapply(a, function(v) is.character(v) && length(v) == 1L, TRUE))) {
+    return(unlist(a, use.names = FALSE))
+  }
+  if (is.array(a) && length(dim(a)) == 1L) {
+    return(as.vector(a))
+  }
+  a
+}
+
+.mk_host_value <- function(v) {
+  if (is.null(v)) {
+    return(NULL)
+  }
+  if (is.list(v)) {
+    out <- lapply(v, .mk_host_value)
+    return(if (!is.null(names(v))) reticulate::py_dict(as.list(names(v)), unname(out), convert = FALSE) else out)
+  }
+  if (is.factor(v)) v <- as.character(v)
+  if (is.atomic(v)) {
+    return(reticulate::r_to_py(array(v, dim = dim(v) %||% length(v))))
+  }
+  v
 }
 
 # The global random number state (NULL when there is none yet), and its
