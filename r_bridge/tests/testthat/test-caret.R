@@ -15,13 +15,13 @@ test_that("the custom model list has what caret asks for", {
 })
 
 test_that("caret::train on PimaIndiansDiabetes2 with na.pass completes and predicts every row", {
-  skip_if_no_python()
-  skip_if_not_installed("caret")
-  skip_if_not_installed("mlbench")
   if (!nzchar(Sys.getenv("TZ"))) { # caret's dependencies ask timedatectl otherwise
     Sys.setenv(TZ = "UTC")
     on.exit(Sys.unsetenv("TZ"), add = TRUE)
   }
+  skip_if_no_python()
+  skip_if_not_installed("caret")
+  skip_if_not_installed("mlbench")
   data("PimaIndiansDiabetes2", package = "mlbench", envir = environment())
   set.seed(7)
   pima <- PimaIndiansDiabetes2[sample(nrow(PimaIndiansDiabetes2), 160), ]
