@@ -123,7 +123,11 @@
 #'   kernel's default (\code{"gaussian_em"} for the RBF and linear kernels,
 #'   \code{"latent_class"} for \code{"mixed_rbf"}, \code{"categorical"} for
 #'   Belanche's kernels), a registry name (see
-#'   \code{\link{mk_densities}}), or a Python density object.
+#'   \code{\link{mk_densities}}), or a Python density object. R's own
+#'   imputation models are \code{"r_mice"} (mice), \code{"r_amelia"}
+#'   (Amelia) and \code{"r_norm"} (norm), from the R plugin of the Python
+#'   package (\code{install_missingkernels(path, plugin = TRUE)}; without
+#'   it they are an error saying so); they run in this R session.
 #' @param gamma The RBF width,
 #'   \eqn{k(x, y) = \exp(-\gamma \|x - y\|^2)}{k(x, y) = exp(-gamma ||x - y||^2)}, a
 #'   positive number, or \code{"scale"} for \eqn{1 / (d \cdot}{1 / (d *}
@@ -139,8 +143,13 @@
 #' @param na.action A function applied to the \emph{response} (see Details):
 #'   \code{\link[stats]{na.omit}} (default), \code{na.exclude} or
 #'   \code{na.fail}.
-#' @param density_params A named list of parameters of the density (e.g.
-#'   \code{list(max_iter = 200)}); needs \code{density} to be a name.
+#' @param density_params A named list of parameters of the density, passed
+#'   to the Python registry's \code{get_density(density, ...)} (e.g.
+#'   \code{list(max_iter = 200)}, \code{list(m = 5, seed = 1)} for
+#'   \code{"r_mice"}, \code{list(n_components = 3)} for
+#'   \code{"gaussian_mixture"}; whole numbers of count parameters become
+#'   Python integers, strings stay strings); needs \code{density} to be a
+#'   name.
 #' @param probability Logical: also fit a calibrated classifier, for class
 #'   probabilities with \code{predict(fit, type = "prob")} (classification
 #'   only). It costs \code{calibration_folds + 1} more fits of the SVM.
