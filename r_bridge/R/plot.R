@@ -178,11 +178,10 @@ plot.mk_svm <- function(x, formula = NULL, slice = list(), grid = 100, col = NUL
   vars <- c(all.vars(formula[[3]]), all.vars(formula[[2]]))
   bad <- setdiff(vars, numeric_vars)
   if (length(bad)) {
-    stop(sprintf(
+    .mk_stop_names(
       "plot() draws numeric predictors that enter the model as themselves; %s %s not one (those: %s).",
-      paste0("'", bad, "'", collapse = " and "), if (length(bad) > 1L) "are" else "is",
-      if (length(numeric_vars)) paste(numeric_vars, collapse = ", ") else "none"
-    ), call. = FALSE)
+      bad, numeric_vars
+    )
   }
   if (vars[1] == vars[2]) stop("`formula` names the same predictor twice.", call. = FALSE)
   vars
@@ -207,11 +206,10 @@ plot.mk_svm <- function(x, formula = NULL, slice = list(), grid = 100, col = NUL
   }
   unknown <- setdiff(names(slice), others)
   if (length(unknown)) {
-    stop(sprintf(
+    .mk_stop_names(
       "`slice` names %s, which %s not a predictor of the model (the others: %s).",
-      paste0("'", unknown, "'", collapse = ", "), if (length(unknown) > 1L) "are" else "is",
-      if (length(others)) paste(others, collapse = ", ") else "none"
-    ), call. = FALSE)
+      unknown, others
+    )
   }
   out <- stats::setNames(vector("list", length(others)), others)
   for (v in others) {
@@ -228,6 +226,15 @@ plot.mk_svm <- function(x, formula = NULL, slice = list(), grid = 100, col = NUL
     out[[v]] <- value
   }
   out
+}
+
+# Stops with `template`, whose three %s are the quoted `bad` names, "is" or
+# "are", and the `valid` ones.
+.mk_stop_names <- function(template, bad, valid) {
+  stop(sprintf(
+    template, paste0("'", bad, "'", collapse = ", "), if (length(bad) > 1L) "are" else "is",
+    if (length(valid)) paste(valid, collapse = ", ") else "none"
+  ), call. = FALSE)
 }
 
 # The grid as new data: the two drawn columns, each other predictor at its
