@@ -25,8 +25,10 @@
 #' \code{probability = TRUE}, so \code{type = "prob"} works.
 #'
 #' The registration happens when this package is loaded if parsnip is
-#' loaded already, else when parsnip is loaded later. parsnip is a
-#' suggested package, not a dependency (and not packaged by Debian). In
+#' loaded already, else when parsnip is loaded later. parsnip is not a
+#' dependency: DESCRIPTION lists it under Enhances (it is not packaged by
+#' Debian, where this package is tested; the registration is tested there
+#' against a stand-in with parsnip's registration functions). In
 #' your recipes, do not impute: the point of the engine is that it takes
 #' the rows with missing values as they are.
 #'
