@@ -4,8 +4,8 @@
 
 MK_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MK_PYTHON="${MK_PYTHON:-python3}"
-MK_R_DEBS="r-base-core r-base-dev r-cran-mice r-cran-amelia r-cran-reticulate r-cran-testthat r-cran-mlbench r-cran-knitr r-cran-rmarkdown r-cran-roxygen2"
-MK_R_PKGS='c("mice", "Amelia", "reticulate", "testthat", "mlbench", "knitr", "rmarkdown", "roxygen2")'
+MK_R_DEBS="r-base-core r-base-dev r-cran-mice r-cran-amelia r-cran-reticulate r-cran-testthat r-cran-mlbench r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 r-cran-generics r-cran-tibble r-cran-ggplot2 r-cran-caret r-cran-e1071"
+MK_R_PKGS='c("mice", "Amelia", "reticulate", "testthat", "mlbench", "knitr", "rmarkdown", "roxygen2", "generics", "tibble", "ggplot2", "caret", "e1071")'
 
 mk_log() { printf '[setup %(%H:%M:%S)T] %s\n' -1 "$*"; }
 

@@ -27,6 +27,8 @@
 #'   \code{mechanism = "none"}).
 #' @param y The response: a factor (classification, scored by accuracy and
 #'   balanced accuracy) or numeric (regression, scored by \eqn{R^2}{R^2}).
+#'   Rows whose response is missing are handled by \code{na.action}, as in
+#'   \code{\link{mk_svm}}.
 #' @param formula,data,subset As in \code{\link{mk_svm}}; rows with
 #'   \code{NA} predictors are kept.
 #' @param methods Method names (see Details).
@@ -47,6 +49,11 @@
 #'   generator (so \code{set.seed()} makes the run reproducible).
 #' @param n_jobs Cells run in parallel (joblib) when > 1.
 #' @param dataset The dataset's name in the results.
+#' @param na.action A function applied to the \emph{response} only, as in
+#'   \code{\link{mk_svm}}: \code{na.omit} (the default) and \code{na.exclude}
+#'   drop the rows whose response is missing (recorded in the attribute
+#'   \code{"na.action"} of the result), \code{na.fail} stops. Rows with
+#'   missing predictors are always kept.
 #' @param ... For the formula method, the arguments of the default method.
 #' @return A data frame in long format, one row per cell (mechanism, rate,
 #'   draw, outer fold, method) and metric, with the columns of the Python
@@ -55,7 +62,9 @@
 #'   \code{metric}, \code{score}, \code{fit_seconds}, \code{cell_seconds},
 #'   \code{n_train}, \code{n_test}, \code{missing_rate}, \code{error}) and
 #'   the chosen \code{C} and \code{gamma} as numeric columns. Draws and
-#'   folds are numbered from 0, as in the Python results.
+#'   folds are numbered from 0, as in the Python results. The attributes
+#'   \code{"seed"} (the seed used) and \code{"na.action"} (the rows dropped
+#'   for a missing response, if any).
 #' @references M. Smieja, L. Struski, J. Tabor, M. Marzec (2019). Generalized
 #'   RBF kernel for incomplete data. \emph{Knowledge-Based Systems} 173,
 #'   section 5.1.
@@ -106,15 +115,27 @@ mk_compare.default <- function(x, y, methods = c("genrbf", "mean"),
                                C_grid = 2^seq(-5, 9, by = 2),
                                gamma_grid = 2^seq(-5, 11, by = 2),
                                selection_metric = NULL, seed = NULL, n_jobs = 1,
-                               dataset = "data", ...) {
+                               dataset = "data", na.action = stats::na.omit, ...) {
   if (...length()) {
     stop("Unknown argument(s): ", paste(...names(), collapse = ", "), ".", call. = FALSE)
   }
   xm <- .mk_indicator_matrix(x)
+  if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
+  # na.action concerns the response only, as in mk_svm()
+  na <- if (!is.data.frame(y) && length(y) == nrow(xm)) {
+    .mk_response_na(y, na.action, rownames(xm))
+  } else {
+    list(action = NULL)
+  }
+  if (!is.null(na$action)) {
+    xm <- xm[na$keep, , drop = FALSE]
+    y <- y[na$keep]
+  }
   y <- .mk_response(y, nrow(xm))
   if (!is.character(methods) || !length(methods) || anyNA(methods)) {
     stop("`methods` must be method names, e.g. c(\"genrbf\", \"mean\").", call. = FALSE)
   }
+  .mk_check_methods(methods)
   mechanism <- match.arg(mechanism, c("none", "mcar", "mar", "mnar"), several.ok = TRUE)
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1L)
   int <- function(value) .mk_as_py_param(value, "random_state") # a Python int
@@ -169,7 +190,31 @@ mk_compare.default <- function(x, y, methods = c("genrbf", "mean"),
     ), call. = FALSE)
   }
   attr(out, "seed") <- seed
+  attr(out, "na.action") <- na$action
   out
+}
+
+# Method names an R user reaches for that are spelt otherwise here.
+.mk_check_methods <- function(methods) {
+  if ("mice" %in% methods) {
+    stop(paste0(
+      "mk_compare(): \"mice\" is not a method name. R's mice is the method ",
+      "\"r_mice\" (mice's imputations, then an RBF SVM; needs the R plugin, see ",
+      "install_missingkernels(plugin = TRUE)); the density \"r_mice\" of ",
+      "mk_svm(density = \"r_mice\") averages the kernel over mice's draws ",
+      "instead. \"iterative\" imputes by chained equations with scikit-learn, ",
+      "without R. See mk_baselines()."
+    ), call. = FALSE)
+  }
+  if ("r_mice" %in% methods && !"r_mice" %in% names(reticulate::py_to_r(.mk_py()$list_baselines()))) {
+    stop(paste0(
+      "mk_compare(): the method \"r_mice\" (R's mice imputations, then an RBF SVM) ",
+      "comes with the Python plugin 'missingkernels-r', which is not installed in ",
+      "the Python environment in use: install_missingkernels(\"/path/to/missingkernels\", ",
+      "plugin = TRUE), then restart R. See mk_baselines()."
+    ), call. = FALSE)
+  }
+  invisible()
 }
 
 # A number from the flat JSON objects of the runner's `params` column.

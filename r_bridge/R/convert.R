@@ -10,7 +10,8 @@
 .mk_integer_params <- c(
   "max_iter", "random_state", "n_components", "n_init", "n_neighbors",
   "n_draws", "n_imputations", "n_samples", "n_jobs", "verbose", "seed", "m",
-  "k", "n_estimators", "max_depth", "n_nearest_features", "burn_in"
+  "k", "n_estimators", "max_depth", "n_nearest_features", "burn_in",
+  "maxit", "maxits", "empri"
 )
 
 .mk_as_py_param <- function(value, name) {

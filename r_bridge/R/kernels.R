@@ -51,9 +51,7 @@
 #' @export
 mk_kernel_matrix <- function(x, y = NULL, kernel = "auto", density = NULL,
                              density_params = NULL, ...) {
-  if (!is.character(kernel) || length(kernel) != 1L || is.na(kernel)) {
-    stop("`kernel` must be \"auto\" or one registry name, see mk_kernels().", call. = FALSE)
-  }
+  kernel <- .mk_kernel_arg(kernel) # e1071's "radial" is "genrbf", ... (advice.R)
   kernel_params <- list(...)
   handle_unknown <- .mk_handle_unknown_arg(kernel_params$handle_unknown %||% "missing")
   built <- .mk_design_fit(x)

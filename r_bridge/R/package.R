@@ -11,7 +11,13 @@
 #'     matrix interfaces), with \code{predict}, \code{print},
 #'     \code{summary}, \code{update}, \code{plot} and the other methods of
 #'     R's models (\link{mk_svm-methods}).
-#'   \item \code{\link{mk_tune}}: parameters chosen by cross-validation.
+#'   \item \code{\link{mk_tune}}: parameters chosen by cross-validation
+#'     (with \code{print}, \code{plot}, \code{autoplot} and \code{tidy}).
+#'   \item \code{tidy}, \code{glance}, \code{augment}
+#'     (\link{mk_svm-tidiers}): broom's tidy summaries.
+#'   \item \code{\link{mk_caret_model}}: \code{mk_svm} as a caret model;
+#'     the parsnip engine \code{"missingkernels"} for \code{svm_rbf()}
+#'     (\link{missingkernels-parsnip}).
 #'   \item \code{\link{install_missingkernels}}: the Python side, installed
 #'     into a virtualenv.
 #'   \item \code{\link{mk_kernel_matrix}}: Gram matrices.

@@ -136,6 +136,8 @@
     .mk_state$numpy <- reticulate::import("numpy", convert = FALSE)
     .mk_state$builtins <- reticulate::import_builtins(convert = FALSE)
     .mk_state$module <- module
+    # the R plugin's densities run their R code in this R session (densities.R)
+    if (reticulate::py_module_available("missingkernels_r")) .mk_install_host_r()
   }
   .mk_state$module
 }

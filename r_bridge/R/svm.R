@@ -86,11 +86,15 @@
 #' \code{max_iter}) are passed as Python integers when given as whole
 #' numbers.
 #'
-#' \strong{Scaling.} With \code{scale = TRUE} (the default, as in
-#' \code{e1071::svm}) every numeric column is centred and scaled by the mean
-#' and standard deviation of its observed training entries, and the same
-#' transformation is applied to new data; constant columns are only centred.
-#' Nominal columns and the ranks of ordered factors are not scaled.
+#' \strong{Scaling.} With \code{scale = TRUE} (the default, with the
+#' meaning of \code{e1071::svm}) every numeric column is centred and scaled
+#' by the mean and standard deviation of its observed training entries (in R,
+#' before Python sees the data; both are kept in \code{fit$scaling}), and
+#' the same transformation is applied to new data; constant columns are only
+#' centred. Nominal columns and the ranks of ordered factors are not scaled.
+#' For regression the response is standardised too (\code{fit$y_scaling}),
+#' as \code{e1071::svm} does: \code{epsilon} is then in standard deviations
+#' of the response, and predictions are transformed back to its units.
 #'
 #' \strong{Saving.} The fitted Python estimator travels inside the R
 #' object: it is pickled into \code{fit$python_pickle} (a raw vector) at
@@ -119,22 +123,33 @@
 #'   kernel's default (\code{"gaussian_em"} for the RBF and linear kernels,
 #'   \code{"latent_class"} for \code{"mixed_rbf"}, \code{"categorical"} for
 #'   Belanche's kernels), a registry name (see
-#'   \code{\link{mk_densities}}), or a Python density object.
+#'   \code{\link{mk_densities}}), or a Python density object. R's own
+#'   imputation models are \code{"r_mice"} (mice), \code{"r_amelia"}
+#'   (Amelia) and \code{"r_norm"} (norm), from the R plugin of the Python
+#'   package (\code{install_missingkernels(path, plugin = TRUE)}; without
+#'   it they are an error saying so); they run in this R session.
 #' @param gamma The RBF width,
 #'   \eqn{k(x, y) = \exp(-\gamma \|x - y\|^2)}{k(x, y) = exp(-gamma ||x - y||^2)}, a
 #'   positive number, or \code{"scale"} for \eqn{1 / (d \cdot}{1 / (d *}
 #'   variance of the observed entries\eqn{)}{)}. Ignored by kernels without a
 #'   width.
 #' @param C The regularisation parameter (cost) of the SVM.
-#' @param epsilon The width of the insensitive tube (regression only).
-#' @param scale Logical: standardise the columns (see Details).
+#' @param epsilon The width of the insensitive tube (regression only; in
+#'   standard deviations of the response when \code{scale = TRUE}).
+#' @param scale Logical: standardise the numeric columns and a numeric
+#'   response (see Details).
 #' @param weights Optional non-negative case weights, one per training row
 #'   (see Details).
 #' @param na.action A function applied to the \emph{response} (see Details):
 #'   \code{\link[stats]{na.omit}} (default), \code{na.exclude} or
 #'   \code{na.fail}.
-#' @param density_params A named list of parameters of the density (e.g.
-#'   \code{list(max_iter = 200)}); needs \code{density} to be a name.
+#' @param density_params A named list of parameters of the density, passed
+#'   to the Python registry's \code{get_density(density, ...)} (e.g.
+#'   \code{list(max_iter = 200)}, \code{list(m = 5, seed = 1)} for
+#'   \code{"r_mice"}, \code{list(n_components = 3)} for
+#'   \code{"gaussian_mixture"}; whole numbers of count parameters become
+#'   Python integers, strings stay strings); needs \code{density} to be a
+#'   name.
 #' @param probability Logical: also fit a calibrated classifier, for class
 #'   probabilities with \code{predict(fit, type = "prob")} (classification
 #'   only). It costs \code{calibration_folds + 1} more fits of the SVM.
@@ -324,62 +339,6 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   y
 }
 
-# Centres and scales of the numeric columns (all columns of a matrix; the
-# double columns of a design table: factors and logicals are left alone).
-.mk_scaling <- function(x) {
-  if (is.data.frame(x)) {
-    x <- as.matrix(x[vapply(x, is.double, TRUE)])
-    if (!ncol(x)) {
-      return(NULL)
-    }
-  }
-  center <- colMeans(x, na.rm = TRUE)
-  sds <- apply(x, 2L, stats::sd, na.rm = TRUE)
-  center[!is.finite(center)] <- 0
-  sds[!is.finite(sds) | sds <= 0] <- 1
-  list(center = center, scale = sds)
-}
-
-.mk_apply_scaling <- function(x, scaling) {
-  if (is.null(scaling)) {
-    return(x)
-  }
-  if (is.data.frame(x)) {
-    for (nm in names(scaling$center)) {
-      x[[nm]] <- (x[[nm]] - scaling$center[[nm]]) / scaling$scale[[nm]]
-    }
-    return(x)
-  }
-  x <- sweep(x, 2L, scaling$center, "-", check.margin = FALSE)
-  sweep(x, 2L, scaling$scale, "/", check.margin = FALSE)
-}
-
-# density (+ density_params) as the value of the Python `density` parameter.
-.mk_density_arg <- function(density, density_params) {
-  if (length(density_params)) {
-    if (!is.character(density) || length(density) != 1L) {
-      stop("`density_params` needs `density` to be a registry name, e.g. ",
-        "density = \"gaussian_em\".",
-        call. = FALSE
-      )
-    }
-    return(.mk_call(
-      do.call(.mk_py()$get_density, c(list(density), .mk_py_params(density_params))),
-      "building the density"
-    ))
-  }
-  if (is.null(density) || inherits(density, "python.builtin.object")) {
-    return(density)
-  }
-  if (!is.character(density) || length(density) != 1L || is.na(density)) {
-    stop("`density` must be NULL, a registry name (see mk_densities()) or a ",
-      "Python density object.",
-      call. = FALSE
-    )
-  }
-  density
-}
-
 .mk_gamma_arg <- function(gamma) {
   if (identical(gamma, "scale")) {
     return(gamma)
@@ -437,9 +396,7 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   .mk_check_arguments(...names(), ...length(), task = if (is.factor(y)) "classification" else "regression")
   weights <- .mk_weights(weights, nrow(x))
   if (!nrow(x)) stop("There are no training rows.", call. = FALSE)
-  if (!is.character(kernel) || length(kernel) != 1L || is.na(kernel)) {
-    stop("`kernel` must be \"auto\" or one registry name, see mk_kernels().", call. = FALSE)
-  }
+  kernel <- .mk_kernel_arg(kernel) # e1071's "radial" is "genrbf", ... (advice.R)
   handle_unknown <- .mk_handle_unknown_arg(handle_unknown)
   if (!is.logical(scale) || length(scale) != 1L || is.na(scale)) {
     stop("`scale` must be TRUE or FALSE.", call. = FALSE)
@@ -454,6 +411,7 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   extra <- list(...)
   scaling <- if (scale) .mk_scaling(x) else NULL
   xs <- .mk_apply_scaling(x, scaling)
+  y_scaling <- if (scale && !classification) .mk_response_scaling(y)
 
   mk <- .mk_py()
   params <- list(
@@ -472,16 +430,20 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   }
   params <- c(params, .mk_py_params(extra))
   cls <- if (classification) mk$MissingKernelSVC else mk$MissingKernelSVR
+  params <- c(params, .mk_python_scaling_off(cls)) # R scales (scaling.R)
   model <- .mk_call(do.call(cls, params), "creating the estimator")
   y_py <- if (classification) {
     .mk_np()$array(as.integer(y) - 1L, dtype = "int64")
   } else {
-    .mk_np()$array(as.double(y), dtype = "float64")
+    .mk_np()$array(as.double(.mk_scale_response(y, y_scaling)), dtype = "float64")
   }
   X_py <- .mk_to_python(xs)
   w_py <- if (!is.null(weights)) .mk_np()$array(weights, dtype = "float64")
   .mk_call(model$fit(X_py, y_py, sample_weight = w_py), "fitting", colnames(x))
-  fitted <- .mk_predict_py(model, X_py, classification, levels(y), colnames(x))
+  fitted <- .mk_predict_py(model, X_py, classification, levels(y), colnames(x),
+    ordered = is.ordered(y)
+  )
+  if (!classification) fitted <- .mk_unscale_response(fitted, y_scaling)
   names(fitted) <- rownames(x)
   support <- tryCatch(.mk_from_numpy(model$support_), error = function(e) NULL)
   calibrated <- if (!is.null(calibration)) {
@@ -494,6 +456,7 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
       call = NULL,
       type = if (classification) "classification" else "regression",
       levels = if (classification) levels(y),
+      ordered = is.ordered(y),
       classes = if (classification) {
         levels(y)[.mk_from_numpy(model$classes_) + 1L]
       },
@@ -507,6 +470,7 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
       epsilon = if (!classification) epsilon,
       scale = scale,
       scaling = scaling,
+      y_scaling = y_scaling,
       design = design,
       n = nrow(x),
       n_features = ncol(x),
@@ -642,17 +606,21 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   ), "creating the calibrated classifier")
   .mk_call(
     calibrated$fit(X, y, sample_weight = sample_weight),
-    "calibrating the probabilities", columns
+    "calibrating the probabilities", columns,
+    where = paste0(
+      "in the ", calibration$folds, "-fold cross-validation of the training ",
+      "rows that calibrates the probabilities, probability = TRUE"
+    )
   )
   calibrated
 }
 
 # Predicted classes (a factor with `levels`) or values of a fitted Python
 # estimator on a NumPy array.
-.mk_predict_py <- function(model, X, classification, levels, columns) {
+.mk_predict_py <- function(model, X, classification, levels, columns, ordered = FALSE) {
   pred <- .mk_from_numpy(.mk_call(model$predict(X), "predicting", columns))
   if (classification) {
-    pred <- factor(levels[as.integer(pred) + 1L], levels = levels)
+    pred <- factor(levels[as.integer(pred) + 1L], levels = levels, ordered = ordered)
   }
   pred
 }
@@ -661,237 +629,6 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
 # mean squared error (regression) of the fitted values.
 .mk_training_error <- function(y, fitted) {
   if (is.factor(y)) mean(fitted != y) else mean((y - fitted)^2)
-}
-
-# Evaluates a Python call; a Python exception becomes an R error whose
-# message is the exception's, without reticulate's call and traceback. The
-# warnings Python issues during the call are recorded (not printed on stderr)
-# and re-signalled as R warnings of class "missingkernels_python_warning"
-# (catchable with suppressWarnings() or withCallingHandlers()), each distinct
-# one once. Messages name columns as R does: `columns` are the column names
-# of the matrix sent to Python (NULL: positions, counted from 1).
-.mk_call <- function(expr, what, columns = NULL) {
-  recorder <- .mk_warnings_start()
-  on.exit(.mk_warnings_stop(recorder, columns))
-  tryCatch(expr, python.builtin.Exception = function(e) {
-    stop(.mk_python_error_message(e, what, columns), call. = FALSE)
-  }, error = function(e) {
-    if (inherits(e, "missingkernels_python_unavailable")) stop(e)
-    stop(.mk_python_error_message(e, what, columns), call. = FALSE)
-  })
-}
-
-# Python's warnings.catch_warnings(record = TRUE), entered: the context and
-# the list it records into.
-.mk_warnings_start <- function() {
-  .mk_py()
-  if (is.null(.mk_state$warnings)) {
-    .mk_state$warnings <- reticulate::import("warnings", convert = FALSE)
-  }
-  context <- .mk_state$warnings$catch_warnings(record = TRUE)
-  list(context = context, log = context$`__enter__`())
-}
-
-# Leaves the context and signals what it recorded as R warnings.
-.mk_warnings_stop <- function(recorder, columns) {
-  context <- recorder$context
-  context$`__exit__`(NULL, NULL, NULL)
-  log <- recorder$log
-  n <- reticulate::py_len(log)
-  if (!n) {
-    return(invisible())
-  }
-  messages <- character(n)
-  categories <- character(n)
-  for (i in seq_len(n)) {
-    w <- reticulate::py_get_item(log, i - 1L)
-    messages[i] <- reticulate::py_str(reticulate::py_get_attr(w, "message"))
-    categories[i] <- reticulate::py_to_r(
-      reticulate::py_get_attr(reticulate::py_get_attr(w, "category"), "__name__")
-    )
-  }
-  key <- paste(categories, messages, sep = "\r")
-  for (k in unique(key)) {
-    first <- match(k, key)
-    times <- sum(key == k)
-    warning(structure(
-      class = c(
-        paste0("missingkernels_", categories[first]),
-        "missingkernels_python_warning", "warning", "condition"
-      ),
-      list(
-        message = paste0(
-          categories[first], ": ", .mk_name_columns(messages[first], columns),
-          if (times > 1L) sprintf(" (%d times)", times)
-        ),
-        call = NULL,
-        category = categories[first]
-      )
-    ))
-  }
-  invisible()
-}
-
-.mk_python_error_message <- function(e, what, columns = NULL) {
-  msg <- conditionMessage(e)
-  msg <- sub("\n*Detailed traceback:.*$", "", msg)
-  msg <- sub("^Error in py_call_impl\\(.*?\\) *: *\n? *", "", msg)
-  msg <- sub("\n+Run `reticulate::py_last_error\\(\\)`.*$", "", msg)
-  paste0("missingkernels (", what, "): ", trimws(.mk_name_columns(msg, columns)))
-}
-
-# Python's messages give positions counted from 0 ("column 2 (0-based)",
-# "columns 0, 3 and 5 more (0-based)", "row 7 (0-based)"), as the Python
-# package's helper writes them; R users get the column names (`columns`) or
-# positions counted from 1.
-.mk_name_columns <- function(msg, columns = NULL) {
-  label <- function(j) {
-    if (!is.null(columns) && j < length(columns) && nzchar(columns[j + 1L])) {
-      paste0("'", columns[j + 1L], "'")
-    } else {
-      as.character(j + 1L)
-    }
-  }
-  msg <- .mk_gsub_fn(
-    "\\b(columns?) ([0-9]+(?:, [0-9]+)*)( and [0-9]+ more)? \\(0-based\\)",
-    msg, function(m) {
-      noun <- sub(" .*$", "", m)
-      more <- regmatches(m, regexpr(" and [0-9]+ more", m))
-      listed <- sub(" and [0-9]+ more", "", sub(" \\(0-based\\)$", "", m))
-      j <- as.integer(strsplit(sub("^columns? ", "", listed), ", ", fixed = TRUE)[[1]])
-      paste0(noun, " ", paste(vapply(j, label, ""), collapse = ", "), more)
-    }
-  )
-  .mk_gsub_fn("\\b(rows?) ([0-9]+) \\(0-based\\)", msg, function(m) {
-    i <- as.integer(sub("^rows? ([0-9]+) .*$", "\\1", m))
-    paste0(sub(" .*$", "", m), " ", i + 1L)
-  })
-}
-
-# gsub() with a function of each match (Perl regular expression).
-.mk_gsub_fn <- function(pattern, x, f) {
-  m <- gregexpr(pattern, x, perl = TRUE)
-  regmatches(x, m) <- lapply(regmatches(x, m), function(v) vapply(v, f, ""))
-  x
-}
-
-#' Predictions of a missing-data SVM
-#'
-#' Predicts every row of \code{newdata}, including rows with missing values:
-#' the kernel between a new row and the training rows integrates over the
-#' missing entries under the density fitted at training time (the density is
-#' not refitted).
-#'
-#' @param object A model fitted by \code{\link{mk_svm}}.
-#' @param newdata A data frame (formula or data-frame fit) or a matrix
-#'   (matrix fit) with the predictors, \code{NA} where missing. Columns of
-#'   a matrix are matched by name when both have names. Factor levels are
-#'   matched to the training levels by label (their order and the set of
-#'   levels may differ); a level unseen in training follows the fit's
-#'   \code{handle_unknown} (see \code{\link{mk_svm}}). Omitted: the training
-#'   rows.
-#' @param type \code{"response"} for the predicted class (a factor with the
-#'   levels of the training response) or value; \code{"decision"} for the
-#'   decision values of the SVM: for two classes a vector, positive values
-#'   favouring the second class in \code{object$classes}; for more classes a
-#'   matrix of one-versus-rest scores with one column per class. For
-#'   regression both types give the predicted values. \code{"prob"} for
-#'   class probabilities (classification; the model must have been fitted
-#'   with \code{probability = TRUE}): a matrix with one column per class,
-#'   named by the levels (those present in the training response), and rows
-#'   summing to 1. They come from scikit-learn's
-#'   \code{CalibratedClassifierCV} around the Python estimator: a sigmoid
-#'   (Platt scaling, \code{calibration = "sigmoid"}) or an isotonic
-#'   regression (\code{"isotonic"}) fitted, one class against the rest, to
-#'   the decision values of a cross-validation of the training rows and
-#'   applied to the SVM refitted on all of them, then normalised. The most
-#'   probable class can differ from \code{type = "response"} near the
-#'   decision boundary.
-#' @param ... Unused.
-#' @return A factor (classification, \code{type = "response"}), a numeric
-#'   vector or a numeric matrix, with one element or row per row of
-#'   \code{newdata}, named by its row names. \code{fitted} gives the
-#'   predictions for the training rows.
-#' @examples
-#' if (mk_available()) {
-#'   x <- cbind(a = c(0.1, 1.9, NA, 2.4, 0.3, 2.1), b = c(1, NA, 0.2, 2.2, 0.5, 1.8))
-#'   y <- factor(c("low", "high", "low", "high", "low", "high"), c("low", "high"))
-#'   fit <- mk_svm(x, y, C = 10)
-#'   predict(fit, rbind(c(NA, NA), c(2, 2)))
-#'   predict(fit, x, type = "decision")
-#'   fit_p <- mk_svm(x, y, C = 10, probability = TRUE, calibration_folds = 3)
-#'   predict(fit_p, rbind(c(NA, NA), c(2, 2)), type = "prob")
-#' }
-#' @export
-predict.mk_svm <- function(object, newdata, type = c("response", "decision", "prob"),
-                           ...) {
-  type <- match.arg(type)
-  classification <- object$type == "classification"
-  if (type == "prob") {
-    if (!classification) {
-      stop("type = \"prob\" is for classification; this is a regression model.",
-        call. = FALSE
-      )
-    }
-    if (!isTRUE(object$probability)) {
-      stop("This model was fitted without class probabilities: refit it with ",
-        "probability = TRUE, e.g. update(fit, probability = TRUE).",
-        call. = FALSE
-      )
-    }
-  }
-  if (missing(newdata) || is.null(newdata)) {
-    # the training rows; with na.action = na.exclude padded with NA where
-    # the response was missing
-    return(stats::napredict(object$na.action, .mk_predict(object, object$x, type)))
-  }
-  .mk_predict(object, .mk_design_new(object$design, newdata, object$handle_unknown %||% "missing"), type)
-}
-
-.mk_predict <- function(object, x, type) {
-  classification <- object$type == "classification"
-  rn <- rownames(x)
-  if (!nrow(x)) {
-    return(if (type == "prob") {
-      matrix(numeric(), 0L, length(object$classes), dimnames = list(NULL, object$classes))
-    } else if (classification && type == "response") {
-      factor(character(), levels = object$levels)
-    } else {
-      numeric()
-    })
-  }
-  X <- .mk_to_python(.mk_apply_scaling(x, object$scaling))
-  model <- object$py_model # restored from the pickle when needed
-  if (!classification || type == "response") {
-    pred <- .mk_predict_py(model, X, classification, object$levels, object$feature_names)
-    names(pred) <- rn
-    return(pred)
-  }
-  if (type == "prob") {
-    prob <- .mk_from_numpy(
-      .mk_call(object$py_calibrated$predict_proba(X), "probabilities", object$feature_names)
-    )
-    prob <- matrix(prob, nrow(x), dimnames = list(rn, object$classes))
-    return(prob)
-  }
-  scores <- .mk_from_numpy(
-    .mk_call(model$decision_function(X), "decision values", object$feature_names)
-  )
-  if (is.matrix(scores)) {
-    dimnames(scores) <- list(rn, object$classes)
-  } else {
-    names(scores) <- rn
-  }
-  scores
-}
-
-#' @rdname predict.mk_svm
-#' @export
-fitted.mk_svm <- function(object, ...) {
-  if (is.null(object$fitted)) {
-    return(predict(object))
-  }
-  stats::napredict(object$na.action, object$fitted)
 }
 
 #' @rdname summary.mk_svm

@@ -35,16 +35,20 @@
 #' @param ... Fixed arguments of every fit, passed to \code{\link{mk_svm}}
 #'   (e.g. \code{kernel}, \code{scale}, \code{probability} (then used by the
 #'   final fit only)).
-#' @return The model fitted with the best parameters on all rows (an
-#'   \code{"mk_svm"} object, whose \code{call} has those parameters, so
-#'   \code{update()} works), with an element \code{tune}: a list with
+#' @return The model fitted with the best parameters on all rows, an object
+#'   of class \code{c("mk_tune", "mk_svm")} (an \code{"mk_svm"} model whose
+#'   \code{call} has those parameters, so \code{update()} refits an
+#'   \code{mk_svm}; \code{print}, \code{plot}, \code{autoplot} and
+#'   \code{tidy} show the search, see \code{\link{print.mk_tune}}), with
+#'   an element \code{tune}: a list with
 #'   \code{performances} (a data frame: one row per combination, its
 #'   parameters, \code{error} (mean over folds), \code{dispersion} (their
 #'   standard deviation) and \code{failed} (the error message of a fit that
 #'   failed, else \code{NA})), \code{best_parameters} (a list),
 #'   \code{best_performance}, \code{folds} (the fold of each row, \code{NA}
 #'   for rows without a response), \code{metric} and \code{call}.
-#' @seealso \code{\link{mk_svm}}, \code{\link{mk_compare}} for nested
+#' @seealso \code{\link{print.mk_tune}} (\code{plot}, \code{autoplot},
+#'   \code{tidy}), \code{\link{mk_svm}}, \code{\link{mk_compare}} for nested
 #'   cross-validation of several methods.
 #' @examples
 #' if (mk_available()) {
@@ -213,6 +217,7 @@ mk_tune <- function(x, y = NULL, data = NULL, ranges = list(C = 2^(-2:4)), folds
     metric = metric,
     call = cl
   )
+  class(model) <- c("mk_tune", class(model))
   model
 }
 

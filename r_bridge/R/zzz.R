@@ -11,8 +11,14 @@
   if (!is.null(py_require) && !is.null(requirement)) {
     try(py_require(requirement), silent = TRUE)
   }
+  # the parsnip engine "missingkernels" for svm_rbf, when parsnip is (or
+  # gets) loaded; parsnip is suggested, not needed (parsnip.R)
+  .mk_parsnip_on_load()
   invisible()
 }
+
+# ggplot2's data pronoun in autoplot.mk_tune()
+utils::globalVariables(".data")
 
 # The opted-in requirement: an existing local directory or file, else NULL.
 .mk_python_requirement <- function() {

@@ -32,6 +32,7 @@ __all__ = [
     "feature_names",
     "name_features",
     "require_r_package",
+    "set_host_r",
     "to_r_matrix",
 ]
 
@@ -66,6 +67,40 @@ R_PACKAGE_HINTS = {
 _LOCK = threading.RLock()
 _FUNCTIONS: dict[str, Any] = {}
 _AVAILABLE: set[str] = set()
+# The R session this Python runs in, when it runs inside R (see set_host_r).
+_HOST_R: Any = None
+
+
+def set_host_r(evaluator: Any) -> None:
+    """Run the R code of this plugin in the R session that hosts Python.
+
+    When Python is embedded in R (the R package ``missingkernels``, through
+    reticulate), R is already running in the process: rpy2 would use it from
+    C calls that release the GIL, and R's garbage collector then finalizes
+    reticulate's Python objects without the GIL, which crashes the process.
+    The R front end therefore installs its own evaluator, and every call
+    into R goes to it instead of rpy2 (which is then never imported).
+
+    Parameters
+    ----------
+    evaluator : callable or None
+        ``evaluator(source, args, runner)``: evaluates the fixed R function
+        text ``source`` and calls it with the named arguments ``args`` (a
+        dict of numpy arrays, numbers, str, None and lists of str), through
+        the fixed R function text ``runner`` when it is not None
+        (``runner(f, args)``, see :func:`call_r`); returns the R value with
+        named lists as dicts and atomic vectors as numpy arrays. ``None``
+        goes back to rpy2.
+
+    Examples
+    --------
+    >>> from missingkernels_r._session import set_host_r
+    >>> set_host_r(None)  # the default: R through rpy2
+    """
+    global _HOST_R
+    with _LOCK:
+        _HOST_R = evaluator
+        _AVAILABLE.clear()
 
 
 class RDependencyError(ImportError):
@@ -191,11 +226,15 @@ def require_r_package(package: str, what: str) -> None:
     """
     if package in _AVAILABLE:
         return
-    _, default_converter, numpy2ri, localconverter, _ = _rpy2(what)
-    with _LOCK, _captured_console(verbose=False):
-        has_package = _function("has_package", _HAS_PACKAGE)
-        with localconverter(default_converter + numpy2ri.converter):
-            ok = bool(np.asarray(has_package(package)).reshape(-1)[0])
+    if _HOST_R is not None:
+        with _LOCK:
+            ok = bool(np.asarray(_HOST_R(_HAS_PACKAGE, {"package": package}, None)))
+    else:
+        _, default_converter, numpy2ri, localconverter, _ = _rpy2(what)
+        with _LOCK, _captured_console(verbose=False):
+            has_package = _function("has_package", _HAS_PACKAGE)
+            with localconverter(default_converter + numpy2ri.converter):
+                ok = bool(np.asarray(has_package(package)).reshape(-1)[0])
     if not ok:
         hint = R_PACKAGE_HINTS.get(package, f'in R: install.packages("{package}")')
         raise RDependencyError(
@@ -277,17 +316,15 @@ def call_r(
     RError
         If the R function signals an error; carries R's message.
     """
-    ro, default_converter, numpy2ri, localconverter, _ = _rpy2(what)
-    with _LOCK, _captured_console(verbose) as console:
-        runner = _function("runner", _RUNNER)
-        function = _function(key, source)
-        with localconverter(default_converter + numpy2ri.converter):
-            r_args = ro.r["list"](**{k: _r_value(ro, v) for k, v in args.items()})
+    console: list[str] = []
+    if _HOST_R is not None:  # Python inside R: that R session evaluates
+        with _LOCK:
             try:
-                out = runner(function, r_args)
+                result = _HOST_R(source, dict(args), _RUNNER)
             except Exception as exc:  # an error outside the R tryCatch
                 raise RError(f"{what}: R failed: {exc}") from None
-            result = _to_python(out)
+    else:
+        result = _call_rpy2(key, source, args, what, verbose, console)
 
     def named(text: Any) -> str:
         return str(text) if estimator is None else name_features(str(text), estimator)
@@ -301,6 +338,30 @@ def call_r(
         raise RError(f"{what}: R error: {message}{detail}")
     value = result.get("value")
     return value if isinstance(value, dict) else {"value": value}
+
+
+def _call_rpy2(
+    key: str,
+    source: str,
+    args: Mapping[str, Any],
+    what: str,
+    verbose: bool,
+    console: list[str],
+) -> dict[str, Any]:
+    """:func:`call_r` through rpy2; R's console output is added to ``console``."""
+    ro, default_converter, numpy2ri, localconverter, _ = _rpy2(what)
+    with _LOCK, _captured_console(verbose) as lines:
+        runner = _function("runner", _RUNNER)
+        function = _function(key, source)
+        with localconverter(default_converter + numpy2ri.converter):
+            r_args = ro.r["list"](**{k: _r_value(ro, v) for k, v in args.items()})
+            try:
+                out = runner(function, r_args)
+            except Exception as exc:  # an error outside the R tryCatch
+                raise RError(f"{what}: R failed: {exc}") from None
+            result = _to_python(out)
+    console.extend(lines)
+    return result
 
 
 def _r_value(ro: Any, value: Any) -> Any:

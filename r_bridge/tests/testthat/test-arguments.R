@@ -79,8 +79,10 @@ test_that("weights become sample_weight", {
   v[2] <- NA
   reg <- mk_svm(x, v, weights = df$w, gamma = 0.5)
   ref_reg <- py_mk()$MissingKernelSVR(gamma = 0.5)
-  ref_reg$fit(py_array(scale(x[-2, ])), v[-2], sample_weight = df$w[-2])
-  expect_equal(unname(predict(reg, x[-2, ])), as.vector(ref_reg$predict(py_array(scale(x[-2, ])))),
+  # (scale = TRUE: the response is standardised too, predictions back-transformed)
+  ref_reg$fit(py_array(scale(x[-2, ])), as.vector(scale(v[-2])), sample_weight = df$w[-2])
+  expect_equal(unname(predict(reg, x[-2, ])),
+    as.vector(ref_reg$predict(py_array(scale(x[-2, ])))) * sd(v[-2]) + mean(v[-2]),
     tolerance = 1e-8
   )
   # with probabilities, the calibration is weighted too
@@ -109,7 +111,11 @@ test_that("unknown arguments are R errors naming them and the accepted ones", {
 test_that("the R lists of Python parameters are the estimators' parameters", {
   skip_if_no_python()
   # arguments of mk_svm; nominal_features follows the classes of the columns
-  own <- c("kernel", "density", "gamma", "C", "epsilon", "handle_unknown", "nominal_features")
+  # and a Python-side scaling switch, which the R side turns off (scaling.R)
+  own <- c(
+    "kernel", "density", "gamma", "C", "epsilon", "handle_unknown", "nominal_features",
+    names(missingkernels:::.mk_python_no_scaling)
+  )
   svc <- names(py_mk()$MissingKernelSVC()$get_params())
   svr <- names(py_mk()$MissingKernelSVR()$get_params())
   lists <- missingkernels:::.mk_python_arguments
