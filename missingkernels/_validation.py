@@ -413,3 +413,48 @@ def _validate(
                 f"{n_classes} class. Check the target column or the split."
             )
     return X, y
+
+
+def check_sample_weight(estimator: Any, sample_weight: Any, n_rows: int) -> Any:
+    """``sample_weight`` as float64 of shape ``(n_rows,)``, or None.
+
+    ValueError, saying what was wrong, for a weight that is NaN, infinite or
+    negative, a wrong length, or weights that are all zero (libsvm would
+    otherwise drop or misuse such rows without a word).
+    """
+    if sample_weight is None:
+        return None
+    name = type(estimator).__name__
+    if np.isscalar(sample_weight):
+        sample_weight = np.full(n_rows, sample_weight)
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name}: sample_weight must be numbers, one per training row; {exc}."
+        ) from exc
+    if w.ndim != 1 or w.shape[0] != n_rows:
+        raise ValueError(
+            f"{name}: sample_weight has shape {w.shape}, but X has {n_rows} "
+            f"rows: give one weight per row, shape ({n_rows},)."
+        )
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise ValueError(
+            f"{name}: sample_weight is NaN or infinite at row(s) "
+            f"{bad[:8].tolist()}{' ...' if bad.size > 8 else ''} (0-based); "
+            "every weight must be a finite number >= 0."
+        )
+    negative = np.flatnonzero(w < 0)
+    if negative.size:
+        raise ValueError(
+            f"{name}: sample_weight is negative at row(s) "
+            f"{negative[:8].tolist()}{' ...' if negative.size > 8 else ''} "
+            f"(0-based; e.g. {w[negative[0]]:g}); weights must be >= 0 (0 "
+            "leaves a row out of the loss)."
+        )
+    if n_rows and not np.any(w > 0):
+        raise ValueError(
+            f"{name}: every sample_weight is zero, so no row is left to learn from."
+        )
+    return w

@@ -69,7 +69,7 @@ def test_grid_search_fits_one_density_per_fold_and_never_shares_across_folds():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gs = GridSearchCV(
-            MissingKernelSVC(density=RecordingDensity()),
+            MissingKernelSVC(density=RecordingDensity(), standardize=False),
             grid,
             cv=cv,
             scoring=_checking_scorer(seen),

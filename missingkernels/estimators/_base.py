@@ -58,6 +58,15 @@ class KernelParamsMixin:
             return "mixed_rbf" if has_nominal else "genrbf"
         return self.kernel
 
+    def _standardizes(self) -> bool:
+        """Whether ``standardize`` applies: it is on and the kernel reads
+        numbers (kernels on nominal values only, such as Belanche's, take
+        their columns' codes as they are)."""
+        if not getattr(self, "standardize", False):
+            return False
+        base = getattr(get_kernel(self._kernel_name()), "_base_kernel_class", None)
+        return tuple(getattr(base, "domains", ("numeric",))) != ("nominal",)
+
     def _check_kernel_takes_nominal(self, kernel: Any, name: str) -> None:
         nominal = getattr(self, "is_nominal_", None)
         if nominal is None or not np.any(nominal):

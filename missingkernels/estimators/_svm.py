@@ -14,6 +14,7 @@ from .._fit_cache import fit_kernel_gram
 from .._registry import get_kernel
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import (
+    check_sample_weight,
     dropped_features,
     validate_missing_data,
     validate_missing_data_xy,
@@ -25,6 +26,11 @@ from ._base import (
     pass_feature_names,
     row_chunks,
 )
+from ._scaling import (
+    apply_standardization,
+    fit_standardization,
+    fit_target_standardization,
+)
 
 _SVM_CONSTRAINTS: dict = {
     "C": [Interval(Real, 0.0, None, closed="neither")],
@@ -35,6 +41,7 @@ _SVM_CONSTRAINTS: dict = {
     "n_components": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state"],
     "cache_size": [Interval(Real, 0, None, closed="neither")],
+    "standardize": ["boolean"],
 }
 
 
@@ -44,7 +51,10 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     route: str
     n_components: int
     random_state: Any
+    standardize: bool
     features_: Any
+    x_center_: np.ndarray | None
+    x_scale_: np.ndarray | None
 
     def _choose_route(self, n: int) -> str:
         if self.route != "auto":
@@ -68,8 +78,18 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         X, y = validate_missing_data_xy(
             self, X, y, task=self._task, require_observed_columns=False
         )
-        if self._one_width():
-            warn_unscaled(self, X, getattr(self, "is_nominal_", None))
+        sample_weight = check_sample_weight(self, sample_weight, X.shape[0])
+        nominal = getattr(self, "is_nominal_", None)
+        if self._standardizes():
+            self.x_center_, self.x_scale_ = fit_standardization(X, nominal)
+        else:
+            self.x_center_ = self.x_scale_ = None
+            if self._one_width():
+                warn_unscaled(self, X, nominal)
+        # A new array in either case: the fitted model never keeps (and so
+        # never sees later edits of) the caller's array.
+        X = apply_standardization(X, self.x_center_, self.x_scale_)
+        y = self._fit_target(y)
         self.route_ = self._choose_route(X.shape[0])
         if self.route_ == "features":
             return self._fit_features(X, y, sample_weight)
@@ -124,6 +144,10 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     def _make_svm(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _fit_target(self, y: np.ndarray) -> np.ndarray:
+        """The target the SVM is fitted on (the regressor standardises it)."""
+        return y
+
     def _svm_on_new_rows(self, X: Any, method: str) -> np.ndarray:
         """``svm_.<method>`` on ``K(X, X_fit_)``, in row chunks.
 
@@ -133,6 +157,8 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         allocates ``n_new x n_train`` at once.
         """
         X = validate_missing_data(self, X, reset=False)
+        if self.x_center_ is not None:
+            X = apply_standardization(X, self.x_center_, self.x_scale_)
         apply = getattr(self.svm_, method)
         if self.route_ == "features":
             return np.asarray(apply(self.features_.transform(X)))
@@ -199,6 +225,20 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         authors' experiments). Ignored by other kernels.
     kernel_params : dict, default=None
         Other parameters of the kernel, e.g. ``{"diagonal": "independent"}``.
+    standardize : bool, default=True
+        Standardise the numeric columns on the training rows before the
+        kernel: each is centred on the mean of its observed entries and
+        divided by their standard deviation (as
+        :class:`sklearn.preprocessing.StandardScaler`; R's e1071 ``svm`` and
+        kernlab ``ksvm`` do the same by default). Missing entries stay
+        missing; nominal columns are not touched; new rows are transformed
+        with the training statistics. ``gamma`` is then a width in standard
+        deviations (``exp(-gamma * sum_j ((x_j - y_j) / sd_j) ** 2)``), and
+        ``kernel_``, its density, ``X_fit_`` and ``support_vectors_`` are on
+        the standardised scale. Kernels on nominal values only (Belanche's)
+        take the columns as given. False: the columns as given (``gamma`` in
+        the columns' own units; a ``FeatureScaleWarning`` says when their
+        spreads differ by more than a factor 100).
     C : float, default=1.0
         Regularisation parameter of the SVM.
     class_weight : dict or "balanced", default=None
@@ -252,7 +292,12 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     dual_coef_, intercept_, n_iter_ : ndarray
         As in :class:`sklearn.svm.SVC`.
     X_fit_ : ndarray of shape (n_samples, n_features)
-        The training rows.
+        The training rows (a copy, standardised when ``standardize=True``;
+        nominal columns as category codes).
+    x_center_, x_scale_ : ndarray of shape (n_features,) or None
+        The training mean and standard deviation of each column's observed
+        entries (0 and 1 for nominal columns); None when
+        ``standardize=False``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has feature names that are all strings.
@@ -265,14 +310,21 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
 
     Notes
     -----
-    **Scale the numeric features.** The RBF kernels use one width ``gamma``
-    for every feature, so a feature measured in thousands drowns the others
-    (as for :class:`sklearn.svm.SVC`). Standardise on the training rows with
-    :class:`sklearn.preprocessing.StandardScaler` in a pipeline, as in the
-    example below: it ignores NaN when fitting and keeps them when
-    transforming, and the Gaussian densities are affine equivariant, so the
-    density fitted on standardised rows is the raw rows' density
-    standardised. Nominal columns of a table are never rescaled.
+    **The numeric features are standardised by default.** The RBF kernels
+    use one width ``gamma`` for every feature, so a feature measured in
+    thousands would drown the others (as for :class:`sklearn.svm.SVC`).
+    With ``standardize=True`` (the default) each numeric column is
+    standardised on the observed entries of the training rows, so a raw
+    table (numbers on any scales, string or categorical columns) goes in as
+    it is; the Gaussian densities are affine equivariant, so the density
+    fitted on standardised rows is the raw rows' density standardised.
+    Nominal columns are never rescaled. A preceding
+    :class:`sklearn.preprocessing.StandardScaler` (which also keeps NaN)
+    changes nothing, but it fails on string columns: on a mixed table leave
+    the scaling to the estimator, or scale only the numeric columns with a
+    :class:`sklearn.compose.ColumnTransformer` whose output is a DataFrame
+    (``set_output(transform="pandas")``), so that the nominal columns keep
+    their dtype and stay nominal.
 
     There is no ``probability`` option (deprecated in scikit-learn's SVC):
     calibrate the decision function with
@@ -296,15 +348,22 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     >>> X = rng.normal(size=(80, 3)) * [1.0, 100.0, 0.01]
     >>> y = (X[:, 0] + X[:, 1] / 100 > 0).astype(int)
     >>> X[rng.random(X.shape) < 0.2] = np.nan
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> clf = make_pipeline(StandardScaler(), MissingKernelSVC(C=10.0)).fit(X, y)
+    >>> clf = MissingKernelSVC(C=10.0).fit(X, y)  # columns standardised inside
     >>> clf.predict(X[:4]).shape
     (4,)
-    >>> scaled_svc = make_pipeline(StandardScaler(), MissingKernelSVC())
-    >>> proba = CalibratedClassifierCV(scaled_svc, cv=3).fit(X, y)
+    >>> proba = CalibratedClassifierCV(MissingKernelSVC(), cv=3).fit(X, y)
     >>> proba.predict_proba(X[:2]).shape
     (2, 2)
+
+    A table with numeric and string columns goes in as it is:
+
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"age": [35.0, 52, np.nan, 41, 63, 29] * 5,
+    ...                       "income": [3e4, np.nan, 8e4, 5e4, 6e4, 2e4] * 5,
+    ...                       "city": ["a", "b", None, "a", "c", "b"] * 5})
+    >>> labels = np.array([0, 1, 1, 0, 1, 0] * 5)
+    >>> MissingKernelSVC().fit(table, labels).kernel_.__class__.__name__
+    'MixedRBFKernel'
     """
 
     _task = "classification"
@@ -327,6 +386,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         gamma: Any = "scale",
         metric: str = "euclidean",
         kernel_params: dict | None = None,
+        standardize: bool = True,
         C: float = 1.0,
         class_weight: Any = None,
         tol: float = 1e-3,
@@ -346,6 +406,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         self.gamma = gamma
         self.metric = metric
         self.kernel_params = kernel_params
+        self.standardize = standardize
         self.C = C
         self.class_weight = class_weight
         self.tol = tol
@@ -467,10 +528,18 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         Scalar product of the RBF kernels.
     kernel_params : dict, default=None
         Other parameters of the kernel.
+    standardize : bool, default=True
+        Standardise the numeric columns (see :class:`MissingKernelSVC`) and
+        the target, as R's e1071 ``svm`` does: the SVR is fitted on
+        ``(y - y_center_) / y_scale_`` (training mean and standard
+        deviation) and ``predict`` maps back to the units of y. ``epsilon``
+        is then a width in standard deviations of y. False: X and y as
+        given (``epsilon`` in the units of y).
     C : float, default=1.0
         Regularisation parameter.
     epsilon : float, default=0.1
-        Width of the insensitive tube.
+        Width of the insensitive tube (in standard deviations of y when
+        ``standardize=True``).
     tol : float, default=1e-3
         Stopping tolerance.
     max_iter : int, default=-1
@@ -508,13 +577,21 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         As in :class:`MissingKernelSVC` (the support attributes on the
         ``"exact"`` route only).
     X_fit_ : ndarray of shape (n_samples, n_features)
+        The training rows as in :class:`MissingKernelSVC`.
+    x_center_, x_scale_ : ndarray of shape (n_features,) or None
+        As in :class:`MissingKernelSVC`.
+    y_center_, y_scale_ : float or None
+        Mean and standard deviation of the training target (None when
+        ``standardize=False``); ``dual_coef_`` and ``intercept_`` are in
+        units of ``y_scale_``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
     Notes
     -----
-    Scale the numeric features (see :class:`MissingKernelSVC`), e.g. with
-    :class:`sklearn.preprocessing.StandardScaler` in a pipeline.
+    The numeric features and the target are standardised by default (see
+    ``standardize``); a preceding
+    :class:`sklearn.preprocessing.StandardScaler` then changes nothing.
 
     References
     ----------
@@ -535,6 +612,8 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     """
 
     _task = "regression"
+    y_center_: float | None
+    y_scale_: float | None
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
         **KernelParamsMixin._table_parameter_constraints,
@@ -552,6 +631,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         gamma: Any = "scale",
         metric: str = "euclidean",
         kernel_params: dict | None = None,
+        standardize: bool = True,
         C: float = 1.0,
         epsilon: float = 0.1,
         tol: float = 1e-3,
@@ -569,6 +649,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         self.gamma = gamma
         self.metric = metric
         self.kernel_params = kernel_params
+        self.standardize = standardize
         self.C = C
         self.epsilon = epsilon
         self.tol = tol
@@ -623,6 +704,13 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         """
         return self._fit_svm(X, y, sample_weight)
 
+    def _fit_target(self, y: np.ndarray) -> np.ndarray:
+        if not self.standardize:
+            self.y_center_ = self.y_scale_ = None
+            return y
+        self.y_center_, self.y_scale_ = fit_target_standardization(y)
+        return (np.asarray(y, dtype=np.float64) - self.y_center_) / self.y_scale_
+
     def predict(self, X: Any) -> np.ndarray:
         """Predict the target.
 
@@ -635,4 +723,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._svm_on_new_rows(X, "predict")
+        pred = self._svm_on_new_rows(X, "predict")
+        if self.y_center_ is None:
+            return pred
+        return pred * self.y_scale_ + self.y_center_

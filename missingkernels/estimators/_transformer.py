@@ -14,6 +14,7 @@ from sklearn.base import (
 from .._sklearn_compat import _fit_context
 from .._validation import dropped_features, validate_missing_data
 from ._base import KernelParamsMixin
+from ._scaling import apply_standardization, fit_standardization
 
 
 class MissingKernelTransformer(
@@ -45,6 +46,11 @@ class MissingKernelTransformer(
         Scalar product of the RBF kernels; ignored by other kernels.
     kernel_params : dict, default=None
         Other parameters of the kernel.
+    standardize : bool, default=True
+        Standardise the numeric columns on the observed entries of the
+        training rows before the kernel (missing entries stay missing,
+        nominal columns unchanged; see :class:`MissingKernelSVC`). ``gamma``
+        is then a width in standard deviations. False: the columns as given.
 
     Attributes
     ----------
@@ -57,7 +63,12 @@ class MissingKernelTransformer(
         ``feature_names_in_[dropped_features_]`` names them). New rows'
         values in them are ignored.
     X_fit_ : ndarray of shape (n_samples, n_features)
-        The training rows (the columns of every transformed matrix).
+        The training rows (the columns of every transformed matrix): a copy,
+        standardised when ``standardize=True``.
+    x_center_, x_scale_ : ndarray of shape (n_features,) or None
+        The training mean and standard deviation of each column's observed
+        entries (0 and 1 for nominal columns); None when
+        ``standardize=False``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -82,9 +93,13 @@ class MissingKernelTransformer(
     (20,)
     """
 
+    x_center_: np.ndarray | None
+    x_scale_: np.ndarray | None
+
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
         **KernelParamsMixin._table_parameter_constraints,
+        "standardize": ["boolean"],
     }
 
     def __init__(
@@ -97,6 +112,7 @@ class MissingKernelTransformer(
         gamma: Any = "scale",
         metric: str = "euclidean",
         kernel_params: dict | None = None,
+        standardize: bool = True,
     ) -> None:
         self.kernel = kernel
         self.density = density
@@ -105,6 +121,7 @@ class MissingKernelTransformer(
         self.gamma = gamma
         self.metric = metric
         self.kernel_params = kernel_params
+        self.standardize = standardize
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X: Any, y: Any = None) -> MissingKernelTransformer:
@@ -124,6 +141,13 @@ class MissingKernelTransformer(
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False
         )
+        if self._standardizes():
+            nominal = getattr(self, "is_nominal_", None)
+            self.x_center_, self.x_scale_ = fit_standardization(X, nominal)
+        else:
+            self.x_center_ = self.x_scale_ = None
+        # A new array either way: never a reference to the caller's rows.
+        X = apply_standardization(X, self.x_center_, self.x_scale_)
         self.kernel_ = self._make_kernel().fit(X)
         self.dropped_features_ = dropped_features(self.kernel_)
         self.X_fit_ = X
@@ -160,4 +184,6 @@ class MissingKernelTransformer(
         K : ndarray of shape (n_samples, n_train_samples)
         """
         X = validate_missing_data(self, X, reset=False)
+        if self.x_center_ is not None:
+            X = apply_standardization(X, self.x_center_, self.x_scale_)
         return np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)
