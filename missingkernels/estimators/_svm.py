@@ -8,11 +8,12 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR
+from sklearn.utils.validation import check_is_fitted
 
 from .._config import max_gram_memory
 from .._fit_cache import fit_kernel_gram
 from .._registry import get_kernel
-from .._sklearn_compat import Interval, StrOptions, _fit_context
+from .._sklearn_compat import Interval, StrOptions, _fit_context, available_if
 from .._validation import (
     check_sample_weight,
     dropped_features,
@@ -26,6 +27,7 @@ from ._base import (
     pass_feature_names,
     row_chunks,
 )
+from ._calibration import calibrated_proba, fit_calibration, ovr_from_ovo
 from ._scaling import (
     apply_standardization,
     fit_standardization,
@@ -255,6 +257,24 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         As in :class:`sklearn.svm.SVC`.
     break_ties : bool, default=False
         As in :class:`sklearn.svm.SVC`.
+    probability : bool, default=False
+        Also fit a map from decision values to class probabilities, for
+        :meth:`predict_proba` and :meth:`predict_log_proba`, as
+        :class:`sklearn.svm.SVC` ``(probability=True)`` and R's e1071
+        ``svm(probability = TRUE)`` do: the training rows are split into
+        ``calibration_folds`` stratified folds (in row order), the classifier
+        is refitted without each fold (its density and scaling too) and
+        scores it, and the map is fitted on these held-out decision values;
+        ``predict_proba`` applies it to the decision values of the
+        classifier fitted on all rows. Costs ``calibration_folds`` more fits.
+        With more than two classes, one one-vs-rest map per class, the
+        probabilities normalised to sum to one.
+    calibration : {"sigmoid", "isotonic"}, default="sigmoid"
+        The map: Platt's sigmoid ``1 / (1 + exp(A f + B))`` (fitted as in
+        libsvm) or an isotonic regression (needs more rows).
+    calibration_folds : int, default=5
+        Folds of the internal cross-validation (each class needs at least as
+        many training rows).
     route : {"auto", "exact", "features"}, default="auto"
         ``"exact"``: the SVM on the training Gram matrix. ``"features"``: no
         Gram matrix; :class:`~missingkernels.ExpectedKernelFeatures` (random
@@ -326,10 +346,10 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     (``set_output(transform="pandas")``), so that the nominal columns keep
     their dtype and stay nominal.
 
-    There is no ``probability`` option (deprecated in scikit-learn's SVC):
-    calibrate the decision function with
-    :class:`sklearn.calibration.CalibratedClassifierCV` instead, as in the
-    example below.
+    ``probability=True`` gives calibrated class probabilities (see
+    ``probability``); :class:`sklearn.calibration.CalibratedClassifierCV`
+    around the classifier is the alternative that averages the folds'
+    classifiers instead of refitting on all rows.
 
     References
     ----------
@@ -338,11 +358,15 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     .. [2] H. S. Anderson, M. R. Gupta. "Expected kernel for missing features
        in support vector machines", IEEE Statistical Signal Processing
        Workshop (2011).
+    .. [3] J. Platt. "Probabilistic outputs for support vector machines and
+       comparisons to regularized likelihood methods", Advances in Large
+       Margin Classifiers (2000); H.-T. Lin, C.-J. Lin, R. C. Weng. "A note on
+       Platt's probabilistic outputs for support vector machines", Machine
+       Learning 68 (2007).
 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn.calibration import CalibratedClassifierCV
     >>> from missingkernels.estimators import MissingKernelSVC
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(80, 3)) * [1.0, 100.0, 0.01]
@@ -351,8 +375,8 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     >>> clf = MissingKernelSVC(C=10.0).fit(X, y)  # columns standardised inside
     >>> clf.predict(X[:4]).shape
     (4,)
-    >>> proba = CalibratedClassifierCV(MissingKernelSVC(), cv=3).fit(X, y)
-    >>> proba.predict_proba(X[:2]).shape
+    >>> clf = MissingKernelSVC(probability=True).fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape
     (2, 2)
 
     A table with numeric and string columns goes in as it is:
@@ -374,6 +398,9 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "break_ties": ["boolean"],
+        "probability": ["boolean"],
+        "calibration": [StrOptions({"sigmoid", "isotonic"})],
+        "calibration_folds": [Interval(Integral, 2, None, closed="left")],
     }
 
     def __init__(
@@ -395,6 +422,9 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         cache_size: float = 200,
         decision_function_shape: str = "ovr",
         break_ties: bool = False,
+        probability: bool = False,
+        calibration: str = "sigmoid",
+        calibration_folds: int = 5,
         route: str = "auto",
         n_components: int = 2000,
         random_state: Any = None,
@@ -415,6 +445,9 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         self.cache_size = cache_size
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
+        self.probability = probability
+        self.calibration = calibration
+        self.calibration_folds = calibration_folds
         self.route = route
         self.n_components = n_components
         self.random_state = random_state
@@ -468,7 +501,71 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         self.classes_ = self.svm_.classes_
         if self.route_ == "exact":
             self.n_support_ = self.svm_.n_support_
+        if self.probability:
+            w = check_sample_weight(self, sample_weight, self.X_fit_.shape[0])
+            labels = np.asarray(y).ravel()
+            self._calibration_maps, self._held_out_decision = fit_calibration(
+                self, X, labels, w
+            )
         return self
+
+    def _ovr_decision(self, X: Any) -> np.ndarray:
+        """The decision values, one-vs-rest for more than two classes
+        (whatever ``decision_function_shape``): what the calibration reads."""
+        decision = self.decision_function(X)
+        n_classes = len(self.classes_)
+        ovo = self.route_ == "exact" and self.decision_function_shape == "ovo"
+        if n_classes > 2 and ovo:
+            return ovr_from_ovo(decision, n_classes)
+        return decision
+
+    def _check_proba(self) -> bool:
+        if not self.probability:
+            raise AttributeError(
+                "predict_proba is not available when probability=False: set "
+                "probability=True before fitting (its calibration fits the "
+                "classifier calibration_folds more times)."
+            )
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities, calibrated by internal cross-validation.
+
+        Only with ``probability=True``. The decision values of the classifier
+        fitted on all training rows go through the calibration map fitted on
+        held-out decision values (see ``probability``). As for
+        :class:`sklearn.svm.SVC`, ``predict`` follows the decision function
+        and may disagree with the most probable class on a few rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; rows sum to one.
+        """
+        check_is_fitted(self, "_calibration_maps")
+        return calibrated_proba(self._calibration_maps, self._ovr_decision(X))
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba` (only with ``probability=True``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distance to the separating hyperplane in the kernel space.
