@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from numbers import Real
 from typing import Any, ClassVar
 
@@ -11,7 +14,7 @@ from sklearn import get_config
 from sklearn.base import ClassifierMixin, clone
 from sklearn.utils import gen_batches
 
-from .._config import max_gram_memory
+from .._config import carried_config, explicit_config, max_gram_memory
 from .._registry import get_kernel
 from .._sklearn_compat import HasMethods, Interval, StrOptions
 from .._validation import pass_feature_names
@@ -136,6 +139,29 @@ class KernelParamsMixin:
         pass_feature_names(self, kernel)
         return kernel
 
+    def __sklearn_clone__(self) -> Any:
+        """A clone (as :func:`sklearn.base.clone`) that carries the package
+        settings of the cloning thread (:func:`missingkernels.set_config`) to
+        the process it runs in: joblib workers do not share the thread's
+        settings, and scikit-learn's parallel helpers carry only its own."""
+        new = super().__sklearn_clone__()  # type: ignore[misc]
+        settings = explicit_config()
+        if settings:
+            new._carried_settings = (os.getpid(), settings)
+        elif getattr(self, "_carried_settings", None) is not None:
+            # Cloned again in a worker (e.g. by an inner GridSearchCV).
+            new._carried_settings = getattr(self, "_carried_settings", None)
+        return new
+
+    @contextmanager
+    def _settings(self) -> Iterator[None]:
+        carried = getattr(self, "_carried_settings", None)
+        if carried is None or carried[0] == os.getpid():
+            yield
+            return
+        with carried_config(carried[1]):
+            yield
+
     @property
     def density_(self) -> Any:
         """The density fitted on the training rows (from the fitted kernel)."""
@@ -145,6 +171,18 @@ class KernelParamsMixin:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         tags.input_tags.allow_nan = True
         return tags
+
+
+def with_settings(method: Callable) -> Callable:
+    """Run an estimator's method under the package settings its clone
+    carried from another process (see ``KernelParamsMixin._settings``)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._settings():
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 class BinaryClassifierMixin(ClassifierMixin):

@@ -26,6 +26,7 @@ from ._base import (
     cross_gram_on_support,
     pass_feature_names,
     row_chunks,
+    with_settings,
 )
 from ._calibration import calibrated_proba, fit_calibration, ovr_from_ovo
 from ._scaling import (
@@ -75,6 +76,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     def _make_linear(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @with_settings
     def _fit_svm(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         # The kernel drops the features too sparse to learn from.
         X, y = validate_missing_data_xy(
@@ -150,6 +152,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         """The target the SVM is fitted on (the regressor standardises it)."""
         return y
 
+    @with_settings
     def _svm_on_new_rows(self, X: Any, method: str) -> np.ndarray:
         """``svm_.<method>`` on ``K(X, X_fit_)``, in row chunks.
 

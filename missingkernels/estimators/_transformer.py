@@ -13,7 +13,7 @@ from sklearn.base import (
 
 from .._sklearn_compat import _fit_context
 from .._validation import dropped_features, validate_missing_data
-from ._base import KernelParamsMixin
+from ._base import KernelParamsMixin, with_settings
 from ._scaling import apply_standardization, fit_standardization
 
 
@@ -124,6 +124,7 @@ class MissingKernelTransformer(
         self.standardize = standardize
 
     @_fit_context(prefer_skip_nested_validation=False)
+    @with_settings
     def fit(self, X: Any, y: Any = None) -> MissingKernelTransformer:
         """Fit the kernel's density on the training rows.
 
@@ -154,6 +155,7 @@ class MissingKernelTransformer(
         self._n_features_out = X.shape[0]
         return self
 
+    @with_settings
     def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
         """Fit, then return the training Gram matrix ``K(X)``.
 
@@ -171,6 +173,7 @@ class MissingKernelTransformer(
         self.fit(X, y)
         return np.asarray(self.kernel_(self.X_fit_), dtype=np.float64)
 
+    @with_settings
     def transform(self, X: Any) -> np.ndarray:
         """Return the cross Gram matrix ``K(X, X_train)``.
 
