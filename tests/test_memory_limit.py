@@ -147,3 +147,17 @@ def test_the_limit_travels_to_joblib_worker_processes():
     np.testing.assert_allclose(parallel["test_score"], serial["test_score"])
     # In this process, the thread's own setting decides (none set here now).
     assert parallel["estimator"][0].fit(X[:40], y[:40]).route_ == "exact"
+
+
+def test_a_huge_feature_count_is_refused_before_any_work():
+    from missingkernels import ExpectedKernelFeatures
+
+    X, y = _data(80)
+    with config_context(max_gram_memory="1GB"):
+        with pytest.raises(ValueError, match=r"n_components=1000000000 features"):
+            MissingKernelSVC(route="features", n_components=10**9).fit(X, y)
+        with pytest.raises(ValueError, match="lower n_components"):
+            ExpectedKernelFeatures(n_components=10**9).fit(X)
+        # Nystroem keeps at most one feature per row: no limit to hit.
+        nys = ExpectedKernelFeatures(n_components=10**9, method="nystroem")
+        assert nys.fit(X).transform(X).shape[1] <= 80
