@@ -361,10 +361,19 @@ def _validate(
         check_is_fitted(estimator)
     if require_observed_columns is None:
         require_observed_columns = reset
+    if y is not None and task == "regression":
+        _check_numeric_target(estimator, y)
+    original = X
     if "nominal_features" in getattr(estimator, "_parameter_constraints", {}):
         # Mixed-type tables: nominal columns become category codes first.
+        from ._sklearn_compat import _check_feature_names
         from ._tables import encode_table
 
+        if not reset:
+            # Names first: the table's coding goes by position, so columns
+            # reordered since fit must be reported as such, not as the
+            # values of one column failing another's coding.
+            _check_feature_names(estimator, X, reset=False)
         X = encode_table(estimator, X, reset=reset)
     try:
         if y is None:
@@ -389,14 +398,23 @@ def _validate(
             )
     except ValueError as exc:
         if "could not convert" in str(exc) or "Unable to convert" in str(exc):
+            where = _first_text_cell(estimator, original, reset)
             raise ValueError(
                 f"{type(estimator).__name__} needs numeric X (NaN for missing "
-                f"entries); {exc}. Nominal (string or categorical) columns are "
+                f"entries); {where or exc}. Nominal (string or categorical) "
+                "columns are "
                 "taken by the estimators with a nominal_features parameter "
                 "(MissingKernelSVC, MissingKernelSVR, MissingKernelTransformer, "
                 "the mixed kernels and the 'latent_class' density); otherwise "
                 "encode them as numbers first (e.g. with "
                 "sklearn.preprocessing.OneHotEncoder)."
+            ) from exc
+        if "infinity" in str(exc) and "Input y" not in str(exc):
+            raise ValueError(
+                f"{type(estimator).__name__}: X holds an infinite value "
+                f"({_first_infinite_cell(estimator, X)}). NaN marks a missing "
+                "entry; an infinity is neither missing nor a value a kernel can "
+                "use: replace it by NaN or by a finite number."
             ) from exc
         raise
     if require_observed_columns and X.shape[0] > 0:
@@ -458,3 +476,58 @@ def check_sample_weight(estimator: Any, sample_weight: Any, n_rows: int) -> Any:
             f"{name}: every sample_weight is zero, so no row is left to learn from."
         )
     return w
+
+
+def _check_numeric_target(estimator: Any, y: Any) -> None:
+    """ValueError naming the problem when a regression target is not numbers."""
+    try:
+        np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{type(estimator).__name__} needs a numeric target y; {exc}. For "
+            "class labels use the classifier (MissingKernelSVC)."
+        ) from exc
+
+
+def _first_text_cell(estimator: Any, X: Any, reset: bool) -> str | None:
+    """Where the first value that is not a number sits in X, for messages:
+    ``"feature 'b' holds 'q' (row 0, 0-based)"``; None if not found."""
+    try:
+        if hasattr(X, "iloc") and hasattr(X, "columns"):
+            columns = [X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
+        else:
+            A = np.asarray(X, dtype=object)
+            if A.ndim != 2:
+                return None
+            columns = [A[:, j] for j in range(A.shape[1])]
+    except Exception:  # an unusual container: the raw message will do
+        return None
+    for j, col in enumerate(columns):
+        for i, v in enumerate(col):
+            if v is None:
+                continue
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                nominal = getattr(estimator, "is_nominal_", None)
+                was = ""
+                if nominal is not None and j < len(nominal) and not nominal[j]:
+                    was = (
+                        ", a column declared numeric by nominal_features"
+                        if reset
+                        else ", a numeric column in the training rows"
+                    )
+                return (
+                    f"{describe_features(estimator, j)} holds {v!r} (row {i}, "
+                    f"0-based{was})"
+                )
+    return None
+
+
+def _first_infinite_cell(estimator: Any, X: Any) -> str:
+    try:
+        A = np.asarray(X, dtype=np.float64)
+        i, j = (int(k[0]) for k in np.nonzero(np.isinf(A)))
+    except Exception:
+        return "somewhere in X"
+    return f"{describe_features(estimator, j)}, row {i} (0-based)"

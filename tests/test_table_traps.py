@@ -79,3 +79,37 @@ def test_an_unordered_categorical_declared_numeric_uses_its_values(rng):
     c = X.assign(colour=pd.Categorical(rng.choice(["red", "blue"], len(X))))
     with pytest.raises(ValueError, match="feature 'colour' is an unordered categ"):
         MissingKernelSVC(nominal_features=None).fit(c, y)
+
+
+def test_columns_reordered_at_predict_are_named_as_such(rng):
+    X, y = _frame(rng)
+    X["colour"] = rng.choice(["red", "white"], len(X))
+    clf = MissingKernelSVC().fit(X, y)
+    with pytest.raises(ValueError, match="same order as they were in fit"):
+        clf.predict(X[["colour", "x"]])
+    with pytest.raises(ValueError, match="Feature names unseen at fit"):
+        clf.predict(X.rename(columns={"colour": "color"}))
+
+
+def test_errors_name_the_cell_and_the_remedy(rng):
+    from missingkernels import MissingKernelSVR, get_density
+
+    X, y = _frame(rng)
+    X["size"] = rng.normal(size=len(X))
+    clf = MissingKernelSVC().fit(X, y)
+    bad = X.iloc[:3].astype({"size": object})
+    bad.iloc[1, 1] = "big"
+    with pytest.raises(ValueError, match=r"feature 'size' holds 'big' \(row 1, 0-b"):
+        clf.predict(bad)
+    with pytest.raises(ValueError, match=r"numeric target y.*MissingKernelSVC"):
+        MissingKernelSVR().fit(X, np.array(["a", "b"] * 30))
+    A = X.to_numpy()
+    A[4, 1] = np.inf
+    with pytest.raises(
+        ValueError, match=r"infinite value \(column 1 \(0-based\), row 4"
+    ):
+        get_density("gaussian_em").fit(A)
+    y_inf = y.astype(float)
+    y_inf[2] = np.inf
+    with pytest.raises(ValueError, match="Input y contains infinity"):
+        MissingKernelSVR().fit(X, y_inf)
