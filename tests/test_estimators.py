@@ -83,7 +83,7 @@ def test_sample_weight_on_the_feature_route(rng):
     _, Xm, y = _classification(rng, n=80)
     w = rng.uniform(0.1, 3.0, size=80)
     clf = MissingKernelSVC(
-        route="features", n_components=40, random_state=0, standardize=False
+        route="features", n_kernel_features=40, random_state=0, standardize=False
     )
     clf.fit(Xm, y, sample_weight=w)
     Z = clf.features_.transform(Xm)
@@ -365,7 +365,7 @@ def test_a_weight_of_two_is_the_row_twice_with_the_density_held_fixed(route):
     X[0] = rng.multivariate_normal(mean, S)  # a complete row, weighted below
     params = dict(
         density=FixedGaussian(mean, S), gamma=0.3, C=2.0, tol=1e-8, route=route,
-        n_components=400, random_state=0, standardize=False,
+        n_kernel_features=400, random_state=0, standardize=False,
     )  # fmt: skip
     weights = np.ones(len(X))
     weights[0] = 2.0

@@ -46,7 +46,7 @@ def test_a_gram_above_the_limit_is_refused_before_allocation():
 def test_auto_takes_the_feature_route_above_the_limit():
     X, y = _data(3000)
     with config_context(max_gram_memory=16 * 3000 * 3000 - 1):
-        svc = MissingKernelSVC(gamma=0.5, n_components=300, random_state=0)
+        svc = MissingKernelSVC(gamma=0.5, n_kernel_features=300, random_state=0)
         svc.fit(X, y)
         assert svc.route_ == "features"
         assert svc.features_.method_ == "fourier"
@@ -134,7 +134,7 @@ def test_the_limit_travels_to_joblib_worker_processes():
     from sklearn.model_selection import GridSearchCV, cross_validate
 
     X, y = _data(80)
-    svc = MissingKernelSVC(n_components=30, random_state=0)
+    svc = MissingKernelSVC(n_kernel_features=30, random_state=0)
     with config_context(max_gram_memory=16 * 40 * 40 - 1):
         serial = cross_validate(svc, X, y, cv=2, n_jobs=1, return_estimator=True)
         parallel = cross_validate(svc, X, y, cv=2, n_jobs=2, return_estimator=True)
@@ -154,8 +154,8 @@ def test_a_huge_feature_count_is_refused_before_any_work():
 
     X, y = _data(80)
     with config_context(max_gram_memory="1GB"):
-        with pytest.raises(ValueError, match=r"n_components=1000000000 features"):
-            MissingKernelSVC(route="features", n_components=10**9).fit(X, y)
+        with pytest.raises(ValueError, match=r"=1000000000 features"):
+            MissingKernelSVC(route="features", n_kernel_features=10**9).fit(X, y)
         with pytest.raises(ValueError, match="lower n_components"):
             ExpectedKernelFeatures(n_components=10**9).fit(X)
         # Nystroem keeps at most one feature per row: no limit to hit.

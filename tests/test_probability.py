@@ -112,7 +112,7 @@ def test_three_classes_sum_to_one_whatever_the_decision_shape(rng, route):
     X = rng.normal(size=(n, 2))
     y = np.digitize(X[:, 0], [-0.5, 0.5])
     X[rng.random(X.shape) < 0.15] = np.nan
-    params = dict(probability=True, route=route, n_components=60, random_state=0)
+    params = dict(probability=True, route=route, n_kernel_features=60, random_state=0)
     ovr = MissingKernelSVC(**params).fit(X, y)
     proba = ovr.predict_proba(X)
     assert proba.shape == (n, 3)

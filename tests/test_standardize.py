@@ -152,7 +152,7 @@ def test_the_fitted_model_does_not_see_later_edits_of_the_callers_array(
     T = Xm[70:].copy()
     X = Xm[:70].copy()
     clf = MissingKernelSVC(
-        route=route, n_components=50, random_state=0, standardize=standardize
+        route=route, n_kernel_features=50, random_state=0, standardize=standardize
     ).fit(X, y[:70])
     before = clf.decision_function(T)
     X[:, 0] += 3.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -41,7 +42,11 @@ _SVM_CONSTRAINTS: dict = {
     "max_iter": [Interval(Integral, -1, None, closed="left")],
     "shrinking": ["boolean"],
     "route": [StrOptions({"auto", "exact", "features"})],
-    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "n_kernel_features": [Interval(Integral, 1, None, closed="left")],
+    "n_components": [
+        Interval(Integral, 1, None, closed="left"),
+        StrOptions({"deprecated"}),
+    ],
     "random_state": ["random_state"],
     "cache_size": [Interval(Real, 0, None, closed="neither")],
     "standardize": ["boolean"],
@@ -52,7 +57,8 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     _task: ClassVar[str] = ""
 
     route: str
-    n_components: int
+    n_kernel_features: int
+    n_components: Any
     random_state: Any
     standardize: bool
     features_: Any
@@ -72,6 +78,21 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
 
         base = getattr(get_kernel(self._kernel_name()), "_base_kernel_class", None)
         return isinstance(base, type) and issubclass(base, (RBF, RBFMatching))
+
+    def _n_kernel_features(self) -> int:
+        """``n_kernel_features``, or the deprecated ``n_components`` if set."""
+        if isinstance(self.n_components, str):
+            return int(self.n_kernel_features)
+        warnings.warn(
+            f"{type(self).__name__}: n_components was renamed n_kernel_features "
+            "(the number of kernel features of the 'features' route, not the "
+            "density's components: those are density_params={'n_components': "
+            "k}, or density__n_components in a grid); n_components will be "
+            "removed in 0.3. Its value is used for n_kernel_features.",
+            FutureWarning,
+            stacklevel=4,
+        )
+        return int(self.n_components)
 
     def _make_linear(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -126,13 +147,14 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         self.features_ = ExpectedKernelFeatures(
             kernel=self._kernel_name(),
             density=self.density,
+            density_params=self.density_params,
             # The rows are coded already: say which columns are nominal.
             nominal_features=None if nominal is None else nominal,
             handle_unknown=self.handle_unknown,
             gamma=self.gamma,
             metric=self.metric,
             kernel_params=self.kernel_params,
-            n_components=self.n_components,
+            n_components=self._n_kernel_features(),
             random_state=self.random_state,
         )
         pass_feature_names(self, self.features_)
@@ -208,6 +230,12 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         (cloned; its parameters are tunable as ``density__<param>``), or None
         for the kernel's default (``"gaussian_em"`` for the RBF and linear
         kernels, ``"categorical"`` for Belanche's kernels).
+    density_params : dict, default=None
+        Parameters of the density given by name (or of the kernel's default
+        density), e.g. ``{"n_components": 3}`` for three latent classes of
+        ``"latent_class"``. Each is also settable as ``density__<param>``
+        (``set_params`` or a ``GridSearchCV`` grid), whether the density is
+        a name or an object.
     nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
         The nominal columns of X. ``"from_dtype"``: the string, object,
         boolean and unordered categorical columns of a DataFrame (or object
@@ -229,7 +257,9 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         complete rows) or whitened by the fitted covariance (the genRBF
         authors' experiments). Ignored by other kernels.
     kernel_params : dict, default=None
-        Other parameters of the kernel, e.g. ``{"diagonal": "independent"}``.
+        Other parameters of the kernel, e.g. ``{"diagonal": "independent"}``
+        or ``{"nominal_weight": 0.25}``; each also settable as
+        ``kernel_params__<param>`` (or ``kernel__<param>``).
     standardize : bool, default=True
         Standardise the numeric columns on the training rows before the
         kernel: each is centred on the mean of its observed entries and
@@ -285,15 +315,28 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         and a linear SVM with the same loss and ``C``, in time and memory
         linear in the rows. ``"auto"``: exact while the training Gram fits
         the memory limit (:func:`missingkernels.set_config`), else features.
-    n_components : int, default=2000
-        Features of the ``"features"`` route.
+    n_kernel_features : int, default=2000
+        Features of the ``"features"`` route (random Fourier features or
+        Nystroem landmarks), not to be confused with a density's components
+        (``density_params={"n_components": k}``).
+    n_components : int, default="deprecated"
+        The old name of ``n_kernel_features``: a ``FutureWarning`` when set;
+        removed in 0.3.
     random_state : int, RandomState instance or None, default=None
         Frequencies (and landmarks) of the ``"features"`` route.
 
     Attributes
     ----------
     kernel_ : object
-        The fitted registry kernel; ``kernel_.density_`` is the fitted density.
+        The fitted registry kernel; ``kernel_.density_`` is the fitted density
+        and ``kernel_.get_params()`` its parameters (``kernel_.gamma_`` the
+        width used).
+    kernel_name_ : str
+        The registry name of the kernel used (``kernel="auto"`` resolved).
+    density_name_ : str or None
+        The registry name of the density used (the class name of a density
+        object; None for a kernel without a density). ``density_`` is the
+        fitted density.
     dropped_features_ : ndarray of int
         0-based indices of the features observed in fewer than
         ``missingkernels.MIN_OBSERVED`` (2) training rows, which the kernel
@@ -397,6 +440,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
         **KernelParamsMixin._table_parameter_constraints,
+        **KernelParamsMixin._density_parameter_constraints,
         **_SVM_CONSTRAINTS,
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
@@ -411,6 +455,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         *,
         kernel: str = "auto",
         density: Any = None,
+        density_params: dict | None = None,
         nominal_features: Any = "from_dtype",
         handle_unknown: str = "missing",
         gamma: Any = "scale",
@@ -429,11 +474,13 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         calibration: str = "sigmoid",
         calibration_folds: int = 5,
         route: str = "auto",
-        n_components: int = 2000,
+        n_kernel_features: int = 2000,
+        n_components: Any = "deprecated",
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
         self.density = density
+        self.density_params = density_params
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
         self.gamma = gamma
@@ -452,6 +499,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         self.calibration = calibration
         self.calibration_folds = calibration_folds
         self.route = route
+        self.n_kernel_features = n_kernel_features
         self.n_components = n_components
         self.random_state = random_state
 
@@ -618,6 +666,10 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     density : str, density estimator or None, default=None
         Registry name, unfitted density object (tunable as
         ``density__<param>``), or None for the kernel's default.
+    density_params : dict, default=None
+        Parameters of the density given by name (or of the kernel's
+        default); also settable as ``density__<param>`` (see
+        :class:`MissingKernelSVC`).
     nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
         The nominal columns of X (see :class:`MissingKernelSVC`).
     handle_unknown : {"missing", "error"}, default="missing"
@@ -655,15 +707,28 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         and a linear SVM with the same loss and ``C``, in time and memory
         linear in the rows. ``"auto"``: exact while the training Gram fits
         the memory limit (:func:`missingkernels.set_config`), else features.
-    n_components : int, default=2000
-        Features of the ``"features"`` route.
+    n_kernel_features : int, default=2000
+        Features of the ``"features"`` route (random Fourier features or
+        Nystroem landmarks), not to be confused with a density's components
+        (``density_params={"n_components": k}``).
+    n_components : int, default="deprecated"
+        The old name of ``n_kernel_features``: a ``FutureWarning`` when set;
+        removed in 0.3.
     random_state : int, RandomState instance or None, default=None
         Frequencies (and landmarks) of the ``"features"`` route.
 
     Attributes
     ----------
     kernel_ : object
-        The fitted registry kernel; ``kernel_.density_`` is the fitted density.
+        The fitted registry kernel; ``kernel_.density_`` is the fitted density
+        and ``kernel_.get_params()`` its parameters (``kernel_.gamma_`` the
+        width used).
+    kernel_name_ : str
+        The registry name of the kernel used (``kernel="auto"`` resolved).
+    density_name_ : str or None
+        The registry name of the density used (the class name of a density
+        object; None for a kernel without a density). ``density_`` is the
+        fitted density.
     dropped_features_ : ndarray of int
         0-based indices of the features observed in fewer than
         ``missingkernels.MIN_OBSERVED`` (2) training rows, which the kernel
@@ -717,6 +782,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
         **KernelParamsMixin._table_parameter_constraints,
+        **KernelParamsMixin._density_parameter_constraints,
         **_SVM_CONSTRAINTS,
         "epsilon": [Interval(Real, 0.0, None, closed="left")],
     }
@@ -726,6 +792,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         *,
         kernel: str = "auto",
         density: Any = None,
+        density_params: dict | None = None,
         nominal_features: Any = "from_dtype",
         handle_unknown: str = "missing",
         gamma: Any = "scale",
@@ -739,11 +806,13 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         shrinking: bool = True,
         cache_size: float = 200,
         route: str = "auto",
-        n_components: int = 2000,
+        n_kernel_features: int = 2000,
+        n_components: Any = "deprecated",
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
         self.density = density
+        self.density_params = density_params
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
         self.gamma = gamma
@@ -757,6 +826,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         self.shrinking = shrinking
         self.cache_size = cache_size
         self.route = route
+        self.n_kernel_features = n_kernel_features
         self.n_components = n_components
         self.random_state = random_state
 

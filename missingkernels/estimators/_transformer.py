@@ -36,6 +36,10 @@ class MissingKernelTransformer(
         nominal columns, else ``"genrbf"``.
     density : str, density estimator or None, default=None
         Registry name, unfitted density object or None for the kernel's default.
+    density_params : dict, default=None
+        Parameters of the density given by name (or of the kernel's
+        default); also settable as ``density__<param>`` (see
+        :class:`MissingKernelSVC`).
     nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
         The nominal columns of X (see :class:`MissingKernelSVC`).
     handle_unknown : {"missing", "error"}, default="missing"
@@ -99,6 +103,7 @@ class MissingKernelTransformer(
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
         **KernelParamsMixin._table_parameter_constraints,
+        **KernelParamsMixin._density_parameter_constraints,
         "standardize": ["boolean"],
     }
 
@@ -107,6 +112,7 @@ class MissingKernelTransformer(
         *,
         kernel: str = "auto",
         density: Any = None,
+        density_params: dict | None = None,
         nominal_features: Any = "from_dtype",
         handle_unknown: str = "missing",
         gamma: Any = "scale",
@@ -116,6 +122,7 @@ class MissingKernelTransformer(
     ) -> None:
         self.kernel = kernel
         self.density = density
+        self.density_params = density_params
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
         self.gamma = gamma
