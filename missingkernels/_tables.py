@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import describe_features
+from ._validation import describe_features, user_stacklevel
 
 __all__ = ["TableEncoding", "UnknownCategoryWarning", "encode_table"]
 
@@ -460,17 +460,18 @@ def _unknown(estimator: Any, j: int, column: _Column, values: np.ndarray) -> Non
     seen = [_label(v) for v in column.categories[:10]]
     more = " ..." if len(column.categories) > 10 else ""
     policy = getattr(estimator, "handle_unknown", "error")
+    # No count of rows: the same unseen values give the same message in every
+    # fold of a grid search, which Python's default filter then shows once.
     what = (
         f"{type(estimator).__name__}: {describe_features(estimator, j)} holds "
-        f"{len(values)} value(s) not seen in the training rows ({shown}; seen: "
-        f"{seen}{more})"
+        f"value(s) not seen in the training rows ({shown}; seen: {seen}{more})"
     )
     if policy == "missing":
         warnings.warn(
             f"{what}; they are treated as missing (handle_unknown='missing'): "
             "the kernel averages over the fitted distribution of the column.",
             UnknownCategoryWarning,
-            stacklevel=6,
+            stacklevel=user_stacklevel(),
         )
         return
     raise ValueError(

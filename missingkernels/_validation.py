@@ -531,3 +531,29 @@ def _first_infinite_cell(estimator: Any, X: Any) -> str:
     except Exception:
         return "somewhere in X"
     return f"{describe_features(estimator, j)}, row {i} (0-based)"
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame
+    outside missingkernels, scikit-learn and joblib: the user's line (e.g.
+    ``search.fit(X, y)``), not the package's internals. Call it in the
+    function that calls :func:`warnings.warn`."""
+    import os
+    import sys
+
+    import joblib
+    import sklearn
+
+    inside = tuple(
+        os.path.dirname(os.path.abspath(str(m.__file__))) + os.sep
+        for m in (sys.modules[__package__ or "missingkernels"], sklearn, joblib)
+        if getattr(m, "__file__", None)
+    )
+    frame: Any = sys._getframe(1)  # the function calling warnings.warn
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        inside
+    ):
+        frame = frame.f_back
+        level += 1
+    return level

@@ -113,3 +113,30 @@ def test_errors_name_the_cell_and_the_remedy(rng):
     y_inf[2] = np.inf
     with pytest.raises(ValueError, match="Input y contains infinity"):
         MissingKernelSVR().fit(X, y_inf)
+
+
+def test_the_unknown_category_warning_points_at_the_callers_line(rng):
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from missingkernels._tables import UnknownCategoryWarning
+
+    X, y = _frame(rng)
+    X["colour"] = rng.choice(["red", "white"], len(X))
+    X.loc[len(X) - 1, "colour"] = "blue"  # only in the last fold's test rows
+    clf = MissingKernelSVC().fit(X.iloc[:-1], y[:-1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.predict(X.iloc[-3:])
+    (w,) = [w for w in caught if w.category is UnknownCategoryWarning]
+    assert w.filename == __file__
+    assert "holds value(s) not seen in the training rows (['blue']" in str(w.message)
+    search = GridSearchCV(MissingKernelSVC(), {"C": [1.0, 2.0, 4.0]}, cv=KFold(3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        search.fit(X, y)
+    unknown = [w for w in caught if w.category is UnknownCategoryWarning]
+    # One fold meets 'blue', at every C: the same message, at the user's line
+    # (scikit-learn's Parallel resets the filters' memory for every task, so
+    # Python's default filter cannot fold the repeats into one).
+    assert len(unknown) == 3 and len({str(w.message) for w in unknown}) == 1
+    assert {w.filename for w in unknown} == {__file__}
