@@ -186,3 +186,29 @@ def test_a_nan_or_negative_sample_weight_is_an_error(rng, bad, message, Estimato
         Estimator().fit(Xm, y, sample_weight=w)
     with pytest.raises(ValueError, match="zero"):
         Estimator().fit(Xm, y, sample_weight=np.zeros(40))
+
+
+def test_a_column_transformer_with_dataframe_output_keeps_nominal_columns(rng):
+    """The documented recipe for preprocessing a mixed table in front of the
+    estimator: DataFrame output keeps the string columns' dtype."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+
+    n = 60
+    table = pd.DataFrame(
+        {
+            "size": rng.normal(50.0, 20.0, n),
+            "colour": rng.choice(["red", "green", "blue"], n),
+        }
+    )
+    table.loc[rng.random(n) < 0.2, "size"] = np.nan
+    y = (table["colour"] == "red").astype(int).to_numpy()
+    prep = ColumnTransformer(
+        [
+            ("num", SimpleImputer(strategy="median"), ["size"]),
+            ("cat", "passthrough", ["colour"]),
+        ]
+    ).set_output(transform="pandas")
+    model = make_pipeline(prep, MissingKernelSVC()).fit(table, y)
+    assert model[-1].is_nominal_.tolist() == [False, True]
+    assert model[-1].kernel_name_ == "mixed_rbf"
