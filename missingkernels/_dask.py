@@ -193,7 +193,10 @@ def _column_block(block: np.ndarray) -> tuple[Any, ...]:
         np.where(missing, 0.0, block).sum(axis=0),
         np.where(missing, -np.inf, block).max(axis=0, initial=-np.inf),
         np.where(missing, np.inf, block).min(axis=0, initial=np.inf),
-        bool(np.isinf(block).any()),
+        # The first infinite entry (row in the block, column), if any.
+        tuple(int(k[0]) for k in np.nonzero(np.isinf(block)))
+        if np.isinf(block).any()
+        else None,
     )
 
 
@@ -221,10 +224,14 @@ def summarise_columns(
     import dask
 
     parts = dask.compute(*[dask.delayed(_column_block)(b) for b in _blocks(X)])
-    if any(part[6] for part in parts):
-        raise ValueError(
-            "Input X contains infinity or a value too large for dtype('float64')."
-        )
+    offset = 0
+    for part in parts:
+        if part[6] is not None:
+            from ._validation import infinite_value_message
+
+            row, col = part[6]
+            raise ValueError(infinite_value_message(estimator, offset + row, col))
+        offset += int(part[0])
     n_rows = sum(int(part[0]) for part in parts)
     if n_rows < min_samples:
         raise ValueError(

@@ -410,12 +410,8 @@ def _validate(
                 "sklearn.preprocessing.OneHotEncoder)."
             ) from exc
         if "infinity" in str(exc) and "Input y" not in str(exc):
-            raise ValueError(
-                f"{type(estimator).__name__}: X holds an infinite value "
-                f"({_first_infinite_cell(estimator, X)}). NaN marks a missing "
-                "entry; an infinity is neither missing nor a value a kernel can "
-                "use: replace it by NaN or by a finite number."
-            ) from exc
+            cell = _first_infinite_cell(X)
+            raise ValueError(infinite_value_message(estimator, *cell)) from exc
         raise
     if require_observed_columns and X.shape[0] > 0:
         check_observed_columns(estimator, (~np.isnan(X)).sum(axis=0), X.shape[0])
@@ -524,13 +520,27 @@ def _first_text_cell(estimator: Any, X: Any, reset: bool) -> str | None:
     return None
 
 
-def _first_infinite_cell(estimator: Any, X: Any) -> str:
+def _first_infinite_cell(X: Any) -> tuple[int, int] | tuple[()]:
     try:
         A = np.asarray(X, dtype=np.float64)
         i, j = (int(k[0]) for k in np.nonzero(np.isinf(A)))
     except Exception:
-        return "somewhere in X"
-    return f"{describe_features(estimator, j)}, row {i} (0-based)"
+        return ()
+    return i, j
+
+
+def infinite_value_message(
+    estimator: Any, row: int | None = None, column: int | None = None
+) -> str:
+    """The error for an infinite entry of X (at ``row``, ``column`` if known)."""
+    where = "somewhere in X"
+    if row is not None and column is not None:
+        where = f"{describe_features(estimator, column)}, row {row} (0-based)"
+    return (
+        f"{type(estimator).__name__}: X holds an infinite value ({where}). NaN "
+        "marks a missing entry; an infinity is neither missing nor a value a "
+        "kernel can use: replace it by NaN or by a finite number."
+    )
 
 
 def user_stacklevel() -> int:
