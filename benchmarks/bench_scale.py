@@ -68,7 +68,7 @@ def run(route: str, n: int) -> dict:
     start = time.perf_counter()
     if route in ("exact", "features"):
         model = MissingKernelSVC(
-            gamma=GAMMA, C=C, route=route, n_components=D_LINEAR, random_state=0
+            gamma=GAMMA, C=C, route=route, n_kernel_features=D_LINEAR, random_state=0
         ).fit(X[:cut], y[:cut])
         accuracy = float(model.score(X[cut:], y[cut:]))
     elif route == "dask":

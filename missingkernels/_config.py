@@ -52,14 +52,30 @@ def _state() -> dict[str, Any]:
 def parse_memory(
     value: Any, what: str = "max_gram_memory", allow_zero: bool = False
 ) -> int:
-    """Bytes from an int or a string such as ``"4GB"`` or ``"512 MiB"``."""
+    """Bytes from an int or a string such as ``"4GB"`` or ``"512 MiB"``.
+
+    A fractional number of bytes is rounded to the nearest byte; a value
+    that rounds to 0 bytes (where 0 is not allowed), an infinite or NaN one
+    is a ValueError saying so.
+    """
     if isinstance(value, bool):
         raise TypeError(f"{what} must be a number of bytes, got {value!r}.")
     if isinstance(value, int | float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(
+                f"{what} must be a finite number of bytes, got {value!r}; None "
+                "restores the default."
+            )
         if not (value >= 0 if allow_zero else value > 0):
             sign = "non-negative" if allow_zero else "positive"
             raise ValueError(f"{what} must be {sign}, got {value!r}.")
-        return int(value)
+        n = round(value)
+        if n == 0 and not allow_zero:
+            raise ValueError(
+                f"{what}={value!r} is less than one byte: sizes are in bytes "
+                f"(did you mean '{value}GB'?)."
+            )
+        return int(n)
     if isinstance(value, str):
         match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", value)
         unit = match.group(2).lower() if match else None
@@ -102,6 +118,26 @@ def fit_cache_memory() -> int:
     if env:
         return parse_memory(env, FIT_CACHE_MEMORY_ENV, allow_zero=True)
     return _DEFAULT_FIT_CACHE
+
+
+def explicit_config() -> dict[str, Any]:
+    """The settings this thread set (with :func:`set_config` or
+    :func:`config_context`), without those left at their defaults."""
+    return {k: v for k, v in _state().items() if v is not None}
+
+
+@contextmanager
+def carried_config(settings: dict[str, Any]) -> Iterator[None]:
+    """``settings`` (from :func:`explicit_config` of another process) for the
+    block, where this thread has not set its own."""
+    state = _state()
+    changes = {k: v for k, v in settings.items() if state.get(k) is None}
+    old = {k: state[k] for k in changes}
+    state.update(changes)
+    try:
+        yield
+    finally:
+        state.update(old)
 
 
 def format_bytes(n: float) -> str:
@@ -172,8 +208,18 @@ def set_config(
         kernel's training Gram is reused across ``C``: a grid search over
         ``C`` and ``gamma`` fits the density once per fold (see the user
         guide, "Model selection"). None restores the default:
-        ``$MISSINGKERNELS_FIT_CACHE_MEMORY`` (set it for joblib worker
-        processes, which do not see this thread's settings), else 256 MiB.
+        ``$MISSINGKERNELS_FIT_CACHE_MEMORY``, else 256 MiB.
+
+    Notes
+    -----
+    The settings are per thread, like scikit-learn's. They travel with the
+    estimators to joblib worker processes (``cross_validate(...,
+    n_jobs=2)``, ``GridSearchCV(..., n_jobs=2)``): a clone of
+    :class:`~missingkernels.MissingKernelSVC`,
+    :class:`~missingkernels.MissingKernelSVR` or
+    :class:`~missingkernels.MissingKernelTransformer` records the settings of
+    the thread that cloned it, and its ``fit``, ``predict`` and ``transform``
+    apply them in any other process whose thread has not set its own.
 
     Examples
     --------

@@ -48,6 +48,29 @@ def import_dask(purpose: str) -> ModuleType:
     return import_optional("dask.array", "dask", purpose)
 
 
+def _nominal_message(estimator: Any, what: str) -> str:
+    """The error for non-numeric dask input: the block-wise path reads
+    numbers only, whatever the estimator takes in memory."""
+    name = type(estimator).__name__
+    message = (
+        f"{name} on a dask collection reads numeric columns only (NaN for "
+        f"missing entries), block by block; {what} not numeric."
+    )
+    if "nominal_features" in getattr(estimator, "_parameter_constraints", {}):
+        return (
+            f"{message} In memory, {name} takes such columns as nominal: "
+            "transform the DataFrame partition by partition with its own "
+            "method, e.g. X.map_partitions(lambda part: "
+            "pandas.DataFrame(est.transform(part), index=part.index)), or "
+            "compute the frame (X.compute()) if it fits in memory."
+        )
+    return (
+        f"{message} Encode them as numbers first, e.g. one-hot columns "
+        "(pandas.get_dummies per partition, with the categories of the "
+        "training rows)."
+    )
+
+
 def as_row_blocks(estimator: Any, X: Any, *, reset: bool, purpose: str) -> Any:
     """A dask array of float64 row blocks, checked without reading the data.
 
@@ -81,11 +104,7 @@ def as_row_blocks(estimator: Any, X: Any, *, reset: bool, purpose: str) -> Any:
             str(c) for c, t in zip(X.columns, dtypes, strict=True) if not _numeric(t)
         ]
         if bad:
-            raise ValueError(
-                f"{name} needs numeric X (NaN for missing entries); columns "
-                f"{bad} are not numeric. Encode categorical columns as numbers "
-                "first (e.g. with sklearn.preprocessing.OrdinalEncoder)."
-            )
+            raise ValueError(_nominal_message(estimator, f"columns {bad} are"))
         import pandas as pd
 
         # scikit-learn reads the names of a pandas frame: an empty one with
@@ -100,9 +119,7 @@ def as_row_blocks(estimator: Any, X: Any, *, reset: bool, purpose: str) -> Any:
     else:
         if not _numeric(X.dtype):
             raise ValueError(
-                f"{name} needs numeric X (NaN for missing entries); got a dask "
-                f"array of dtype {X.dtype}. Encode categorical columns as "
-                "numbers first (e.g. with sklearn.preprocessing.OrdinalEncoder)."
+                _nominal_message(estimator, f"the array's dtype {X.dtype} is")
             )
         _check_feature_names(estimator, X, reset=reset)
     if X.ndim != 2:
@@ -176,7 +193,10 @@ def _column_block(block: np.ndarray) -> tuple[Any, ...]:
         np.where(missing, 0.0, block).sum(axis=0),
         np.where(missing, -np.inf, block).max(axis=0, initial=-np.inf),
         np.where(missing, np.inf, block).min(axis=0, initial=np.inf),
-        bool(np.isinf(block).any()),
+        # The first infinite entry (row in the block, column), if any.
+        tuple(int(k[0]) for k in np.nonzero(np.isinf(block)))
+        if np.isinf(block).any()
+        else None,
     )
 
 
@@ -204,10 +224,14 @@ def summarise_columns(
     import dask
 
     parts = dask.compute(*[dask.delayed(_column_block)(b) for b in _blocks(X)])
-    if any(part[6] for part in parts):
-        raise ValueError(
-            "Input X contains infinity or a value too large for dtype('float64')."
-        )
+    offset = 0
+    for part in parts:
+        if part[6] is not None:
+            from ._validation import infinite_value_message
+
+            row, col = part[6]
+            raise ValueError(infinite_value_message(estimator, offset + row, col))
+        offset += int(part[0])
     n_rows = sum(int(part[0]) for part in parts)
     if n_rows < min_samples:
         raise ValueError(

@@ -15,7 +15,9 @@ about one density fit per fold:
 Safety:
 
 - the key holds the rows' shape, dtype and a 128-bit BLAKE2 digest of their
-  bytes (NaN included), the object's class and all of its parameters
+  bytes (NaN included), the object's class (the class object itself, so a
+  class redefined under the same name does not get the old class's fits) and
+  all of its parameters
   (nested estimators by class and parameters); anything that cannot be told
   apart by value makes the fit uncacheable: a ``random_state`` of None or a
   ``RandomState``/``Generator`` (two fits would differ), a fitted estimator
@@ -85,7 +87,7 @@ def _freeze(value: Any) -> Any:
             raise _Uncacheable
         return ("ndarray", rows_digest(value))
     if isinstance(value, type):
-        return ("type", value.__module__, value.__qualname__)
+        return ("type", value.__module__, value.__qualname__, value)
     if isinstance(value, BaseEstimator):
         return _freeze_estimator(value)
     raise _Uncacheable
@@ -104,6 +106,10 @@ def _freeze_estimator(est: Any) -> tuple:
         "estimator",
         cls.__module__,
         cls.__qualname__,
+        # The class object itself (compared by identity): a class redefined
+        # under the same name (an edited notebook cell) is another class,
+        # whose fits are not the old class's.
+        cls,
         _freeze(params),
         None if hint is None else tuple(map(str, hint)),
     )

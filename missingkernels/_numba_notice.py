@@ -14,10 +14,56 @@ from __future__ import annotations
 
 import logging
 from types import ModuleType
+from typing import Any
 
 logger = logging.getLogger("missingkernels")
 
 _noticed: set[str] = set()
+#: Modules handed to :func:`notice_if_compiling`: what their loops are and
+#: how long they take to compile, for the notice of a later compile.
+_watched: dict[str, tuple[str, int]] = {}
+_listening = False
+
+
+def _message(what: str, seconds: int) -> str:
+    return (
+        f"missingkernels: compiling {what} with numba (first use after "
+        f"installing: about {seconds} s, once; the machine code is cached on "
+        "disk for later runs)"
+    )
+
+
+def _listen() -> None:
+    """Log the notice when numba actually compiles a watched module's loop.
+
+    numba raises its ``"numba:compile"`` event only for a real compilation
+    (not when the machine code is loaded from the disk cache), so a loop
+    compiled later than the module's first use (e.g. the mixed kernel's,
+    after the RBF kernels' are cached) is announced too, and only then.
+    """
+    global _listening
+    if _listening:
+        return
+    try:
+        from numba.core import event
+
+        class _Notice(event.Listener):  # type: ignore[misc]
+            def on_start(self, ev: Any) -> None:
+                data = ev.data or {}
+                func = getattr(data.get("dispatcher"), "py_func", None)
+                name = getattr(func, "__module__", None)
+                if name in _watched and name not in _noticed:
+                    _noticed.add(name)
+                    what, seconds = _watched[name]
+                    logger.warning(_message(what, seconds))
+
+            def on_end(self, ev: Any) -> None:
+                pass
+
+        event.register("numba:compile", _Notice())
+    except Exception:  # pragma: no cover - numba's event API changed
+        return
+    _listening = True
 
 
 def needs_compiling(module: ModuleType) -> bool:
@@ -74,15 +120,14 @@ def notice_if_compiling(module: ModuleType, what: str, seconds: int = 20) -> boo
     Returns
     -------
     noticed : bool
-        Whether the message was logged by this call.
+        Whether the message was logged by this call. If not, the message is
+        logged later, once, when numba does compile one of the module's loops
+        (one not run before, e.g. a kernel's own loop).
     """
+    _watched[module.__name__] = (what, seconds)
+    _listen()
     if module.__name__ in _noticed or not needs_compiling(module):
         return False
     _noticed.add(module.__name__)
-    logger.warning(
-        "missingkernels: compiling %s with numba (first use after installing: "
-        "about %d s, once; the machine code is cached on disk for later runs)",
-        what,
-        seconds,
-    )
+    logger.warning(_message(what, seconds))
     return True

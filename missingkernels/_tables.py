@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import describe_features
+from ._validation import describe_features, user_stacklevel
 
 __all__ = ["TableEncoding", "UnknownCategoryWarning", "encode_table"]
 
@@ -55,6 +55,8 @@ def _missing_mask(values: np.ndarray) -> np.ndarray:
 def _sort_labels(labels: list) -> np.ndarray:
     """Distinct labels in a deterministic order (numbers before strings)."""
     try:
+        if len({isinstance(v, bool | np.bool_) for v in labels}) > 1:
+            raise TypeError  # True == 1: keep booleans apart from numbers
         ordered = sorted(labels)
     except TypeError:  # mixed types
         ordered = sorted(labels, key=lambda v: (type(v).__name__, str(v)))
@@ -113,6 +115,9 @@ def _columns_of(X: Any) -> tuple[list[Any], list[Any], list[str | None]]:
             if name == "category":
                 hints.append("ordered" if dtype.ordered else "categorical")
                 values.append(col)
+            elif name.startswith(("datetime", "timedelta", "period")):
+                hints.append("datetime")
+                values.append(col)
             elif name in ("bool", "boolean"):
                 hints.append("bool")
                 values.append(col.to_numpy(dtype=object))
@@ -131,6 +136,12 @@ def _columns_of(X: Any) -> tuple[list[Any], list[Any], list[str | None]]:
             [A[:, j] for j in range(A.shape[1])],
             [None] * A.shape[1],
             (["bool"] * A.shape[1]),
+        )
+    if A.dtype.kind in "mM":
+        return (
+            [A[:, j] for j in range(A.shape[1])],
+            [None] * A.shape[1],
+            ["datetime"] * A.shape[1],
         )
     if A.dtype.kind in "OUS":
         return (
@@ -203,6 +214,14 @@ def _fit_column(
     ``where`` names the column in the error raised for an object column that
     mixes numbers and strings (a typo in a numeric column, or a nominal
     column to declare)."""
+    if hint == "datetime":
+        raise ValueError(
+            f"{where} holds dates or times ({getattr(values, 'dtype', '')}), "
+            "which have no meaning as one number here. Convert it to the "
+            "number you mean (e.g. days since a reference date: "
+            "(col - col.min()).dt.days, or the month: col.dt.month) or drop "
+            "it before fitting."
+        )
     if hint in ("categorical", "ordered"):
         cats = values.cat.categories
         codes = values.cat.codes.to_numpy()
@@ -212,6 +231,16 @@ def _fit_column(
             labels[:] = list(cats)
             return _Column("ordinal", labels)
         if nominal is False:
+            if not _all_numbers(list(cats)):
+                raise ValueError(
+                    f"{where} is an unordered categorical with labels such as "
+                    f"{list(cats[:3])!r}, declared numeric by nominal_features: "
+                    "its codes would follow the arbitrary order of the levels. "
+                    "Leave it nominal, make it ordered (pd.Categorical(..., "
+                    "categories=[...], ordered=True): coded by rank) or convert "
+                    "it to numbers."
+                )
+            # Numeric labels: the column is their values, not their codes.
             return _Column("numeric")
         labels = np.empty(len(seen), dtype=object)
         labels[:] = [cats[c] for c in seen]
@@ -232,12 +261,15 @@ def _fit_column(
                 )
         else:
             nominal = is_text
+        if nominal and hint in ("string", "object"):
+            _warn_numeric_strings(values, where)
     if not nominal:
         return _Column("numeric")
     raw = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
     raw = np.asarray(raw, dtype=object)
     seen = raw[~_missing_mask(raw)]
-    return _Column("nominal", _sort_labels(list({_label(v): None for v in seen})))
+    distinct = {_key(v): _label(v) for v in seen}
+    return _Column("nominal", _sort_labels(list(distinct.values())))
 
 
 def _label(v: Any) -> Any:
@@ -245,6 +277,57 @@ def _label(v: Any) -> Any:
     if isinstance(v, np.generic):
         return v.item()
     return v
+
+
+def _key(v: Any) -> Any:
+    """The category a value stands for: its label, with booleans apart from
+    the numbers they equal in Python (``True == 1``)."""
+    v = _label(v)
+    if isinstance(v, bool):
+        return ("bool", v)
+    return v
+
+
+def _all_numbers(labels: list) -> bool:
+    return bool(labels) and all(
+        isinstance(v, int | float | np.integer | np.floating)
+        and not isinstance(v, bool | np.bool_)
+        for v in labels
+    )
+
+
+#: Distinct values above which a text column of numbers looks like a
+#: measurement rather than category codes.
+_MANY_CODES = 20
+
+
+def _warn_numeric_strings(values: Any, where: str) -> None:
+    """Warn when a text column taken as nominal holds only numbers written
+    as text with decimals or many distinct values (a numeric column read as
+    text, e.g. a CSV parsed without its decimal separator)."""
+    raw = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
+    raw = np.asarray(raw, dtype=object)
+    observed = [v for v in raw[~_missing_mask(raw)] if isinstance(v, str)]
+    if not observed or len(observed) != int((~_missing_mask(raw)).sum()):
+        return
+    try:
+        numbers = np.array([float(v) for v in observed])
+    except ValueError:
+        return
+    fractional = not np.all(np.isfinite(numbers) & (numbers == np.round(numbers)))
+    distinct = len(set(observed))
+    if not (fractional or distinct > _MANY_CODES):
+        return
+    warnings.warn(
+        f"{where} holds only numbers written as text (e.g. {observed[0]!r}; "
+        f"{distinct} distinct values), taken as nominal: every distinct value "
+        "is a category. If they are measurements, convert the column to "
+        "numbers (pandas.to_numeric) or declare it numeric with "
+        "nominal_features; if they are codes, declare them nominal to silence "
+        "this warning.",
+        UserWarning,
+        stacklevel=7,
+    )
 
 
 def encode_table(estimator: Any, X: Any, *, reset: bool) -> Any:
@@ -327,9 +410,9 @@ def _apply(estimator: Any, encoding: TableEncoding, X: Any) -> Any:
 
 def _numeric(col: Any, hint: str | None) -> np.ndarray:
     if hint in ("categorical", "ordered"):
-        codes = col.cat.codes.to_numpy().astype(np.float64)
-        codes[codes < 0] = np.nan
-        return codes
+        # Numeric labels (checked at fit): their values, whatever the order
+        # of the levels.
+        return np.asarray(col.astype(np.float64).to_numpy(), dtype=np.float64)
     if hasattr(col, "to_numpy"):
         try:
             return np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan))
@@ -357,11 +440,11 @@ def _codes(
     else:
         raw = np.asarray(col, dtype=object)
     missing = _missing_mask(raw)
-    lookup = {_label(v): c for c, v in enumerate(column.categories)}
+    lookup = {_key(v): c for c, v in enumerate(column.categories)}
     codes = np.full(len(raw), np.nan)
     unknown = []
     for i in np.flatnonzero(~missing):
-        code = lookup.get(_label(raw[i]))
+        code = lookup.get(_key(raw[i]))
         if code is None:
             unknown.append(i)
         else:
@@ -377,17 +460,18 @@ def _unknown(estimator: Any, j: int, column: _Column, values: np.ndarray) -> Non
     seen = [_label(v) for v in column.categories[:10]]
     more = " ..." if len(column.categories) > 10 else ""
     policy = getattr(estimator, "handle_unknown", "error")
+    # No count of rows: the same unseen values give the same message in every
+    # fold of a grid search, which Python's default filter then shows once.
     what = (
         f"{type(estimator).__name__}: {describe_features(estimator, j)} holds "
-        f"{len(values)} value(s) not seen in the training rows ({shown}; seen: "
-        f"{seen}{more})"
+        f"value(s) not seen in the training rows ({shown}; seen: {seen}{more})"
     )
     if policy == "missing":
         warnings.warn(
             f"{what}; they are treated as missing (handle_unknown='missing'): "
             "the kernel averages over the fitted distribution of the column.",
             UnknownCategoryWarning,
-            stacklevel=6,
+            stacklevel=user_stacklevel(),
         )
         return
     raise ValueError(

@@ -361,10 +361,19 @@ def _validate(
         check_is_fitted(estimator)
     if require_observed_columns is None:
         require_observed_columns = reset
+    if y is not None and task == "regression":
+        _check_numeric_target(estimator, y)
+    original = X
     if "nominal_features" in getattr(estimator, "_parameter_constraints", {}):
         # Mixed-type tables: nominal columns become category codes first.
+        from ._sklearn_compat import _check_feature_names
         from ._tables import encode_table
 
+        if not reset:
+            # Names first: the table's coding goes by position, so columns
+            # reordered since fit must be reported as such, not as the
+            # values of one column failing another's coding.
+            _check_feature_names(estimator, X, reset=False)
         X = encode_table(estimator, X, reset=reset)
     try:
         if y is None:
@@ -389,15 +398,20 @@ def _validate(
             )
     except ValueError as exc:
         if "could not convert" in str(exc) or "Unable to convert" in str(exc):
+            where = _first_text_cell(estimator, original, reset)
             raise ValueError(
                 f"{type(estimator).__name__} needs numeric X (NaN for missing "
-                f"entries); {exc}. Nominal (string or categorical) columns are "
+                f"entries); {where or exc}. Nominal (string or categorical) "
+                "columns are "
                 "taken by the estimators with a nominal_features parameter "
                 "(MissingKernelSVC, MissingKernelSVR, MissingKernelTransformer, "
                 "the mixed kernels and the 'latent_class' density); otherwise "
                 "encode them as numbers first (e.g. with "
                 "sklearn.preprocessing.OneHotEncoder)."
             ) from exc
+        if "infinity" in str(exc) and "Input y" not in str(exc):
+            cell = _first_infinite_cell(X)
+            raise ValueError(infinite_value_message(estimator, *cell)) from exc
         raise
     if require_observed_columns and X.shape[0] > 0:
         check_observed_columns(estimator, (~np.isnan(X)).sum(axis=0), X.shape[0])
@@ -413,3 +427,143 @@ def _validate(
                 f"{n_classes} class. Check the target column or the split."
             )
     return X, y
+
+
+def check_sample_weight(estimator: Any, sample_weight: Any, n_rows: int) -> Any:
+    """``sample_weight`` as float64 of shape ``(n_rows,)``, or None.
+
+    ValueError, saying what was wrong, for a weight that is NaN, infinite or
+    negative, a wrong length, or weights that are all zero (libsvm would
+    otherwise drop or misuse such rows without a word).
+    """
+    if sample_weight is None:
+        return None
+    name = type(estimator).__name__
+    if np.isscalar(sample_weight):
+        sample_weight = np.full(n_rows, sample_weight)
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name}: sample_weight must be numbers, one per training row; {exc}."
+        ) from exc
+    if w.ndim != 1 or w.shape[0] != n_rows:
+        raise ValueError(
+            f"{name}: sample_weight has shape {w.shape}, but X has {n_rows} "
+            f"rows: give one weight per row, shape ({n_rows},)."
+        )
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise ValueError(
+            f"{name}: sample_weight is NaN or infinite at row(s) "
+            f"{bad[:8].tolist()}{' ...' if bad.size > 8 else ''} (0-based); "
+            "every weight must be a finite number >= 0."
+        )
+    negative = np.flatnonzero(w < 0)
+    if negative.size:
+        raise ValueError(
+            f"{name}: sample_weight is negative at row(s) "
+            f"{negative[:8].tolist()}{' ...' if negative.size > 8 else ''} "
+            f"(0-based; e.g. {w[negative[0]]:g}); weights must be >= 0 (0 "
+            "leaves a row out of the loss)."
+        )
+    if n_rows and not np.any(w > 0):
+        raise ValueError(
+            f"{name}: every sample_weight is zero, so no row is left to learn from."
+        )
+    return w
+
+
+def _check_numeric_target(estimator: Any, y: Any) -> None:
+    """ValueError naming the problem when a regression target is not numbers."""
+    try:
+        np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{type(estimator).__name__} needs a numeric target y; {exc}. For "
+            "class labels use the classifier (MissingKernelSVC)."
+        ) from exc
+
+
+def _first_text_cell(estimator: Any, X: Any, reset: bool) -> str | None:
+    """Where the first value that is not a number sits in X, for messages:
+    ``"feature 'b' holds 'q' (row 0, 0-based)"``; None if not found."""
+    try:
+        if hasattr(X, "iloc") and hasattr(X, "columns"):
+            columns = [X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
+        else:
+            A = np.asarray(X, dtype=object)
+            if A.ndim != 2:
+                return None
+            columns = [A[:, j] for j in range(A.shape[1])]
+    except Exception:  # an unusual container: the raw message will do
+        return None
+    for j, col in enumerate(columns):
+        for i, v in enumerate(col):
+            if v is None:
+                continue
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                nominal = getattr(estimator, "is_nominal_", None)
+                was = ""
+                if nominal is not None and j < len(nominal) and not nominal[j]:
+                    was = (
+                        ", a column declared numeric by nominal_features"
+                        if reset
+                        else ", a numeric column in the training rows"
+                    )
+                return (
+                    f"{describe_features(estimator, j)} holds {v!r} (row {i}, "
+                    f"0-based{was})"
+                )
+    return None
+
+
+def _first_infinite_cell(X: Any) -> tuple[int, int] | tuple[()]:
+    try:
+        A = np.asarray(X, dtype=np.float64)
+        i, j = (int(k[0]) for k in np.nonzero(np.isinf(A)))
+    except Exception:
+        return ()
+    return i, j
+
+
+def infinite_value_message(
+    estimator: Any, row: int | None = None, column: int | None = None
+) -> str:
+    """The error for an infinite entry of X (at ``row``, ``column`` if known)."""
+    where = "somewhere in X"
+    if row is not None and column is not None:
+        where = f"{describe_features(estimator, column)}, row {row} (0-based)"
+    return (
+        f"{type(estimator).__name__}: X holds an infinite value ({where}). NaN "
+        "marks a missing entry; an infinity is neither missing nor a value a "
+        "kernel can use: replace it by NaN or by a finite number."
+    )
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame
+    outside missingkernels, scikit-learn and joblib: the user's line (e.g.
+    ``search.fit(X, y)``), not the package's internals. Call it in the
+    function that calls :func:`warnings.warn`."""
+    import os
+    import sys
+
+    import joblib
+    import sklearn
+
+    inside = tuple(
+        os.path.dirname(os.path.abspath(str(m.__file__))) + os.sep
+        for m in (sys.modules[__package__ or "missingkernels"], sklearn, joblib)
+        if getattr(m, "__file__", None)
+    )
+    frame: Any = sys._getframe(1)  # the function calling warnings.warn
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        inside
+    ):
+        frame = frame.f_back
+        level += 1
+    return level

@@ -362,7 +362,9 @@ def load_csv(
     Parameters
     ----------
     path : path
-        Empty fields (and ``NA``/``NaN``) are missing values.
+        Empty fields (and ``NA``/``NaN``) are missing values. Fields are
+        separated by commas; a file whose header holds no comma but
+        semicolons, tabs or ``|`` is read with that separator.
     target : str, default="target"
         The name of the target column.
     task : {"classification", "regression"} or None
@@ -412,6 +414,15 @@ def load_csv(
         raise ValueError(
             f"{path} is empty; a CSV needs a header row and one row per sample."
         ) from None
+    if frame.shape[1] == 1:
+        # One column whose name holds another separator: a semicolon- or
+        # tab-separated file (the usual CSV where the comma is the decimal
+        # separator). Read it with that separator.
+        header = str(frame.columns[0])
+        for sep in (";", "\t", "|"):
+            if sep in header:
+                frame = pd.read_csv(path, sep=sep)
+                break
     return _from_frame(path.stem, frame, target, task, "", nominal or ())
 
 

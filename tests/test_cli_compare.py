@@ -562,3 +562,17 @@ def test_unknown_nominal_or_dropped_columns_are_refused(
             "--output-dir", str(tmp_path / "o")]  # fmt: skip
     assert main(args) == 2
     assert match in capsys.readouterr().err
+
+
+def test_quick_searches_a_small_hgb_grid():
+    """--quick: hgb searches 2 points (its full grid has 9: most of a quick
+    run's time on a nominal table), under its own name."""
+    from missingkernels.cli import _with_quick_grids
+    from missingkernels.experiments import resolve_method
+
+    full = resolve_method("hgb")
+    assert np.prod([len(v) for v in full.grid.values()]) == 9
+    quick = _with_quick_grids(["mean", "hgb"], (1.0,), (0.1,))
+    assert quick[0] == "mean"
+    assert quick[1].name == "hgb"
+    assert np.prod([len(v) for v in quick[1].grid.values()]) == 2

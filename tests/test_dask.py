@@ -140,8 +140,34 @@ def test_dask_input_is_refused_as_in_memory(case):
 
 def test_non_numeric_dask_array_is_refused():
     X = da.from_array(np.array([["a", "b"], ["c", "d"]], dtype=object), chunks=1)
-    with pytest.raises(ValueError, match="needs numeric X"):
+    with pytest.raises(ValueError, match=r"reads numeric columns only.*one-hot"):
         GaussianEMDensity().fit(X)
+
+
+def test_nominal_dask_columns_point_to_the_in_memory_path():
+    """An estimator that takes nominal columns in memory is not told to
+    encode them: the message says how to apply it partition by partition."""
+    import pandas as pd
+
+    from missingkernels import ExpectedKernelFeatures
+    from missingkernels.dask import expected_features
+
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {"x": rng.normal(size=40), "colour": rng.choice(["red", "blue"], 40)}
+    )
+    est = ExpectedKernelFeatures(n_components=20, random_state=0).fit(frame)
+    X = dd.from_pandas(frame, npartitions=2)
+    remedy = r"takes such columns as nominal.*map_partitions"
+    with pytest.raises(ValueError, match=remedy) as info:
+        expected_features(est, X)
+    assert "OrdinalEncoder" not in str(info.value)
+    # The remedy works and gives the in-memory features.
+    Z = X.map_partitions(
+        lambda part: pd.DataFrame(est.transform(part), index=part.index)
+    ).compute()
+    np.testing.assert_allclose(Z.to_numpy(), est.transform(frame))
 
 
 def test_too_few_used_rows_on_dask():

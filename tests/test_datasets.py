@@ -75,3 +75,14 @@ def test_user_csv(tmp_path):
     path.write_text("a,b,target\n1,q,1\n2,3,0\n")
     with pytest.raises(ValueError, match="not numeric"):
         load_csv(path)
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_semicolon_or_tab_separated_file_is_read_with_its_separator(tmp_path, sep):
+    path = tmp_path / "t.csv"
+    rows = [["a", "b", "target"], ["1.5", "x", "0"], ["", "y", "1"], ["2", "x", "1"]]
+    path.write_text("\n".join(sep.join(r) for r in rows) + "\n")
+    ds = load_csv(path)
+    assert ds.feature_names == ["a", "b"]
+    np.testing.assert_array_equal(ds.y, [0, 1, 1])
+    assert np.isnan(ds.X[1, 0]) and ds.X[0, 0] == 1.5

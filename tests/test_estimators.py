@@ -61,15 +61,18 @@ def test_sample_weight_reaches_the_svm(rng):
     """On complete rows the SVMs are scikit-learn's RBF SVMs, weights included."""
     X, _, y = _classification(rng, n=80)
     w = rng.uniform(0.1, 3.0, size=80)
-    ours = MissingKernelSVC(gamma=0.5, C=2.0).fit(X, y, sample_weight=w)
+    ours = MissingKernelSVC(gamma=0.5, C=2.0, standardize=False).fit(
+        X, y, sample_weight=w
+    )
     ref = SVC(kernel="rbf", gamma=0.5, C=2.0).fit(X, y, sample_weight=w)
     np.testing.assert_allclose(
         ours.decision_function(X), ref.decision_function(X), atol=1e-6
     )
-    unweighted = MissingKernelSVC(gamma=0.5, C=2.0).fit(X, y)
+    unweighted = MissingKernelSVC(gamma=0.5, C=2.0, standardize=False).fit(X, y)
     assert not np.allclose(ours.decision_function(X), unweighted.decision_function(X))
     target = np.sin(X[:, 0]) + X[:, 1]
-    reg = MissingKernelSVR(gamma=0.4, C=3.0).fit(X, target, sample_weight=w)
+    reg = MissingKernelSVR(gamma=0.4, C=3.0, standardize=False)
+    reg.fit(X, target, sample_weight=w)
     ref_reg = SVR(kernel="rbf", gamma=0.4, C=3.0).fit(X, target, sample_weight=w)
     np.testing.assert_allclose(reg.predict(X), ref_reg.predict(X), atol=1e-6)
     with pytest.raises(ValueError, match="sample_weight"):
@@ -79,7 +82,9 @@ def test_sample_weight_reaches_the_svm(rng):
 def test_sample_weight_on_the_feature_route(rng):
     _, Xm, y = _classification(rng, n=80)
     w = rng.uniform(0.1, 3.0, size=80)
-    clf = MissingKernelSVC(route="features", n_components=40, random_state=0)
+    clf = MissingKernelSVC(
+        route="features", n_kernel_features=40, random_state=0, standardize=False
+    )
     clf.fit(Xm, y, sample_weight=w)
     Z = clf.features_.transform(Xm)
     ref = clone(clf.svm_).fit(Z, y, sample_weight=w)
@@ -91,7 +96,8 @@ def test_sample_weight_on_the_feature_route(rng):
 @pytest.mark.parametrize("gamma", [0.05, 0.5, 3.0])
 def test_svc_on_complete_rows_is_sklearn_rbf_svc(rng, gamma):
     X, _, y = _classification(rng)
-    ours = MissingKernelSVC(gamma=gamma, C=2.0).fit(X[:90], y[:90])
+    ours = MissingKernelSVC(gamma=gamma, C=2.0, standardize=False)
+    ours.fit(X[:90], y[:90])
     ref = SVC(kernel="rbf", gamma=gamma, C=2.0).fit(X[:90], y[:90])
     np.testing.assert_allclose(
         ours.decision_function(X[90:]), ref.decision_function(X[90:]), atol=1e-6
@@ -102,7 +108,8 @@ def test_svc_on_complete_rows_is_sklearn_rbf_svc(rng, gamma):
 def test_svr_on_complete_rows_is_sklearn_rbf_svr(rng):
     X = rng.normal(size=(100, 3))
     y = np.sin(X[:, 0]) + X[:, 1]
-    ours = MissingKernelSVR(gamma=0.4, C=3.0, epsilon=0.05).fit(X[:70], y[:70])
+    ours = MissingKernelSVR(gamma=0.4, C=3.0, epsilon=0.05, standardize=False)
+    ours.fit(X[:70], y[:70])
     ref = SVR(kernel="rbf", gamma=0.4, C=3.0, epsilon=0.05).fit(X[:70], y[:70])
     np.testing.assert_allclose(ours.predict(X[70:]), ref.predict(X[70:]), atol=1e-6)
 
@@ -110,7 +117,8 @@ def test_svr_on_complete_rows_is_sklearn_rbf_svr(rng):
 def test_prediction_uses_the_full_cross_gram(rng):
     """Computing only the support columns changes nothing."""
     _, Xm, y = _classification(rng)
-    clf = MissingKernelSVC(gamma=0.3, C=5.0).fit(Xm[:90], y[:90])
+    clf = MissingKernelSVC(gamma=0.3, C=5.0, standardize=False)
+    clf.fit(Xm[:90], y[:90])
     K_full = clf.kernel_(Xm[90:], Xm[:90])
     np.testing.assert_allclose(
         clf.decision_function(Xm[90:]), clf.svm_.decision_function(K_full), atol=1e-12
@@ -120,7 +128,7 @@ def test_prediction_uses_the_full_cross_gram(rng):
 
 def test_gamma_scale_uses_observed_entries(rng):
     _, Xm, y = _classification(rng)
-    clf = MissingKernelSVC().fit(Xm, y)
+    clf = MissingKernelSVC(standardize=False).fit(Xm, y)
     expected = 1.0 / (Xm.shape[1] * np.nanvar(Xm))
     assert clf.kernel_.gamma_ == pytest.approx(expected)
 
@@ -143,7 +151,7 @@ def test_density_never_sees_scored_rows(rng):
     _RecordingDensity.seen = []
     cv = KFold(3, shuffle=True, random_state=0)
     search = GridSearchCV(
-        MissingKernelSVC(density=_RecordingDensity(), gamma=0.2),
+        MissingKernelSVC(density=_RecordingDensity(), gamma=0.2, standardize=False),
         {"C": [0.5, 2.0]},
         cv=KFold(2, shuffle=True, random_state=1),
     )
@@ -254,7 +262,7 @@ def test_transformer_with_kernel_ridge_and_kernel_pca(rng):
 
     def model():
         return make_pipeline(
-            MissingKernelTransformer(gamma=0.3),
+            MissingKernelTransformer(gamma=0.3, standardize=False),
             KernelRidge(kernel="precomputed", alpha=0.1),
         )
 
@@ -357,7 +365,7 @@ def test_a_weight_of_two_is_the_row_twice_with_the_density_held_fixed(route):
     X[0] = rng.multivariate_normal(mean, S)  # a complete row, weighted below
     params = dict(
         density=FixedGaussian(mean, S), gamma=0.3, C=2.0, tol=1e-8, route=route,
-        n_components=400, random_state=0,
+        n_kernel_features=400, random_state=0, standardize=False,
     )  # fmt: skip
     weights = np.ones(len(X))
     weights[0] = 2.0

@@ -492,6 +492,27 @@ def test_a_second_run_on_the_same_file_is_refused(tmp_path: Path):
             )
 
 
+def test_a_finished_run_leaves_no_lock_file(tmp_path: Path):
+    pytest.importorskip("fcntl")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    out = tmp_path / "r.csv"
+    run_comparison(
+        {"toy": ComparisonData(X, y, "classification")},
+        ["mean"],
+        mechanisms=["mcar"],
+        n_draws=1,
+        outer_folds=2,
+        inner_folds=2,
+        C_grid=[1.0],
+        gamma_grid=[1.0],
+        output=out,
+    )
+    assert out.exists()
+    assert not (tmp_path / "r.csv.lock").exists()
+
+
 def test_shared_density_gives_the_grams_of_separate_fits(rng):
     from missingkernels.experiments._cv import _prepare_kernel
 

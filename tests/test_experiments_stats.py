@@ -159,6 +159,9 @@ def test_methods_below_the_majority_class_are_flagged(tmp_path, rng):
         "accuracy 0.100 on d2."
     )
     assert "†" not in format_table(res, "accuracy")
+    # Floors below every mean: nothing marked, so no footnote either.
+    low = {"d1": {"accuracy": 0.01}, "d2": {"accuracy": 0.01}}
+    assert "†" not in format_table(res, "accuracy", floors=low)
     rep = report_comparison(res, "accuracy", tmp_path, floors=floors)
     assert (tmp_path / "table.md").read_text().strip() == rep.table
     assert rep.table.endswith("accuracy 0.100 on d2.")

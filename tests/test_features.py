@@ -208,19 +208,19 @@ def test_the_feature_route_of_the_svms_approaches_the_exact_route():
     tr, te = slice(0, 500), slice(500, None)
     exact = MissingKernelSVC(gamma=0.25, C=10.0, route="exact").fit(X[tr], y[tr])
     feats = MissingKernelSVC(
-        gamma=0.25, C=10.0, route="features", n_components=3000, random_state=0
+        gamma=0.25, C=10.0, route="features", n_kernel_features=3000, random_state=0
     ).fit(X[tr], y[tr])
     assert exact.route_ == "exact" and feats.route_ == "features"
     agree = (exact.predict(X[te]) == feats.predict(X[te])).mean()
     assert agree > 0.9
     assert feats.score(X[te], y[te]) >= exact.score(X[te], y[te]) - 0.05
     target = rng.normal(size=700)
-    reg = MissingKernelSVR(route="features", n_components=200, random_state=0)
+    reg = MissingKernelSVR(route="features", n_kernel_features=200, random_state=0)
     assert reg.fit(X[tr], target[tr]).predict(X[te]).shape == (200,)
 
 
 @parametrize_with_checks(
-    [MissingKernelSVC(route="features", n_components=50, random_state=0)],
+    [MissingKernelSVC(route="features", n_kernel_features=50, random_state=0)],
     expected_failed_checks=lambda est: {
         "check_sample_weight_equivalence_on_dense_data": (
             "sample_weight weights the SVM's loss only, not the features' density"

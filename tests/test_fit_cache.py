@@ -69,7 +69,7 @@ def test_grid_search_fits_one_density_per_fold_and_never_shares_across_folds():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gs = GridSearchCV(
-            MissingKernelSVC(density=RecordingDensity()),
+            MissingKernelSVC(density=RecordingDensity(), standardize=False),
             grid,
             cv=cv,
             scoring=_checking_scorer(seen),
@@ -235,3 +235,41 @@ def test_a_cached_fit_warns_as_the_fit_did():
     for _ in range(3):
         with pytest.warns(SingularCovarianceWarning, match="single value"):
             get_kernel("genrbf").fit(X)
+
+
+_CELL = """
+import numpy as np
+from missingkernels.densities import GaussianEMDensity
+
+
+class EditedDensity(GaussianEMDensity):
+    def fit(self, X, y=None):
+        super().fit(X, y)
+        self.version_ = {version}
+        return self
+"""
+
+
+def test_a_class_redefined_under_the_same_name_does_not_get_the_old_fit():
+    """A notebook cell defining a density, edited and run again: same module
+    and qualified name, another class; its fit is computed anew."""
+    import sys
+    import types
+
+    module = types.ModuleType("notebook_cell_for_the_fit_cache_test")
+    sys.modules[module.__name__] = module
+    try:
+        X, _ = _data()
+        exec(_CELL.format(version=1), module.__dict__)
+        first = fit_density(module.EditedDensity(), X)
+        assert first.version_ == 1
+        exec(_CELL.format(version=2), module.__dict__)
+        second = fit_density(module.EditedDensity(), X)
+        assert type(second) is module.EditedDensity
+        assert second.version_ == 2
+        # The same class again is a hit, as before.
+        hits = fit_cache_info()["hits"]
+        assert fit_density(module.EditedDensity(), X).version_ == 2
+        assert fit_cache_info()["hits"] == hits + 1
+    finally:
+        del sys.modules[module.__name__]

@@ -46,7 +46,7 @@ def test_a_gram_above_the_limit_is_refused_before_allocation():
 def test_auto_takes_the_feature_route_above_the_limit():
     X, y = _data(3000)
     with config_context(max_gram_memory=16 * 3000 * 3000 - 1):
-        svc = MissingKernelSVC(gamma=0.5, n_components=300, random_state=0)
+        svc = MissingKernelSVC(gamma=0.5, n_kernel_features=300, random_state=0)
         svc.fit(X, y)
         assert svc.route_ == "features"
         assert svc.features_.method_ == "fourier"
@@ -110,3 +110,54 @@ def test_socp_kernel_form_estimates_its_problem_before_building_it():
         assert "form='linear'" in str(info.value)
         # The linear form's memory does not grow with n^2: it still fits.
         assert SOCPSVC(form="linear").fit(X, y).score(X, y) > 0.6
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (0.5, r"less than one byte.*'0.5GB'"),
+        (float("inf"), "must be a finite number of bytes"),
+        (float("nan"), "must be a finite number of bytes"),
+    ],
+)
+def test_fractions_of_a_byte_and_infinity_are_refused(bad, message):
+    with pytest.raises(ValueError, match=message):
+        set_config(max_gram_memory=bad)
+    assert get_config()["max_gram_memory"] is None
+    assert parse_memory(1.6) == 2
+    assert parse_memory("1.5KB") == 1500
+
+
+def test_the_limit_travels_to_joblib_worker_processes():
+    """cross_validate with n_jobs=2 (loky processes) takes the same route as
+    with n_jobs=1 under the thread's setting."""
+    from sklearn.model_selection import GridSearchCV, cross_validate
+
+    X, y = _data(80)
+    svc = MissingKernelSVC(n_kernel_features=30, random_state=0)
+    with config_context(max_gram_memory=16 * 40 * 40 - 1):
+        serial = cross_validate(svc, X, y, cv=2, n_jobs=1, return_estimator=True)
+        parallel = cross_validate(svc, X, y, cv=2, n_jobs=2, return_estimator=True)
+        # A grid search inside the workers clones the estimator again there.
+        search = GridSearchCV(svc, {"C": [1.0]}, cv=2)
+        nested = cross_validate(search, X, y, cv=2, n_jobs=2, return_estimator=True)
+    assert [e.route_ for e in serial["estimator"]] == ["features"] * 2
+    assert [e.route_ for e in parallel["estimator"]] == ["features"] * 2
+    assert [e.best_estimator_.route_ for e in nested["estimator"]] == ["features"] * 2
+    np.testing.assert_allclose(parallel["test_score"], serial["test_score"])
+    # In this process, the thread's own setting decides (none set here now).
+    assert parallel["estimator"][0].fit(X[:40], y[:40]).route_ == "exact"
+
+
+def test_a_huge_feature_count_is_refused_before_any_work():
+    from missingkernels import ExpectedKernelFeatures
+
+    X, y = _data(80)
+    with config_context(max_gram_memory="1GB"):
+        with pytest.raises(ValueError, match=r"=1000000000 features"):
+            MissingKernelSVC(route="features", n_kernel_features=10**9).fit(X, y)
+        with pytest.raises(ValueError, match="lower n_components"):
+            ExpectedKernelFeatures(n_components=10**9).fit(X)
+        # Nystroem keeps at most one feature per row: no limit to hit.
+        nys = ExpectedKernelFeatures(n_components=10**9, method="nystroem")
+        assert nys.fit(X).transform(X).shape[1] <= 80

@@ -88,3 +88,43 @@ def test_no_notice_for_an_entry_point_never_run_when_others_are_cached(tmp_path)
     finally:
         sys.modules.pop("mk_notice_two", None)
         _numba_notice._noticed.discard("mk_notice_two")
+
+
+TWO_LOOPS = """
+from numba import njit
+
+@njit(cache=True)
+def common(x):
+    return x + 1.0
+
+@njit(cache=True)
+def rare(x):
+    return x * 3.0
+"""
+
+
+def test_a_loop_compiled_after_the_others_are_cached_is_announced(tmp_path, caplog):
+    """The mixed kernel's case: the module's usual loops are cached, so no
+    notice at first use; a loop first run later compiles for seconds and
+    is announced then, once."""
+    path = tmp_path / "mk_notice_two.py"
+    path.write_text(TWO_LOOPS)
+    try:
+        module = _load(path, "mk_notice_two")
+        assert module.common(1.0) == 2.0  # cached from now on
+        fresh = _load(path, "mk_notice_two")
+        with caplog.at_level(logging.WARNING, logger="missingkernels"):
+            assert not _numba_notice.notice_if_compiling(fresh, "the two loops", 5)
+            assert fresh.common(1.0) == 2.0  # loaded from the cache: silent
+            assert caplog.records == []
+            assert fresh.rare(1.0) == 3.0  # compiled now
+            assert fresh.rare(2.0) == 6.0
+        assert [r.getMessage() for r in caplog.records] == [
+            "missingkernels: compiling the two loops with numba (first use after "
+            "installing: about 5 s, once; the machine code is cached on disk for "
+            "later runs)"
+        ]
+    finally:
+        sys.modules.pop("mk_notice_two", None)
+        _numba_notice._noticed.discard("mk_notice_two")
+        _numba_notice._watched.pop("mk_notice_two", None)

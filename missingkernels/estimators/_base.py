@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from numbers import Real
 from typing import Any, ClassVar
 
@@ -11,7 +14,7 @@ from sklearn import get_config
 from sklearn.base import ClassifierMixin, clone
 from sklearn.utils import gen_batches
 
-from .._config import max_gram_memory
+from .._config import carried_config, explicit_config, max_gram_memory
 from .._registry import get_kernel
 from .._sklearn_compat import HasMethods, Interval, StrOptions
 from .._validation import pass_feature_names
@@ -36,6 +39,10 @@ class KernelParamsMixin:
         "kernel_params": [dict, None],
     }
 
+    #: ``density_params``: the estimators whose density can be given by name
+    #: with parameters (``density__<param>`` on a name sets them).
+    _density_parameter_constraints: ClassVar[dict] = {"density_params": [dict, None]}
+
     #: ``nominal_features`` and ``handle_unknown``: the estimators that take
     #: mixed-type tables (their nominal columns become category codes first).
     _table_parameter_constraints: ClassVar[dict] = {
@@ -58,6 +65,15 @@ class KernelParamsMixin:
             return "mixed_rbf" if has_nominal else "genrbf"
         return self.kernel
 
+    def _standardizes(self) -> bool:
+        """Whether ``standardize`` applies: it is on and the kernel reads
+        numbers (kernels on nominal values only, such as Belanche's, take
+        their columns' codes as they are)."""
+        if not getattr(self, "standardize", False):
+            return False
+        base = getattr(get_kernel(self._kernel_name()), "_base_kernel_class", None)
+        return tuple(getattr(base, "domains", ("numeric",))) != ("nominal",)
+
     def _check_kernel_takes_nominal(self, kernel: Any, name: str) -> None:
         nominal = getattr(self, "is_nominal_", None)
         if nominal is None or not np.any(nominal):
@@ -79,10 +95,75 @@ class KernelParamsMixin:
             "numeric with nominal_features=None."
         )
 
+    def set_params(self, **params: Any) -> Any:
+        """Set the parameters, as scikit-learn's ``set_params``.
+
+        Besides the estimator's own parameters and ``density__<param>`` for a
+        density object, takes ``density__<param>`` for a density given by
+        name (or left to the kernel's default), which sets
+        ``density_params[<param>]``, and ``kernel_params__<param>`` (or
+        ``kernel__<param>``), which sets ``kernel_params[<param>]``: so a
+        ``GridSearchCV`` grid can search over them one at a time.
+
+        Parameters
+        ----------
+        **params : dict
+            Parameter names and values.
+
+        Returns
+        -------
+        self : estimator
+        """
+        density = params.get("density", getattr(self, "density", None))
+        own = self.get_params(deep=False)  # type: ignore[attr-defined]
+        by_name = "density_params" in own and not hasattr(density, "set_params")
+        nested: dict[str, dict[str, Any]] = {"density_params": {}, "kernel_params": {}}
+        for key in list(params):
+            head, sep, sub = key.partition("__")
+            if not sep or "__" in sub:
+                continue
+            if head == "density" and by_name:
+                nested["density_params"][sub] = params.pop(key)
+            elif head in ("kernel_params", "kernel"):
+                nested["kernel_params"][sub] = params.pop(key)
+        for name, values in nested.items():
+            if not values:
+                continue
+            # On top of the dict given in the same call, else the current one.
+            base = params[name] if name in params else getattr(self, name, None)
+            params[name] = {**(base or {}), **values}
+        return super().set_params(**params)  # type: ignore[misc]
+
+    def _density_from_params(self, accepted: dict[str, Any]) -> Any:
+        """The density built from ``density_params`` (None if there are none)."""
+        extra = dict(getattr(self, "density_params", None) or {})
+        if not extra:
+            return None
+        density = self.density
+        if density is None:
+            density = accepted.get("density")
+        if not isinstance(density, str):
+            raise ValueError(
+                f"{type(self).__name__}: density_params is for a density given by "
+                "name (or the kernel's default); set the parameters of a density "
+                "object on the object itself (or as density__<param>)."
+            )
+        from .._registry import get_density
+
+        probe = get_density(density)
+        known = probe.get_params(deep=False) if hasattr(probe, "get_params") else {}
+        unknown = sorted(set(extra) - set(known))
+        if unknown:
+            raise ValueError(
+                f"density_params {unknown} are not parameters of the density "
+                f"{density!r}; its parameters are {sorted(known)}."
+            )
+        return get_density(density, **extra)
+
     def _make_kernel(self) -> Any:
-        name = self._kernel_name()
-        kernel = get_kernel(name)
-        self._check_kernel_takes_nominal(kernel, name)
+        kernel_name = self._kernel_name()
+        kernel = get_kernel(kernel_name)
+        self._check_kernel_takes_nominal(kernel, kernel_name)
         accepted = (
             kernel.get_params(deep=False) if hasattr(kernel, "get_params") else {}
         )
@@ -90,24 +171,43 @@ class KernelParamsMixin:
         for name in _FORWARDED:
             value = getattr(self, name)
             if name == "density":
-                if value is None:
+                if value is None and not getattr(self, "density_params", None):
                     continue
                 if name not in accepted:
                     raise ValueError(
-                        f"The kernel {name!r} does not use a density; "
-                        "leave density=None."
+                        f"The kernel {kernel_name!r} does not use a density; "
+                        "leave density=None (and density_params empty)."
                     )
+                built = self._density_from_params(accepted)
                 # Never fit a user's object in place: the estimator owns a copy.
-                value = value if isinstance(value, str) else clone(value)
+                if built is not None:
+                    value = built
+                elif not isinstance(value, str):
+                    value = clone(value)
             elif name not in accepted:
                 continue  # e.g. gamma for the linear or Belanche kernels
             params[name] = value
         extra = dict(self.kernel_params or {})
         unknown = sorted(set(extra) - set(accepted))
         if unknown:
+            hint = ""
+            density = params.get("density", accepted.get("density"))
+            if density is not None:
+                from .._registry import new_density
+
+                try:
+                    probe = new_density(density)
+                    known = set(probe.get_params(deep=False))
+                except Exception:  # a plugin density without get_params
+                    known = set()
+                if set(unknown) & known:
+                    hint = (
+                        " Parameters of the density go in density_params (or "
+                        "density__<param>, e.g. in a grid search)."
+                    )
             raise ValueError(
                 f"kernel_params {unknown} are not parameters of the kernel "
-                f"{name!r}; its parameters are {sorted(accepted)}."
+                f"{kernel_name!r}; its parameters are {sorted(accepted)}.{hint}"
             )
         clash = sorted(set(extra) & set(params))
         if clash:
@@ -122,10 +222,36 @@ class KernelParamsMixin:
             params["handle_unknown"] = getattr(self, "handle_unknown", "missing")
         if params:
             kernel.set_params(**params)
+        # Fitted attributes that say what was chosen ("auto" and None resolved).
+        self.kernel_name_ = kernel_name
+        self.density_name_ = _density_label(self.density, accepted.get("density"))
         # The kernel is fitted on the validated array: its messages (and its
         # density's) name the columns by the estimator's feature_names_in_.
         pass_feature_names(self, kernel)
         return kernel
+
+    def __sklearn_clone__(self) -> Any:
+        """A clone (as :func:`sklearn.base.clone`) that carries the package
+        settings of the cloning thread (:func:`missingkernels.set_config`) to
+        the process it runs in: joblib workers do not share the thread's
+        settings, and scikit-learn's parallel helpers carry only its own."""
+        new = super().__sklearn_clone__()  # type: ignore[misc]
+        settings = explicit_config()
+        if settings:
+            new._carried_settings = (os.getpid(), settings)
+        elif getattr(self, "_carried_settings", None) is not None:
+            # Cloned again in a worker (e.g. by an inner GridSearchCV).
+            new._carried_settings = getattr(self, "_carried_settings", None)
+        return new
+
+    @contextmanager
+    def _settings(self) -> Iterator[None]:
+        carried = getattr(self, "_carried_settings", None)
+        if carried is None or carried[0] == os.getpid():
+            yield
+            return
+        with carried_config(carried[1]):
+            yield
 
     @property
     def density_(self) -> Any:
@@ -136,6 +262,27 @@ class KernelParamsMixin:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         tags.input_tags.allow_nan = True
         return tags
+
+
+def _density_label(given: Any, default: Any) -> str | None:
+    """The registry name of the density used: the one given, else the
+    kernel's default (the class name for an object; None for none)."""
+    value = default if given is None else given
+    if value is None or isinstance(value, str):
+        return value
+    return type(value).__name__
+
+
+def with_settings(method: Callable) -> Callable:
+    """Run an estimator's method under the package settings its clone
+    carried from another process (see ``KernelParamsMixin._settings``)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._settings():
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 class BinaryClassifierMixin(ClassifierMixin):

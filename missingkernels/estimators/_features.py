@@ -14,6 +14,7 @@ from sklearn.base import (
 )
 from sklearn.utils import check_random_state
 
+from .._config import format_bytes, max_gram_memory
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import dropped_features, validate_missing_data
 from ..kernels._table import expected_features
@@ -57,6 +58,10 @@ class ExpectedKernelFeatures(
         nominal columns, else ``"genrbf"``.
     density : str, density estimator or None, default=None
         Registry name, unfitted density object or None for the kernel's default.
+    density_params : dict, default=None
+        Parameters of the density given by name (or of the kernel's
+        default); also settable as ``density__<param>`` (see
+        :class:`MissingKernelSVC`).
     nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
         The nominal columns of X (see :class:`MissingKernelSVC`).
     handle_unknown : {"missing", "error"}, default="missing"
@@ -138,6 +143,7 @@ class ExpectedKernelFeatures(
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
         **KernelParamsMixin._table_parameter_constraints,
+        **KernelParamsMixin._density_parameter_constraints,
         "method": [StrOptions({"auto", "expected", "nystroem"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"uniform", "kmeans"})],
@@ -151,6 +157,7 @@ class ExpectedKernelFeatures(
         *,
         kernel: str = "auto",
         density: Any = None,
+        density_params: dict | None = None,
         nominal_features: Any = "from_dtype",
         handle_unknown: str = "missing",
         gamma: Any = "scale",
@@ -165,6 +172,7 @@ class ExpectedKernelFeatures(
     ) -> None:
         self.kernel = kernel
         self.density = density
+        self.density_params = density_params
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
         self.gamma = gamma
@@ -195,6 +203,7 @@ class ExpectedKernelFeatures(
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False
         )
+        self._check_size(X.shape[0], X.shape[1])
         rng = check_random_state(self.random_state)
         if self.density_rows is not None and X.shape[0] > self.density_rows:
             chosen = np.sort(rng.choice(X.shape[0], self.density_rows, replace=False))
@@ -208,6 +217,25 @@ class ExpectedKernelFeatures(
         if self.feature_map_ is None:
             self._fit_nystroem(X, rng)
         return self
+
+    def _check_size(self, n_rows: int, n_features: int) -> None:
+        """ValueError, before any work, when the features of the training rows
+        (and the frequencies) would exceed the package's memory limit."""
+        if self.method == "nystroem":
+            return  # at most one feature per training row
+        m = int(self.n_components)
+        needed = m * (n_rows * np.dtype(self.dtype).itemsize + 8 * (n_features + 1))
+        limit, source = max_gram_memory()
+        if needed > limit:
+            raise ValueError(
+                f"{type(self).__name__}: n_components={m} features of "
+                f"{n_rows} rows need about {format_bytes(needed)}, above the "
+                f"limit of {format_bytes(limit)} ({source}). A few hundred to a "
+                "few thousand features usually suffice (the error of random "
+                "features falls like 1/sqrt(n_components)); lower n_components, "
+                "or raise the limit with "
+                "missingkernels.set_config(max_gram_memory=...)."
+            )
 
     def _fit_expected(self, X: np.ndarray, rng: np.random.RandomState) -> None:
         from ..kernels._features import FourierMap

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR
+from sklearn.utils.validation import check_is_fitted
 
 from .._config import max_gram_memory
 from .._fit_cache import fit_kernel_gram
 from .._registry import get_kernel
-from .._sklearn_compat import Interval, StrOptions, _fit_context
+from .._sklearn_compat import Interval, StrOptions, _fit_context, available_if
 from .._validation import (
+    check_sample_weight,
     dropped_features,
     validate_missing_data,
     validate_missing_data_xy,
@@ -24,6 +27,13 @@ from ._base import (
     cross_gram_on_support,
     pass_feature_names,
     row_chunks,
+    with_settings,
+)
+from ._calibration import calibrated_proba, fit_calibration, ovr_from_ovo
+from ._scaling import (
+    apply_standardization,
+    fit_standardization,
+    fit_target_standardization,
 )
 
 _SVM_CONSTRAINTS: dict = {
@@ -32,9 +42,14 @@ _SVM_CONSTRAINTS: dict = {
     "max_iter": [Interval(Integral, -1, None, closed="left")],
     "shrinking": ["boolean"],
     "route": [StrOptions({"auto", "exact", "features"})],
-    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "n_kernel_features": [Interval(Integral, 1, None, closed="left")],
+    "n_components": [
+        Interval(Integral, 1, None, closed="left"),
+        StrOptions({"deprecated"}),
+    ],
     "random_state": ["random_state"],
     "cache_size": [Interval(Real, 0, None, closed="neither")],
+    "standardize": ["boolean"],
 }
 
 
@@ -42,9 +57,13 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     _task: ClassVar[str] = ""
 
     route: str
-    n_components: int
+    n_kernel_features: int
+    n_components: Any
     random_state: Any
+    standardize: bool
     features_: Any
+    x_center_: np.ndarray | None
+    x_scale_: np.ndarray | None
 
     def _choose_route(self, n: int) -> str:
         if self.route != "auto":
@@ -60,16 +79,42 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         base = getattr(get_kernel(self._kernel_name()), "_base_kernel_class", None)
         return isinstance(base, type) and issubclass(base, (RBF, RBFMatching))
 
+    def _n_kernel_features(self) -> int:
+        """``n_kernel_features``, or the deprecated ``n_components`` if set."""
+        if isinstance(self.n_components, str):
+            return int(self.n_kernel_features)
+        warnings.warn(
+            f"{type(self).__name__}: n_components was renamed n_kernel_features "
+            "(the number of kernel features of the 'features' route, not the "
+            "density's components: those are density_params={'n_components': "
+            "k}, or density__n_components in a grid); n_components will be "
+            "removed in 0.3. Its value is used for n_kernel_features.",
+            FutureWarning,
+            stacklevel=4,
+        )
+        return int(self.n_components)
+
     def _make_linear(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @with_settings
     def _fit_svm(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         # The kernel drops the features too sparse to learn from.
         X, y = validate_missing_data_xy(
             self, X, y, task=self._task, require_observed_columns=False
         )
-        if self._one_width():
-            warn_unscaled(self, X, getattr(self, "is_nominal_", None))
+        sample_weight = check_sample_weight(self, sample_weight, X.shape[0])
+        nominal = getattr(self, "is_nominal_", None)
+        if self._standardizes():
+            self.x_center_, self.x_scale_ = fit_standardization(X, nominal)
+        else:
+            self.x_center_ = self.x_scale_ = None
+            if self._one_width():
+                warn_unscaled(self, X, nominal)
+        # A new array in either case: the fitted model never keeps (and so
+        # never sees later edits of) the caller's array.
+        X = apply_standardization(X, self.x_center_, self.x_scale_)
+        y = self._fit_target(y)
         self.route_ = self._choose_route(X.shape[0])
         if self.route_ == "features":
             return self._fit_features(X, y, sample_weight)
@@ -102,13 +147,14 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         self.features_ = ExpectedKernelFeatures(
             kernel=self._kernel_name(),
             density=self.density,
+            density_params=self.density_params,
             # The rows are coded already: say which columns are nominal.
             nominal_features=None if nominal is None else nominal,
             handle_unknown=self.handle_unknown,
             gamma=self.gamma,
             metric=self.metric,
             kernel_params=self.kernel_params,
-            n_components=self.n_components,
+            n_components=self._n_kernel_features(),
             random_state=self.random_state,
         )
         pass_feature_names(self, self.features_)
@@ -124,6 +170,11 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     def _make_svm(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _fit_target(self, y: np.ndarray) -> np.ndarray:
+        """The target the SVM is fitted on (the regressor standardises it)."""
+        return y
+
+    @with_settings
     def _svm_on_new_rows(self, X: Any, method: str) -> np.ndarray:
         """``svm_.<method>`` on ``K(X, X_fit_)``, in row chunks.
 
@@ -133,6 +184,8 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         allocates ``n_new x n_train`` at once.
         """
         X = validate_missing_data(self, X, reset=False)
+        if self.x_center_ is not None:
+            X = apply_standardization(X, self.x_center_, self.x_scale_)
         apply = getattr(self.svm_, method)
         if self.route_ == "features":
             return np.asarray(apply(self.features_.transform(X)))
@@ -177,6 +230,12 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         (cloned; its parameters are tunable as ``density__<param>``), or None
         for the kernel's default (``"gaussian_em"`` for the RBF and linear
         kernels, ``"categorical"`` for Belanche's kernels).
+    density_params : dict, default=None
+        Parameters of the density given by name (or of the kernel's default
+        density), e.g. ``{"n_components": 3}`` for three latent classes of
+        ``"latent_class"``. Each is also settable as ``density__<param>``
+        (``set_params`` or a ``GridSearchCV`` grid), whether the density is
+        a name or an object.
     nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
         The nominal columns of X. ``"from_dtype"``: the string, object,
         boolean and unordered categorical columns of a DataFrame (or object
@@ -198,7 +257,23 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         complete rows) or whitened by the fitted covariance (the genRBF
         authors' experiments). Ignored by other kernels.
     kernel_params : dict, default=None
-        Other parameters of the kernel, e.g. ``{"diagonal": "independent"}``.
+        Other parameters of the kernel, e.g. ``{"diagonal": "independent"}``
+        or ``{"nominal_weight": 0.25}``; each also settable as
+        ``kernel_params__<param>`` (or ``kernel__<param>``).
+    standardize : bool, default=True
+        Standardise the numeric columns on the training rows before the
+        kernel: each is centred on the mean of its observed entries and
+        divided by their standard deviation (as
+        :class:`sklearn.preprocessing.StandardScaler`; R's e1071 ``svm`` and
+        kernlab ``ksvm`` do the same by default). Missing entries stay
+        missing; nominal columns are not touched; new rows are transformed
+        with the training statistics. ``gamma`` is then a width in standard
+        deviations (``exp(-gamma * sum_j ((x_j - y_j) / sd_j) ** 2)``), and
+        ``kernel_``, its density, ``X_fit_`` and ``support_vectors_`` are on
+        the standardised scale. Kernels on nominal values only (Belanche's)
+        take the columns as given. False: the columns as given (``gamma`` in
+        the columns' own units; a ``FeatureScaleWarning`` says when their
+        spreads differ by more than a factor 100).
     C : float, default=1.0
         Regularisation parameter of the SVM.
     class_weight : dict or "balanced", default=None
@@ -215,6 +290,24 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         As in :class:`sklearn.svm.SVC`.
     break_ties : bool, default=False
         As in :class:`sklearn.svm.SVC`.
+    probability : bool, default=False
+        Also fit a map from decision values to class probabilities, for
+        :meth:`predict_proba` and :meth:`predict_log_proba`, as
+        :class:`sklearn.svm.SVC` ``(probability=True)`` and R's e1071
+        ``svm(probability = TRUE)`` do: the training rows are split into
+        ``calibration_folds`` stratified folds (in row order), the classifier
+        is refitted without each fold (its density and scaling too) and
+        scores it, and the map is fitted on these held-out decision values;
+        ``predict_proba`` applies it to the decision values of the
+        classifier fitted on all rows. Costs ``calibration_folds`` more fits.
+        With more than two classes, one one-vs-rest map per class, the
+        probabilities normalised to sum to one.
+    calibration : {"sigmoid", "isotonic"}, default="sigmoid"
+        The map: Platt's sigmoid ``1 / (1 + exp(A f + B))`` (fitted as in
+        libsvm) or an isotonic regression (needs more rows).
+    calibration_folds : int, default=5
+        Folds of the internal cross-validation (each class needs at least as
+        many training rows).
     route : {"auto", "exact", "features"}, default="auto"
         ``"exact"``: the SVM on the training Gram matrix. ``"features"``: no
         Gram matrix; :class:`~missingkernels.ExpectedKernelFeatures` (random
@@ -222,15 +315,28 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         and a linear SVM with the same loss and ``C``, in time and memory
         linear in the rows. ``"auto"``: exact while the training Gram fits
         the memory limit (:func:`missingkernels.set_config`), else features.
-    n_components : int, default=2000
-        Features of the ``"features"`` route.
+    n_kernel_features : int, default=2000
+        Features of the ``"features"`` route (random Fourier features or
+        Nystroem landmarks), not to be confused with a density's components
+        (``density_params={"n_components": k}``).
+    n_components : int, default="deprecated"
+        The old name of ``n_kernel_features``: a ``FutureWarning`` when set;
+        removed in 0.3.
     random_state : int, RandomState instance or None, default=None
         Frequencies (and landmarks) of the ``"features"`` route.
 
     Attributes
     ----------
     kernel_ : object
-        The fitted registry kernel; ``kernel_.density_`` is the fitted density.
+        The fitted registry kernel; ``kernel_.density_`` is the fitted density
+        and ``kernel_.get_params()`` its parameters (``kernel_.gamma_`` the
+        width used).
+    kernel_name_ : str
+        The registry name of the kernel used (``kernel="auto"`` resolved).
+    density_name_ : str or None
+        The registry name of the density used (the class name of a density
+        object; None for a kernel without a density). ``density_`` is the
+        fitted density.
     dropped_features_ : ndarray of int
         0-based indices of the features observed in fewer than
         ``missingkernels.MIN_OBSERVED`` (2) training rows, which the kernel
@@ -252,7 +358,12 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     dual_coef_, intercept_, n_iter_ : ndarray
         As in :class:`sklearn.svm.SVC`.
     X_fit_ : ndarray of shape (n_samples, n_features)
-        The training rows.
+        The training rows (a copy, standardised when ``standardize=True``;
+        nominal columns as category codes).
+    x_center_, x_scale_ : ndarray of shape (n_features,) or None
+        The training mean and standard deviation of each column's observed
+        entries (0 and 1 for nominal columns); None when
+        ``standardize=False``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has feature names that are all strings.
@@ -265,19 +376,26 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
 
     Notes
     -----
-    **Scale the numeric features.** The RBF kernels use one width ``gamma``
-    for every feature, so a feature measured in thousands drowns the others
-    (as for :class:`sklearn.svm.SVC`). Standardise on the training rows with
-    :class:`sklearn.preprocessing.StandardScaler` in a pipeline, as in the
-    example below: it ignores NaN when fitting and keeps them when
-    transforming, and the Gaussian densities are affine equivariant, so the
-    density fitted on standardised rows is the raw rows' density
-    standardised. Nominal columns of a table are never rescaled.
+    **The numeric features are standardised by default.** The RBF kernels
+    use one width ``gamma`` for every feature, so a feature measured in
+    thousands would drown the others (as for :class:`sklearn.svm.SVC`).
+    With ``standardize=True`` (the default) each numeric column is
+    standardised on the observed entries of the training rows, so a raw
+    table (numbers on any scales, string or categorical columns) goes in as
+    it is; the Gaussian densities are affine equivariant, so the density
+    fitted on standardised rows is the raw rows' density standardised.
+    Nominal columns are never rescaled. A preceding
+    :class:`sklearn.preprocessing.StandardScaler` (which also keeps NaN)
+    changes nothing, but it fails on string columns: on a mixed table leave
+    the scaling to the estimator, or scale only the numeric columns with a
+    :class:`sklearn.compose.ColumnTransformer` whose output is a DataFrame
+    (``set_output(transform="pandas")``), so that the nominal columns keep
+    their dtype and stay nominal.
 
-    There is no ``probability`` option (deprecated in scikit-learn's SVC):
-    calibrate the decision function with
-    :class:`sklearn.calibration.CalibratedClassifierCV` instead, as in the
-    example below.
+    ``probability=True`` gives calibrated class probabilities (see
+    ``probability``); :class:`sklearn.calibration.CalibratedClassifierCV`
+    around the classifier is the alternative that averages the folds'
+    classifiers instead of refitting on all rows.
 
     References
     ----------
@@ -286,35 +404,50 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     .. [2] H. S. Anderson, M. R. Gupta. "Expected kernel for missing features
        in support vector machines", IEEE Statistical Signal Processing
        Workshop (2011).
+    .. [3] J. Platt. "Probabilistic outputs for support vector machines and
+       comparisons to regularized likelihood methods", Advances in Large
+       Margin Classifiers (2000); H.-T. Lin, C.-J. Lin, R. C. Weng. "A note on
+       Platt's probabilistic outputs for support vector machines", Machine
+       Learning 68 (2007).
 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn.calibration import CalibratedClassifierCV
     >>> from missingkernels.estimators import MissingKernelSVC
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(80, 3)) * [1.0, 100.0, 0.01]
     >>> y = (X[:, 0] + X[:, 1] / 100 > 0).astype(int)
     >>> X[rng.random(X.shape) < 0.2] = np.nan
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> clf = make_pipeline(StandardScaler(), MissingKernelSVC(C=10.0)).fit(X, y)
+    >>> clf = MissingKernelSVC(C=10.0).fit(X, y)  # columns standardised inside
     >>> clf.predict(X[:4]).shape
     (4,)
-    >>> scaled_svc = make_pipeline(StandardScaler(), MissingKernelSVC())
-    >>> proba = CalibratedClassifierCV(scaled_svc, cv=3).fit(X, y)
-    >>> proba.predict_proba(X[:2]).shape
+    >>> clf = MissingKernelSVC(probability=True).fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape
     (2, 2)
+
+    A table with numeric and string columns goes in as it is:
+
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"age": [35.0, 52, np.nan, 41, 63, 29] * 5,
+    ...                       "income": [3e4, np.nan, 8e4, 5e4, 6e4, 2e4] * 5,
+    ...                       "city": ["a", "b", None, "a", "c", "b"] * 5})
+    >>> labels = np.array([0, 1, 1, 0, 1, 0] * 5)
+    >>> MissingKernelSVC().fit(table, labels).kernel_.__class__.__name__
+    'MixedRBFKernel'
     """
 
     _task = "classification"
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
         **KernelParamsMixin._table_parameter_constraints,
+        **KernelParamsMixin._density_parameter_constraints,
         **_SVM_CONSTRAINTS,
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "break_ties": ["boolean"],
+        "probability": ["boolean"],
+        "calibration": [StrOptions({"sigmoid", "isotonic"})],
+        "calibration_folds": [Interval(Integral, 2, None, closed="left")],
     }
 
     def __init__(
@@ -322,11 +455,13 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         *,
         kernel: str = "auto",
         density: Any = None,
+        density_params: dict | None = None,
         nominal_features: Any = "from_dtype",
         handle_unknown: str = "missing",
         gamma: Any = "scale",
         metric: str = "euclidean",
         kernel_params: dict | None = None,
+        standardize: bool = True,
         C: float = 1.0,
         class_weight: Any = None,
         tol: float = 1e-3,
@@ -335,17 +470,23 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         cache_size: float = 200,
         decision_function_shape: str = "ovr",
         break_ties: bool = False,
+        probability: bool = False,
+        calibration: str = "sigmoid",
+        calibration_folds: int = 5,
         route: str = "auto",
-        n_components: int = 2000,
+        n_kernel_features: int = 2000,
+        n_components: Any = "deprecated",
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
         self.density = density
+        self.density_params = density_params
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
         self.gamma = gamma
         self.metric = metric
         self.kernel_params = kernel_params
+        self.standardize = standardize
         self.C = C
         self.class_weight = class_weight
         self.tol = tol
@@ -354,7 +495,11 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         self.cache_size = cache_size
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
+        self.probability = probability
+        self.calibration = calibration
+        self.calibration_folds = calibration_folds
         self.route = route
+        self.n_kernel_features = n_kernel_features
         self.n_components = n_components
         self.random_state = random_state
 
@@ -407,7 +552,71 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         self.classes_ = self.svm_.classes_
         if self.route_ == "exact":
             self.n_support_ = self.svm_.n_support_
+        if self.probability:
+            w = check_sample_weight(self, sample_weight, self.X_fit_.shape[0])
+            labels = np.asarray(y).ravel()
+            self._calibration_maps, self._held_out_decision = fit_calibration(
+                self, X, labels, w
+            )
         return self
+
+    def _ovr_decision(self, X: Any) -> np.ndarray:
+        """The decision values, one-vs-rest for more than two classes
+        (whatever ``decision_function_shape``): what the calibration reads."""
+        decision = self.decision_function(X)
+        n_classes = len(self.classes_)
+        ovo = self.route_ == "exact" and self.decision_function_shape == "ovo"
+        if n_classes > 2 and ovo:
+            return ovr_from_ovo(decision, n_classes)
+        return decision
+
+    def _check_proba(self) -> bool:
+        if not self.probability:
+            raise AttributeError(
+                "predict_proba is not available when probability=False: set "
+                "probability=True before fitting (its calibration fits the "
+                "classifier calibration_folds more times)."
+            )
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities, calibrated by internal cross-validation.
+
+        Only with ``probability=True``. The decision values of the classifier
+        fitted on all training rows go through the calibration map fitted on
+        held-out decision values (see ``probability``). As for
+        :class:`sklearn.svm.SVC`, ``predict`` follows the decision function
+        and may disagree with the most probable class on a few rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; rows sum to one.
+        """
+        check_is_fitted(self, "_calibration_maps")
+        return calibrated_proba(self._calibration_maps, self._ovr_decision(X))
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba` (only with ``probability=True``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with NaN where missing.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distance to the separating hyperplane in the kernel space.
@@ -457,6 +666,10 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     density : str, density estimator or None, default=None
         Registry name, unfitted density object (tunable as
         ``density__<param>``), or None for the kernel's default.
+    density_params : dict, default=None
+        Parameters of the density given by name (or of the kernel's
+        default); also settable as ``density__<param>`` (see
+        :class:`MissingKernelSVC`).
     nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
         The nominal columns of X (see :class:`MissingKernelSVC`).
     handle_unknown : {"missing", "error"}, default="missing"
@@ -467,10 +680,18 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         Scalar product of the RBF kernels.
     kernel_params : dict, default=None
         Other parameters of the kernel.
+    standardize : bool, default=True
+        Standardise the numeric columns (see :class:`MissingKernelSVC`) and
+        the target, as R's e1071 ``svm`` does: the SVR is fitted on
+        ``(y - y_center_) / y_scale_`` (training mean and standard
+        deviation) and ``predict`` maps back to the units of y. ``epsilon``
+        is then a width in standard deviations of y. False: X and y as
+        given (``epsilon`` in the units of y).
     C : float, default=1.0
         Regularisation parameter.
     epsilon : float, default=0.1
-        Width of the insensitive tube.
+        Width of the insensitive tube (in standard deviations of y when
+        ``standardize=True``).
     tol : float, default=1e-3
         Stopping tolerance.
     max_iter : int, default=-1
@@ -486,15 +707,28 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         and a linear SVM with the same loss and ``C``, in time and memory
         linear in the rows. ``"auto"``: exact while the training Gram fits
         the memory limit (:func:`missingkernels.set_config`), else features.
-    n_components : int, default=2000
-        Features of the ``"features"`` route.
+    n_kernel_features : int, default=2000
+        Features of the ``"features"`` route (random Fourier features or
+        Nystroem landmarks), not to be confused with a density's components
+        (``density_params={"n_components": k}``).
+    n_components : int, default="deprecated"
+        The old name of ``n_kernel_features``: a ``FutureWarning`` when set;
+        removed in 0.3.
     random_state : int, RandomState instance or None, default=None
         Frequencies (and landmarks) of the ``"features"`` route.
 
     Attributes
     ----------
     kernel_ : object
-        The fitted registry kernel; ``kernel_.density_`` is the fitted density.
+        The fitted registry kernel; ``kernel_.density_`` is the fitted density
+        and ``kernel_.get_params()`` its parameters (``kernel_.gamma_`` the
+        width used).
+    kernel_name_ : str
+        The registry name of the kernel used (``kernel="auto"`` resolved).
+    density_name_ : str or None
+        The registry name of the density used (the class name of a density
+        object; None for a kernel without a density). ``density_`` is the
+        fitted density.
     dropped_features_ : ndarray of int
         0-based indices of the features observed in fewer than
         ``missingkernels.MIN_OBSERVED`` (2) training rows, which the kernel
@@ -508,13 +742,21 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         As in :class:`MissingKernelSVC` (the support attributes on the
         ``"exact"`` route only).
     X_fit_ : ndarray of shape (n_samples, n_features)
+        The training rows as in :class:`MissingKernelSVC`.
+    x_center_, x_scale_ : ndarray of shape (n_features,) or None
+        As in :class:`MissingKernelSVC`.
+    y_center_, y_scale_ : float or None
+        Mean and standard deviation of the training target (None when
+        ``standardize=False``); ``dual_coef_`` and ``intercept_`` are in
+        units of ``y_scale_``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
     Notes
     -----
-    Scale the numeric features (see :class:`MissingKernelSVC`), e.g. with
-    :class:`sklearn.preprocessing.StandardScaler` in a pipeline.
+    The numeric features and the target are standardised by default (see
+    ``standardize``); a preceding
+    :class:`sklearn.preprocessing.StandardScaler` then changes nothing.
 
     References
     ----------
@@ -535,9 +777,12 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     """
 
     _task = "regression"
+    y_center_: float | None
+    y_scale_: float | None
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
         **KernelParamsMixin._table_parameter_constraints,
+        **KernelParamsMixin._density_parameter_constraints,
         **_SVM_CONSTRAINTS,
         "epsilon": [Interval(Real, 0.0, None, closed="left")],
     }
@@ -547,11 +792,13 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         *,
         kernel: str = "auto",
         density: Any = None,
+        density_params: dict | None = None,
         nominal_features: Any = "from_dtype",
         handle_unknown: str = "missing",
         gamma: Any = "scale",
         metric: str = "euclidean",
         kernel_params: dict | None = None,
+        standardize: bool = True,
         C: float = 1.0,
         epsilon: float = 0.1,
         tol: float = 1e-3,
@@ -559,16 +806,19 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         shrinking: bool = True,
         cache_size: float = 200,
         route: str = "auto",
-        n_components: int = 2000,
+        n_kernel_features: int = 2000,
+        n_components: Any = "deprecated",
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
         self.density = density
+        self.density_params = density_params
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
         self.gamma = gamma
         self.metric = metric
         self.kernel_params = kernel_params
+        self.standardize = standardize
         self.C = C
         self.epsilon = epsilon
         self.tol = tol
@@ -576,6 +826,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         self.shrinking = shrinking
         self.cache_size = cache_size
         self.route = route
+        self.n_kernel_features = n_kernel_features
         self.n_components = n_components
         self.random_state = random_state
 
@@ -623,6 +874,13 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         """
         return self._fit_svm(X, y, sample_weight)
 
+    def _fit_target(self, y: np.ndarray) -> np.ndarray:
+        if not self.standardize:
+            self.y_center_ = self.y_scale_ = None
+            return y
+        self.y_center_, self.y_scale_ = fit_target_standardization(y)
+        return (np.asarray(y, dtype=np.float64) - self.y_center_) / self.y_scale_
+
     def predict(self, X: Any) -> np.ndarray:
         """Predict the target.
 
@@ -635,4 +893,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._svm_on_new_rows(X, "predict")
+        pred = self._svm_on_new_rows(X, "predict")
+        if self.y_center_ is None:
+            return pred
+        return pred * self.y_scale_ + self.y_center_

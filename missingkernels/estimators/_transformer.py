@@ -13,7 +13,8 @@ from sklearn.base import (
 
 from .._sklearn_compat import _fit_context
 from .._validation import dropped_features, validate_missing_data
-from ._base import KernelParamsMixin
+from ._base import KernelParamsMixin, with_settings
+from ._scaling import apply_standardization, fit_standardization
 
 
 class MissingKernelTransformer(
@@ -35,6 +36,10 @@ class MissingKernelTransformer(
         nominal columns, else ``"genrbf"``.
     density : str, density estimator or None, default=None
         Registry name, unfitted density object or None for the kernel's default.
+    density_params : dict, default=None
+        Parameters of the density given by name (or of the kernel's
+        default); also settable as ``density__<param>`` (see
+        :class:`MissingKernelSVC`).
     nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
         The nominal columns of X (see :class:`MissingKernelSVC`).
     handle_unknown : {"missing", "error"}, default="missing"
@@ -45,6 +50,11 @@ class MissingKernelTransformer(
         Scalar product of the RBF kernels; ignored by other kernels.
     kernel_params : dict, default=None
         Other parameters of the kernel.
+    standardize : bool, default=True
+        Standardise the numeric columns on the observed entries of the
+        training rows before the kernel (missing entries stay missing,
+        nominal columns unchanged; see :class:`MissingKernelSVC`). ``gamma``
+        is then a width in standard deviations. False: the columns as given.
 
     Attributes
     ----------
@@ -57,7 +67,12 @@ class MissingKernelTransformer(
         ``feature_names_in_[dropped_features_]`` names them). New rows'
         values in them are ignored.
     X_fit_ : ndarray of shape (n_samples, n_features)
-        The training rows (the columns of every transformed matrix).
+        The training rows (the columns of every transformed matrix): a copy,
+        standardised when ``standardize=True``.
+    x_center_, x_scale_ : ndarray of shape (n_features,) or None
+        The training mean and standard deviation of each column's observed
+        entries (0 and 1 for nominal columns); None when
+        ``standardize=False``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -82,9 +97,14 @@ class MissingKernelTransformer(
     (20,)
     """
 
+    x_center_: np.ndarray | None
+    x_scale_: np.ndarray | None
+
     _parameter_constraints: ClassVar[dict] = {
         **KernelParamsMixin._kernel_parameter_constraints,
         **KernelParamsMixin._table_parameter_constraints,
+        **KernelParamsMixin._density_parameter_constraints,
+        "standardize": ["boolean"],
     }
 
     def __init__(
@@ -92,21 +112,26 @@ class MissingKernelTransformer(
         *,
         kernel: str = "auto",
         density: Any = None,
+        density_params: dict | None = None,
         nominal_features: Any = "from_dtype",
         handle_unknown: str = "missing",
         gamma: Any = "scale",
         metric: str = "euclidean",
         kernel_params: dict | None = None,
+        standardize: bool = True,
     ) -> None:
         self.kernel = kernel
         self.density = density
+        self.density_params = density_params
         self.nominal_features = nominal_features
         self.handle_unknown = handle_unknown
         self.gamma = gamma
         self.metric = metric
         self.kernel_params = kernel_params
+        self.standardize = standardize
 
     @_fit_context(prefer_skip_nested_validation=False)
+    @with_settings
     def fit(self, X: Any, y: Any = None) -> MissingKernelTransformer:
         """Fit the kernel's density on the training rows.
 
@@ -124,12 +149,20 @@ class MissingKernelTransformer(
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False
         )
+        if self._standardizes():
+            nominal = getattr(self, "is_nominal_", None)
+            self.x_center_, self.x_scale_ = fit_standardization(X, nominal)
+        else:
+            self.x_center_ = self.x_scale_ = None
+        # A new array either way: never a reference to the caller's rows.
+        X = apply_standardization(X, self.x_center_, self.x_scale_)
         self.kernel_ = self._make_kernel().fit(X)
         self.dropped_features_ = dropped_features(self.kernel_)
         self.X_fit_ = X
         self._n_features_out = X.shape[0]
         return self
 
+    @with_settings
     def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
         """Fit, then return the training Gram matrix ``K(X)``.
 
@@ -147,6 +180,7 @@ class MissingKernelTransformer(
         self.fit(X, y)
         return np.asarray(self.kernel_(self.X_fit_), dtype=np.float64)
 
+    @with_settings
     def transform(self, X: Any) -> np.ndarray:
         """Return the cross Gram matrix ``K(X, X_train)``.
 
@@ -160,4 +194,6 @@ class MissingKernelTransformer(
         K : ndarray of shape (n_samples, n_train_samples)
         """
         X = validate_missing_data(self, X, reset=False)
+        if self.x_center_ is not None:
+            X = apply_standardization(X, self.x_center_, self.x_scale_)
         return np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)

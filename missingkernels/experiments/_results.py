@@ -125,6 +125,11 @@ def _exclusive(path: Path | None) -> Iterator[None]:
                 "choose another output file."
             ) from None
         yield
+        # Done: the lock file goes too (a run that dies leaves it behind,
+        # unlocked, for the next run to take over).
+        lock_path = Path(lock.name)
+        with contextlib.suppress(OSError):
+            lock_path.unlink()
     finally:
         lock.close()  # closing releases the lock, also when the process dies
 

@@ -114,7 +114,7 @@ def format_table(
         predictor (always the most frequent class; see
         :func:`majority_scores`). A mean below it is marked
         :data:`BELOW_MAJORITY` and a footnote under the table gives the
-        floors.
+        floors (no footnote when no mean is marked).
 
     Returns
     -------
@@ -173,7 +173,8 @@ def format_table(
     lines = [header, sep]
     for method, row in wide.iterrows():
         lines.append(f"| {method} | " + " | ".join(row.tolist()) + " |")
-    if floors:
+    marked = any(BELOW_MAJORITY in str(v) for v in wide.to_numpy().ravel())
+    if floors and marked:  # the footnote explains marks: none, no footnote
         shown = set(results["dataset"])
         per_dataset = [
             ", ".join(f"{m} {f[m]:.{digits}f}" for m in metrics if m in f) + f" on {d}"

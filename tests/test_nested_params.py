@@ -1,0 +1,134 @@
+"""Parameters reachable the scikit-learn way and names that say what they are."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+from missingkernels import (
+    ExpectedKernelFeatures,
+    MissingKernelSVC,
+    MissingKernelSVR,
+    MissingKernelTransformer,
+)
+
+
+def _table(rng, n=60):
+    x = rng.normal(size=n)
+    y = (x + 0.5 * rng.normal(size=n) > 0).astype(int)
+    frame = pd.DataFrame(
+        {
+            "x": x,
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "size": rng.choice(["s", "m"], n),
+        }
+    )
+    frame.loc[rng.random(n) < 0.15, "x"] = np.nan
+    return frame, y
+
+
+def test_density_params_reach_a_density_given_by_name(rng):
+    X, y = _table(rng)
+    clf = MissingKernelSVC(density="latent_class", density_params={"n_components": 3})
+    clf.fit(X, y)
+    assert clf.density_.n_components == 3
+    assert clf.kernel_name_ == "mixed_rbf" and clf.density_name_ == "latent_class"
+    # The kernel's default density (None) takes them too.
+    default = MissingKernelSVC(density_params={"n_components": 2}).fit(X, y)
+    assert default.density_.n_components == 2
+    assert default.density_name_ == "latent_class"
+
+
+def test_set_params_reaches_density_and_kernel_parameters_given_by_name(rng):
+    X, y = _table(rng)
+    clf = MissingKernelSVC(density="latent_class")
+    clf.set_params(density__n_components=3, kernel_params__nominal_weight=0.25)
+    assert clf.density_params == {"n_components": 3}
+    assert clf.kernel_params == {"nominal_weight": 0.25}
+    clf.set_params(kernel__nominal_combination="product")
+    assert clf.kernel_params == {
+        "nominal_weight": 0.25,
+        "nominal_combination": "product",
+    }
+    clf.fit(X, y)
+    assert clf.density_.n_components == 3
+    assert clf.kernel_.nominal_weight == 0.25
+    assert clf.kernel_.nominal_combination == "product"
+    # A clone keeps them; an object density is set as scikit-learn does.
+    assert clone(clf).get_params()["density_params"] == {"n_components": 3}
+    from missingkernels.densities import LatentClassDensity
+
+    obj = MissingKernelSVC(density=LatentClassDensity())
+    obj.set_params(density__n_components=2)
+    assert obj.density.n_components == 2 and obj.density_params is None
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_grid_over_density_and_kernel_parameters_one_by_one(rng):
+    X, y = _table(rng)
+    search = GridSearchCV(
+        MissingKernelSVC(density="latent_class"),
+        {
+            "density__n_components": [1, 2],
+            "kernel_params__nominal_weight": [0.25, 0.9],
+        },
+        cv=2,
+    ).fit(X, y)
+    got = {
+        (p["density__n_components"], p["kernel_params__nominal_weight"])
+        for p in search.cv_results_["params"]
+    }
+    assert got == {(1, 0.25), (1, 0.9), (2, 0.25), (2, 0.9)}
+    best = search.best_estimator_
+    assert best.density_.n_components == search.best_params_["density__n_components"]
+
+
+def test_wrong_places_say_where_parameters_go(rng):
+    X, y = _table(rng)
+    with pytest.raises(ValueError, match=r"kernel 'mixed_rbf'.*go in density_params"):
+        MissingKernelSVC(kernel_params={"n_components": 3}).fit(X, y)
+    with pytest.raises(ValueError, match=r"not parameters of the density 'latent_c"):
+        MissingKernelSVC(density_params={"n_classes": 3}).fit(X, y)
+    from missingkernels.densities import LatentClassDensity
+
+    with pytest.raises(ValueError, match="density_params is for a density given"):
+        MissingKernelSVC(
+            density=LatentClassDensity(), density_params={"n_components": 2}
+        ).fit(X, y)
+
+
+def test_the_feature_count_has_its_own_name_and_the_old_one_warns(rng):
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    new = MissingKernelSVC(route="features", n_kernel_features=40, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        new.fit(X, y)
+    assert new.features_.n_components == 40
+    old = MissingKernelSVC(route="features", n_components=40, random_state=0)
+    with pytest.warns(FutureWarning, match="renamed n_kernel_features"):
+        old.fit(X, y)
+    np.testing.assert_allclose(old.decision_function(X), new.decision_function(X))
+    reg = MissingKernelSVR(route="features", n_components=30, random_state=0)
+    with pytest.warns(FutureWarning, match="density_params"):
+        reg.fit(X, X[:, 0])
+    assert reg.features_.n_components == 30
+
+
+def test_fitted_attributes_name_the_kernel_and_density(rng):
+    X = rng.normal(size=(50, 3))
+    X[rng.random(X.shape) < 0.2] = np.nan
+    y = (np.nan_to_num(X[:, 0]) > 0).astype(int)
+    clf = MissingKernelSVC().fit(X, y)
+    assert (clf.kernel_name_, clf.density_name_) == ("genrbf", "gaussian_em")
+    t = MissingKernelTransformer(kernel="expected_rbf", density="mice").fit(X)
+    assert (t.kernel_name_, t.density_name_) == ("expected_rbf", "mice")
+    f = ExpectedKernelFeatures(n_components=10, random_state=0).fit(X)
+    assert f.kernel_name_ == "genrbf"
+    b = MissingKernelSVC(kernel="expected_linear").fit(X, y)
+    assert b.kernel_name_ == "expected_linear"
