@@ -15,11 +15,11 @@
   classification = c(
     "metric", "kernel_params", "class_weight", "tol", "max_iter", "shrinking",
     "cache_size", "decision_function_shape", "break_ties", "route",
-    "n_components", "random_state"
+    "n_kernel_features", "random_state"
   ),
   regression = c(
     "metric", "kernel_params", "tol", "max_iter", "shrinking", "cache_size",
-    "route", "n_components", "random_state"
+    "route", "n_kernel_features", "random_state"
   )
 )
 
@@ -35,6 +35,10 @@
   nu = "nu-SVMs are not available; use C",
   degree = "polynomial kernels take kernel_params = list(degree = ...)",
   coef0 = "polynomial kernels take kernel_params = list(coef0 = ...)",
+  n_components = paste0(
+    "the number of random kernel features is `n_kernel_features`; a density's ",
+    "number of components goes in density_params = list(n_components = ...)"
+  ),
   nominal_features = paste0(
     "the nominal columns are the factor, character and logical predictors: ",
     "convert a column with factor() to make it nominal, with as.numeric() to ",

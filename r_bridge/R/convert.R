@@ -8,7 +8,7 @@
 # Parameters that scikit-learn and the densities validate as integers: an R
 # number such as 5 (a double) is passed as the Python int 5.
 .mk_integer_params <- c(
-  "max_iter", "random_state", "n_components", "n_init", "n_neighbors",
+  "max_iter", "random_state", "n_components", "n_kernel_features", "n_init", "n_neighbors",
   "n_draws", "n_imputations", "n_samples", "n_jobs", "verbose", "seed", "m",
   "k", "n_estimators", "max_depth", "n_nearest_features", "burn_in",
   "maxit", "maxits", "empri"

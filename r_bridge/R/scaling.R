@@ -8,7 +8,7 @@
 # switch of their own, it is turned off here so that nothing is scaled twice:
 # the parameter name and the value that means "do not scale" (applied only
 # when the estimator has that parameter; see .mk_python_scaling_off()).
-.mk_python_no_scaling <- list(scale = FALSE)
+.mk_python_no_scaling <- list(standardize = FALSE)
 
 # The parameters that turn Python's own scaling off, for an estimator class:
 # .mk_python_no_scaling when the class has that parameter, else none.

@@ -105,6 +105,7 @@ test_that("unknown arguments are R errors naming them and the accepted ones", {
   x <- as.matrix(df[c("a", "b")])
   expect_error(mk_svm(x, df$y, costt = 1), "Unknown argument to mk_svm\\(\\): `costt`")
   expect_error(mk_svm(x, df$v, class_weight = "balanced"), "`class_weight` is for classification")
+  expect_error(mk_svm(x, df$y, n_components = 3), "is `n_kernel_features`")
   expect_error(mk_svm(y ~ a + b, data = df, 3), "must be named")
 })
 
@@ -114,6 +115,9 @@ test_that("the R lists of Python parameters are the estimators' parameters", {
   # and a Python-side scaling switch, which the R side turns off (scaling.R)
   own <- c(
     "kernel", "density", "gamma", "C", "epsilon", "handle_unknown", "nominal_features",
+    "density_params", "probability", "calibration", "calibration_folds",
+    # Python's deprecated name of n_kernel_features: refused in R with a hint
+    "n_components",
     names(missingkernels:::.mk_python_no_scaling)
   )
   svc <- names(py_mk()$MissingKernelSVC()$get_params())
