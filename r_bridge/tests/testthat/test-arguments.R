@@ -64,7 +64,7 @@ test_that("weights become sample_weight", {
   expect_identical(model.frame(fit)$`(weights)`, df$w)
   # the same as the Python estimator fitted with sample_weight
   x <- as.matrix(df[c("a", "b")])
-  ref <- py_mk()$MissingKernelSVC(gamma = 0.5, C = 2, tol = 1e-8)
+  ref <- py_mk()$MissingKernelSVC(standardize = FALSE, gamma = 0.5, C = 2, tol = 1e-8)
   ref$fit(py_array(scale(x)), py_np()$array(as.integer(df$y) - 1L), sample_weight = df$w)
   expect_equal(unname(predict(fit, df, type = "decision")),
     as.vector(ref$decision_function(py_array(scale(x)))),
@@ -78,7 +78,7 @@ test_that("weights become sample_weight", {
   v <- df$v
   v[2] <- NA
   reg <- mk_svm(x, v, weights = df$w, gamma = 0.5)
-  ref_reg <- py_mk()$MissingKernelSVR(gamma = 0.5)
+  ref_reg <- py_mk()$MissingKernelSVR(standardize = FALSE, gamma = 0.5)
   # (scale = TRUE: the response is standardised too, predictions back-transformed)
   ref_reg$fit(py_array(scale(x[-2, ])), as.vector(scale(v[-2])), sample_weight = df$w[-2])
   expect_equal(unname(predict(reg, x[-2, ])),

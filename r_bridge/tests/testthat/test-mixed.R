@@ -100,7 +100,7 @@ test_that("predictions equal the Python estimator's on the equivalent DataFrame"
   train <- df[1:50, ]
   test <- df[51:70, ]
   fit <- mk_svm(y ~ a + i + f + o + s + l, data = train, scale = FALSE, gamma = 0.3, C = 3)
-  ref <- py_mk()$MissingKernelSVC(gamma = 0.3, C = 3)
+  ref <- py_mk()$MissingKernelSVC(standardize = FALSE, gamma = 0.3, C = 3)
   ref$fit(py_reference_frame(train), as.character(train$y))
   expect_identical(as.logical(ref$is_nominal_), c(FALSE, FALSE, TRUE, FALSE, TRUE, TRUE))
   test_py <- py_reference_frame(test)
@@ -113,7 +113,7 @@ test_that("predictions equal the Python estimator's on the equivalent DataFrame"
   # regression (MissingKernelSVR), with the nominal weight changed
   reg <- mk_svm(v ~ a + i + f + o + s + l, data = train, scale = FALSE, gamma = 0.3,
     kernel_params = list(nominal_weight = 0.8))
-  ref_reg <- py_mk()$MissingKernelSVR(gamma = 0.3, kernel_params = list(nominal_weight = 0.8))
+  ref_reg <- py_mk()$MissingKernelSVR(standardize = FALSE, gamma = 0.3, kernel_params = list(nominal_weight = 0.8))
   ref_reg$fit(py_reference_frame(train), train$v)
   expect_equal(unname(predict(reg, test)), as.vector(ref_reg$predict(test_py)), tolerance = 1e-10)
   unweighted <- mk_svm(v ~ a + i + f + o + s + l, data = train, scale = FALSE, gamma = 0.3)

@@ -16,7 +16,7 @@ prob_data <- function(n = 60, seed = 21, k = 2) {
 
 python_probabilities <- function(x, y, method, folds = 5L, ...) {
   cal <- reticulate::import("sklearn.calibration", convert = TRUE)
-  ref <- cal$CalibratedClassifierCV(py_mk()$MissingKernelSVC(...),
+  ref <- cal$CalibratedClassifierCV(py_mk()$MissingKernelSVC(standardize = FALSE, ...),
     method = method, cv = folds, ensemble = FALSE
   )
   # R's class codes (level order), as the package sends them

@@ -56,7 +56,7 @@ test_that("with scale = FALSE nothing is scaled (Python's SVR on the raw values)
   skip_if_no_python()
   d <- complete_regression(n = 40)
   fit <- mk_svm(d$x, d$y, scale = FALSE, gamma = 0.01, C = 50)
-  ref <- py_mk()$MissingKernelSVR(gamma = 0.01, C = 50)
+  ref <- py_mk()$MissingKernelSVR(standardize = FALSE, gamma = 0.01, C = 50)
   ref$fit(py_array(d$x), d$y)
   expect_equal(unname(fitted(fit)), as.vector(ref$predict(py_array(d$x))), tolerance = 1e-10)
 })
@@ -66,7 +66,7 @@ test_that("a Python-side scaling switch is turned off (R scales once)", {
   fake <- reticulate::py_run_string(paste(
     "class WithScale:",
     "    def get_params(self, deep=True):",
-    "        return {'C': 1.0, 'scale': True}",
+    "        return {'C': 1.0, 'standardize': True}",
     "class WithoutScale:",
     "    def get_params(self, deep=True):",
     "        return {'C': 1.0}",

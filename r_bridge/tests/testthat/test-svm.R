@@ -28,7 +28,7 @@ test_that("classification matches MissingKernelSVC; factor levels survive", {
   expect_length(pred, nrow(d$x))
   expect_false(anyNA(pred))
 
-  ref <- py_mk()$MissingKernelSVC(C = 3, gamma = 0.4, tol = 1e-10)
+  ref <- py_mk()$MissingKernelSVC(standardize = FALSE, C = 3, gamma = 0.4, tol = 1e-10)
   ref$fit(py_scaled(d$x), py_np()$array(as.character(y)))
   expect_identical(as.character(pred), as.vector(ref$predict(py_scaled(d$x))))
   # Python sorts the string classes (neg, pos); R codes follow the levels
@@ -106,7 +106,7 @@ test_that("regression matches MissingKernelSVR", {
   expect_length(pred, nrow(df))
   # scale = TRUE standardises the response too (e1071's meaning): the SVR is
   # fitted to it and its predictions are transformed back
-  ref <- py_mk()$MissingKernelSVR(C = 5, epsilon = 0.05, gamma = 0.3)
+  ref <- py_mk()$MissingKernelSVR(standardize = FALSE, C = 5, epsilon = 0.05, gamma = 0.3)
   ref$fit(py_scaled(d$x), as.vector(scale(df$y)))
   expect_equal(unname(pred), as.vector(ref$predict(py_scaled(d$x))) * sd(df$y) + mean(df$y),
     tolerance = 1e-10
@@ -128,7 +128,7 @@ test_that("several classes: decision matrix with one column per class", {
   dec <- predict(fit, d$x, type = "decision")
   expect_identical(dim(dec), c(60L, 3L))
   expect_identical(colnames(dec), c("a", "b", "c"))
-  ref <- py_mk()$MissingKernelSVC(C = 4)
+  ref <- py_mk()$MissingKernelSVC(standardize = FALSE, C = 4)
   ref$fit(py_scaled(d$x), py_np()$array(as.character(y)))
   expect_equal(unname(dec), ref$decision_function(py_scaled(d$x)), tolerance = 1e-10)
   expect_identical(
@@ -141,7 +141,7 @@ test_that("class_weight by level equals Python's class_weight by label", {
   d <- make_data(seed = 6)
   y <- factor(ifelse(d$score > 0.6, "rare", "common"), levels = c("rare", "common"))
   fit <- mk_svm(d$x, y, class_weight = c(rare = 4), tol = 1e-10)
-  ref <- py_mk()$MissingKernelSVC(class_weight = list(rare = 4), tol = 1e-10)
+  ref <- py_mk()$MissingKernelSVC(standardize = FALSE, class_weight = list(rare = 4), tol = 1e-10)
   ref$fit(py_scaled(d$x), py_np()$array(as.character(y)))
   # Python's classes are (common, rare), R's (rare, common): opposite signs
   expect_equal(unname(predict(fit, d$x, type = "decision")),
