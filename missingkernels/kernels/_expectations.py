@@ -104,6 +104,10 @@ class _RBFCell:
             gamma = base.gamma_
             sx, sy, self_x, _ = self._prepare(base, cx, cy, gamma, normalised)
             K = self._gram(sx, sy, gamma, base._metric, log=False)
+            if normalised:
+                # |E k(X_i, Y_j)| <= sqrt(n_i n_j) (Cauchy-Schwarz): rounding
+                # can exceed it by an ulp (identical rows).
+                np.minimum(K, 1.0, out=K)
             if cy is None:
                 norm = -self_x if normalised else np.zeros_like(self_x)
                 if diagonal == "same_draw":
