@@ -776,7 +776,7 @@ def schur_row_factors(
     groot: np.ndarray,
     cinv: np.ndarray,
     logdet_c: np.ndarray,
-) -> tuple[int, bool]:  # pragma: no cover - compiled
+) -> tuple[int, float]:  # pragma: no cover - compiled
     """The per-pattern factors of the Schur row loop (fields of
     :class:`._rbf.RowFactors`), written into the arrays passed.
 
