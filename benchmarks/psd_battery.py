@@ -2,7 +2,8 @@
 with the default density (gaussian_em), d in {2, 10, 40}, 0 to 90% of the
 entries missing at random, both metrics. Prints, per Gram, the smallest
 eigenvalue relative to n, the range of the entries, and whether the Gram was
-refused; exits non-zero if a Gram is not PSD (smallest eigenvalue below
+refused (the seconds include the density's fit, on the first Gram of each
+setting); exits non-zero if a Gram is not PSD (smallest eigenvalue below
 -1e-10 n), leaves [0, 1], or is refused.
 
 Usage::
