@@ -161,8 +161,8 @@ def conditionals_are_psd(c):
 
 
 def check_grams(mean, S, X, Y, gamma, metric, loop):
-    """The Grams of expected_rbf and genrbf against the reference, with the
-    loop forced; PSD and range checks on every Gram."""
+    """The Grams of expected_rbf and genrbf and the variance against the
+    reference, with the loop forced; PSD and range checks on every Gram."""
     density = FixedGaussian(mean, S)
     S_metric = S if metric == "mahalanobis" else None
     kappa = float(np.linalg.cond(S))
@@ -172,7 +172,7 @@ def check_grams(mean, S, X, Y, gamma, metric, loop):
         k.fit(X)
         cx, cy = k.density_.conditionals(X), k.density_.conditionals(Y)
         assume(conditionals_are_psd(cx) and conditionals_are_psd(cy))
-        K, C = k(X, X), k(X, Y)
+        K, C, V = k(X, X), k(X, Y), k.variance(X, Y)
         g = get_kernel("genrbf", gamma=gamma, metric=metric, density=density).fit(X)
         G, GC = g(X), g(X, Y)
     v = max(largest_variance(cx, S_metric), largest_variance(cy, S_metric))
@@ -186,6 +186,13 @@ def check_grams(mean, S, X, Y, gamma, metric, loop):
             f"(kappa {kappa:.3g}, gamma {gamma:.3g}, v {v:.3g})"
         )
         assert np.all(ours[~big] <= 1e-10)
+    # The variance, E k^2 - (E k)^2 with E k^2 the Gram at 2 gamma: error
+    # relative to the two terms.
+    E1 = np.exp(reference_log_gram(cx, cy, gamma, S_metric))
+    E2 = np.exp(reference_log_gram(cx, cy, 2.0 * gamma, S_metric))
+    rtol2 = bound(2.0 * gamma, kappa, v)
+    assert np.all(V >= 0.0)
+    assert np.all(np.abs(V - (E2 - E1**2)) <= rtol2 * (E2 + E1**2) + 1e-12), loop
     for M in (K, C, G, GC):
         assert np.all(np.isfinite(M)) and M.min() >= 0.0 and M.max() <= 1.0
     for M in (K, G):
@@ -265,3 +272,24 @@ def test_default_density_mahalanobis_matches_reference(d, rate, gamma):
     assert (np.abs(K - R)[big] / R[big]).max() <= rtol
     assert np.linalg.eigvalsh(G).min() >= -1e-10 * len(G)
     assert G.min() >= 0.0 and G.max() <= 1.0
+
+
+def test_variance_where_both_moments_underflow():
+    """Found by the suite: far-apart rows at gamma = 16 put ``log E k`` near
+    -1000, so ``E k^2 / (E k)^2`` overflowed and the variance came out NaN
+    (refused as non-finite); it is E k^2 - (E k)^2 >= 0, here 0 or tiny."""
+    rng = np.random.default_rng(0)
+    mean, S = collinear_density(rng, 12, 100.0)
+    X = rows(rng, mean, S, 18, 0.1)
+    Y = rows(rng, mean, S, 6, 0.1)
+    k = get_kernel("expected_rbf", gamma=16.0, density=FixedGaussian(mean, S))
+    k.fit(X)
+    V = k.variance(X, Y)
+    c, cy = k.density_.conditionals(X), k.density_.conditionals(Y)
+    L1 = reference_log_gram(c, cy, 16.0)
+    L2 = reference_log_gram(c, cy, 32.0)
+    assert (L2 - 2.0 * L1).max() > 710  # exp of it overflows
+    expected = np.exp(L2) - np.exp(2.0 * L1)
+    assert np.all(np.isfinite(V)) and np.all(V >= 0.0)
+    np.testing.assert_allclose(V, expected, rtol=1e-6, atol=1e-300)
+    assert np.all(np.isfinite(k.variance(X)))

@@ -153,12 +153,15 @@ class _RBFCell:
         if self.gaussian:
             L1 = self._gram(sx, sy, gamma, metric, log=True)
             V = self._gram(sx2, sy2, 2.0 * gamma, metric, log=True)
-            # Var = E1^2 (exp(log E2 - 2 log E1) - 1), accurate when Var << E1^2.
+            # Var = E2 (1 - exp(2 log E1 - log E2)), accurate when Var << E1^2,
+            # and no overflow when both terms underflow (the factor is in
+            # [0, 1]; E1^2 <= E2, clipped against rounding).
             L1 *= 2.0
-            V -= L1
-            np.maximum(V, 0.0, out=V)
-            np.expm1(V, out=V)
-            _rbf.exp_inplace(L1)
+            L1 -= V
+            np.minimum(L1, 0.0, out=L1)
+            np.expm1(L1, out=L1)
+            L1 *= -1.0
+            _rbf.exp_inplace(V)
             V *= L1
         else:
             E1 = self._gram(sx, sy, gamma, metric, log=False)
@@ -171,8 +174,8 @@ class _RBFCell:
             else:
                 norm = -2.0 * self_x if normalised else np.zeros_like(self_x)
                 self2 = self._self_log(self.sides(cx, metric), 2.0 * gamma, metric)
-                diag = np.exp(2.0 * self_x + norm) * np.expm1(
-                    np.maximum(self2 - 2.0 * self_x, 0.0)
+                diag = -np.exp(self2 + norm) * np.expm1(
+                    np.minimum(2.0 * self_x - self2, 0.0)
                 )
                 _set_diagonal(V, diag)
         return V
