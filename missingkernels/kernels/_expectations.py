@@ -70,13 +70,20 @@ class _RBFCell:
         gamma: float,
         metric: _rbf.Metric,
         log: bool,
+        clip: bool = False,
     ) -> np.ndarray:
-        """``E k`` (or its log) with the offsets of the sides inside the exponent."""
+        """``E k`` (or its log) with the offsets of the sides inside the
+        exponent; with ``clip``, at most 1 (normalised kernels: ``|E k(X_i,
+        Y_j)| <= sqrt(n_i n_j)`` by Cauchy-Schwarz, which rounding can
+        exceed by an ulp for identical rows)."""
         if self.gaussian:
             return _rbf.gaussian_gram(
-                a[0], None if b is None else b[0], gamma, metric, log=log
-            )
+                a[0], None if b is None else b[0], gamma, metric, log=log,
+                upper=0.0 if clip else None,
+            )  # fmt: skip
         K = _rbf.accumulated_gram(a, b, gamma, metric)
+        if clip:
+            np.minimum(K, 1.0, out=K)
         if log:
             with np.errstate(divide="ignore"):
                 np.log(K, out=K)
@@ -103,11 +110,7 @@ class _RBFCell:
         with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
             gamma = base.gamma_
             sx, sy, self_x, _ = self._prepare(base, cx, cy, gamma, normalised)
-            K = self._gram(sx, sy, gamma, base._metric, log=False)
-            if normalised:
-                # |E k(X_i, Y_j)| <= sqrt(n_i n_j) (Cauchy-Schwarz): rounding
-                # can exceed it by an ulp (identical rows).
-                np.minimum(K, 1.0, out=K)
+            K = self._gram(sx, sy, gamma, base._metric, log=False, clip=normalised)
             if cy is None:
                 norm = -self_x if normalised else np.zeros_like(self_x)
                 if diagonal == "same_draw":

@@ -937,7 +937,9 @@ _SUBNORMAL = -708.3
 _ZERO = -745.2
 
 
-def _exp_chunk(c: np.ndarray) -> None:
+def _exp_chunk(c: np.ndarray, upper: float | None = None) -> None:
+    if upper is not None:
+        np.minimum(c, upper, out=c)
     low = c < _SUBNORMAL
     if not low.any():
         np.exp(c, out=c)
@@ -953,8 +955,11 @@ def _exp_chunk(c: np.ndarray) -> None:
     c[idx] = res
 
 
-def exp_inplace(K: np.ndarray, block: int = 1 << 20) -> None:
-    """``K <- exp(K)`` in place, by flat chunks on threads (numpy's SIMD exp)."""
+def exp_inplace(
+    K: np.ndarray, block: int = 1 << 20, upper: float | None = None
+) -> None:
+    """``K <- exp(K)`` in place, by flat chunks on threads (numpy's SIMD exp);
+    with ``upper``, ``exp(min(K, upper))`` (clipped chunk by chunk, in cache)."""
     flat = K.reshape(-1)
     chunks = [slice(s, s + block) for s in range(0, flat.size, block)]
     T = max(1, min(n_threads(), len(chunks)))
@@ -963,7 +968,7 @@ def exp_inplace(K: np.ndarray, block: int = 1 << 20) -> None:
         def run() -> None:
             with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
                 for sl in chunks[t::T]:
-                    _exp_chunk(flat[sl])
+                    _exp_chunk(flat[sl], upper)
 
         return run
 
@@ -1011,23 +1016,33 @@ def gaussian_side(
 
 
 def gaussian_gram(
-    a: Side, b: Side | None, gamma: float, metric: Metric, *, log: bool = False
+    a: Side,
+    b: Side | None,
+    gamma: float,
+    metric: Metric,
+    *,
+    log: bool = False,
+    upper: float | None = None,
 ) -> np.ndarray:
     """``E k`` (or its log) between the rows of two Gaussian sides.
 
     ``b=None`` is the symmetric Gram of ``a`` (half the pattern pairs); a row
-    paired with itself is two independent copies.
+    paired with itself is two independent copies. ``upper``: a bound on the
+    log, applied before the exponential (``0`` for a normalised kernel).
     """
     if b is not None and b.packed.n_patterns > a.packed.n_patterns:
         # Loop over the side with more patterns, so that the per-pattern data
         # streamed for every one of them (the other side's) stays in cache.
-        return np.ascontiguousarray(gaussian_gram(b, a, gamma, metric, log=log).T)
+        K = gaussian_gram(b, a, gamma, metric, log=log, upper=upper)
+        return np.ascontiguousarray(K.T)
     symmetric = b is None
     other = a if b is None else b
     out = np.empty((a.n, other.n))
     pairs(a, other, gamma, metric, symmetric=symmetric, accumulate=False, out=out)
     if not log:
-        exp_inplace(out)
+        exp_inplace(out, upper=upper)
+    elif upper is not None:
+        np.minimum(out, upper, out=out)
     return out
 
 
