@@ -323,6 +323,9 @@ def test_schur_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_gamma, m
     from missingkernels.kernels import _compiled, _rbf
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    # (at gamma = 2^15 its error estimate would route the Mahalanobis Gram
+    # to the pattern-pair loop: forced here)
+    monkeypatch.setattr(_rbf, "_SCHUR_MAX_ERROR", np.inf)
     calls = count_schur_row_loop_calls(monkeypatch)
     d = 8
     gamma = 2.0**log2_gamma
@@ -370,10 +373,10 @@ def test_schur_row_pairs_with_few_lanes(rng, monkeypatch, metric):
 
 @pytest.mark.parametrize("metric", ["euclidean", "mahalanobis"])
 def test_row_pairs_fall_back_for_uninvertible_covariances(rng, monkeypatch, metric):
-    """The Schur row-pair loop inverts the conditional covariances; when one
-    is too badly conditioned (forced here by the threshold) the pattern-pair
-    loop (Mahalanobis) or the shared-feature row loop (Euclidean) computes
-    the Gram, with the same results."""
+    """The Schur row-pair loop inverts the conditional covariances; when its
+    error estimate is too large (forced here by the threshold) the
+    pattern-pair loop (Mahalanobis) or the shared-feature row loop
+    (Euclidean) computes the Gram, with the same results."""
     from missingkernels.kernels import _rbf
 
     monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
@@ -387,7 +390,7 @@ def test_row_pairs_fall_back_for_uninvertible_covariances(rng, monkeypatch, metr
     k.fit(X)
     K = k(X)
     assert calls
-    monkeypatch.setattr(_rbf, "_INVERTIBLE_RTOL", 2.0)
+    monkeypatch.setattr(_rbf, "_SCHUR_MAX_ERROR", 0.0)
     calls.clear()
     k = get_kernel("genrbf", gamma=0.4, metric=metric, density=density)
     K2 = k.fit(X)(X)
@@ -598,9 +601,9 @@ def test_blas_is_held_to_one_thread_while_a_kernel_runs_on_several(rng, monkeypa
     during = []
     exp = _rbf.exp_inplace
 
-    def recording(out):
+    def recording(out, **kwargs):
         during.append(list(log))
-        return exp(out)
+        return exp(out, **kwargs)
 
     monkeypatch.setattr(_rbf, "exp_inplace", recording)
     mean, S = random_gaussian(rng, 4)
@@ -637,9 +640,9 @@ def test_blas_runs_on_one_thread_while_a_kernel_is_evaluated(rng, monkeypatch):
     seen = []
     exp = _rbf.exp_inplace
 
-    def recording(out):
+    def recording(out, **kwargs):
         seen.append(blas_threads())
-        return exp(out)
+        return exp(out, **kwargs)
 
     monkeypatch.setattr(_rbf, "exp_inplace", recording)
     mean, S = random_gaussian(rng, 4)

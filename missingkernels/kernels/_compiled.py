@@ -770,14 +770,13 @@ def schur_row_factors(
     n_missing: np.ndarray,
     lam: np.ndarray,
     gamma: float,
-    rtol: float,
     cstart: np.ndarray,
     logdet: np.ndarray,
     gmat: np.ndarray,
     groot: np.ndarray,
     cinv: np.ndarray,
     logdet_c: np.ndarray,
-) -> tuple[int, bool]:  # pragma: no cover - compiled
+) -> tuple[int, float]:  # pragma: no cover - compiled
     """The per-pattern factors of the Schur row loop (fields of
     :class:`._rbf.RowFactors`), written into the arrays passed.
 
@@ -786,11 +785,12 @@ def schur_row_factors(
     ``W = L^-1 F_p^T``: ``logdet = log det K_p``, ``gmat = 2 gamma W^T W``,
     ``groot`` the triangular factor of the QR decomposition of
     ``sqrt(2 gamma) W`` (``R^T R = G_p`` without squaring the condition
-    number). While every ``C_p`` is invertible (Cholesky pivots above
-    ``rtol`` times the largest variance): ``cinv`` (packed lower triangles of
-    ``(2 gamma C_p)^-1 + Lam[J_p, J_p]``) and ``logdet_c = log det(2 gamma
-    C_p)``. Returns ``(code, invertible)``, ``code`` = ``1 + p`` if ``K_p``
-    is not positive definite, else 0.
+    number). For every ``C_p`` that is positive definite: ``cinv`` (packed
+    lower triangles of ``(2 gamma C_p)^-1 + Lam[J_p, J_p]``) and ``logdet_c =
+    log det(2 gamma C_p)``. Returns ``(code, ratio)``, ``code`` = ``1 + p``
+    if ``K_p`` is not positive definite, else 0, and ``ratio`` the smallest
+    squared Cholesky pivot of a ``C_p`` relative to its largest variance
+    (about the reciprocal of its condition number; 0 if one is singular).
     """
     P = factor_t.shape[0]
     kmax = max(factor_t.shape[1], 1)
@@ -803,7 +803,7 @@ def schur_row_factors(
     v = np.zeros(kmax)
     LC = np.zeros((kmax, kmax))
     LCi = np.zeros((kmax, kmax))
-    invertible = True
+    ratio = 1.0
     for p in range(P):
         k = n_missing[p]
         if k == 0:
@@ -814,7 +814,7 @@ def schur_row_factors(
                 L[s, t] = g2 * inner[p, s, t]
             L[s, s] += 1.0
         if not _cholesky(L, inv, k):
-            return 1 + p, invertible
+            return 1 + p, ratio
         logdet[p] = _logdet(L, k)
         # W = L^-1 F^T by rows; A = sqrt(2 gamma) W.
         for i in range(k):
@@ -857,10 +857,10 @@ def schur_row_factors(
                             A[i, c] -= f * v[i]
             for c in range(k):
                 groot[p, j, c] = A[j, c] if c >= j else 0.0
-        if not invertible:
+        if not ratio > 0.0:
             continue
-        # (2 gamma C)^-1 from the Cholesky factor of C = F F^T; a pivot tiny
-        # next to the largest variance means C is too badly conditioned.
+        # (2 gamma C)^-1 from the Cholesky factor of C = F F^T; the smallest
+        # pivot next to the largest variance measures its conditioning.
         scale = 0.0
         for a in range(k):
             for b in range(a + 1):
@@ -870,16 +870,13 @@ def schur_row_factors(
                 LC[a, b] = acc
             scale = max(scale, LC[a, a])
         if not _cholesky(LC, inv, k):
-            invertible = False
+            ratio = 0.0
             continue
         ld = 0.0
         for a in range(k):
             piv = LC[a, a] * LC[a, a]
-            if not piv > rtol * scale:
-                invertible = False
+            ratio = min(ratio, piv / scale)
             ld += math.log(g2 * piv)
-        if not invertible:
-            continue
         logdet_c[p] = ld
         # LCi = LC^-1 (lower), then (LCi^T LCi) / (2 gamma) + Lam[J, J].
         for c in range(k):
@@ -897,7 +894,7 @@ def schur_row_factors(
                     acc += LCi[i, a] * LCi[i, b]
                 cinv[o + b] = acc / g2 + lam[fa, missing[p, b]]
             o += a + 1
-    return 0, invertible
+    return 0, ratio
 
 
 # -- Mahalanobis row pairs: Woodbury on the smaller missing set ----------------

@@ -70,13 +70,20 @@ class _RBFCell:
         gamma: float,
         metric: _rbf.Metric,
         log: bool,
+        clip: bool = False,
     ) -> np.ndarray:
-        """``E k`` (or its log) with the offsets of the sides inside the exponent."""
+        """``E k`` (or its log) with the offsets of the sides inside the
+        exponent; with ``clip``, at most 1 (normalised kernels: ``|E k(X_i,
+        Y_j)| <= sqrt(n_i n_j)`` by Cauchy-Schwarz, which rounding can
+        exceed by an ulp for identical rows)."""
         if self.gaussian:
             return _rbf.gaussian_gram(
-                a[0], None if b is None else b[0], gamma, metric, log=log
-            )
+                a[0], None if b is None else b[0], gamma, metric, log=log,
+                upper=0.0 if clip else None,
+            )  # fmt: skip
         K = _rbf.accumulated_gram(a, b, gamma, metric)
+        if clip:
+            np.minimum(K, 1.0, out=K)
         if log:
             with np.errstate(divide="ignore"):
                 np.log(K, out=K)
@@ -103,7 +110,7 @@ class _RBFCell:
         with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
             gamma = base.gamma_
             sx, sy, self_x, _ = self._prepare(base, cx, cy, gamma, normalised)
-            K = self._gram(sx, sy, gamma, base._metric, log=False)
+            K = self._gram(sx, sy, gamma, base._metric, log=False, clip=normalised)
             if cy is None:
                 norm = -self_x if normalised else np.zeros_like(self_x)
                 if diagonal == "same_draw":
@@ -149,12 +156,15 @@ class _RBFCell:
         if self.gaussian:
             L1 = self._gram(sx, sy, gamma, metric, log=True)
             V = self._gram(sx2, sy2, 2.0 * gamma, metric, log=True)
-            # Var = E1^2 (exp(log E2 - 2 log E1) - 1), accurate when Var << E1^2.
+            # Var = E2 (1 - exp(2 log E1 - log E2)), accurate when Var << E1^2,
+            # and no overflow when both terms underflow (the factor is in
+            # [0, 1]; E1^2 <= E2, clipped against rounding).
             L1 *= 2.0
-            V -= L1
-            np.maximum(V, 0.0, out=V)
-            np.expm1(V, out=V)
-            _rbf.exp_inplace(L1)
+            L1 -= V
+            np.minimum(L1, 0.0, out=L1)
+            np.expm1(L1, out=L1)
+            L1 *= -1.0
+            _rbf.exp_inplace(V)
             V *= L1
         else:
             E1 = self._gram(sx, sy, gamma, metric, log=False)
@@ -167,8 +177,8 @@ class _RBFCell:
             else:
                 norm = -2.0 * self_x if normalised else np.zeros_like(self_x)
                 self2 = self._self_log(self.sides(cx, metric), 2.0 * gamma, metric)
-                diag = np.exp(2.0 * self_x + norm) * np.expm1(
-                    np.maximum(self2 - 2.0 * self_x, 0.0)
+                diag = -np.exp(self2 + norm) * np.expm1(
+                    np.minimum(2.0 * self_x - self2, 0.0)
                 )
                 _set_diagonal(V, diag)
         return V

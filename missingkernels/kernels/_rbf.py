@@ -11,6 +11,7 @@ their number.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import threading
 import weakref
@@ -146,29 +147,37 @@ class Metric:
 
     @classmethod
     def mahalanobis_from(cls, center: np.ndarray, covariance: np.ndarray) -> Metric:
-        """The metric of ``S^-1``; ValueError unless ``S`` is positive definite."""
+        """The metric of ``S^-1``; ValueError unless ``S`` is positive definite.
+
+        The whitening is ``W = L^-1`` with ``S = L L^T`` (Cholesky of ``S``,
+        one triangular inverse), and the precision ``W^T W``: the inverse of
+        ``S`` is never formed by elimination on ``S^-1``, whose rounding
+        error grows with the square of the condition number of ``L``, and the
+        precision is positive semi-definite by construction.
+        """
         S = np.asarray(covariance, dtype=np.float64)
         try:
-            factor = linalg.cho_factor(S, lower=True, check_finite=True)
-        except (linalg.LinAlgError, ValueError):
+            L = np.linalg.cholesky(S) if np.all(np.isfinite(S)) else None
+        except np.linalg.LinAlgError:
+            L = None
+        if L is None or not np.all(np.diagonal(L) > 0.0):
             raise ValueError(
                 "metric='mahalanobis' needs a positive definite covariance, but "
                 "the density's covariance is singular or not finite. Use "
                 "metric='euclidean', drop constant or duplicated features, or "
                 "regularise the density (e.g. a ridge)."
-            ) from None
-        G = linalg.cho_solve(factor, np.eye(len(S)))
-        G = 0.5 * (G + G.T)
-        try:
-            # y = W x with W = L_G^T (G = L_G L_G^T): rows y = x L_G.
-            whitening = np.linalg.cholesky(G)
-        except np.linalg.LinAlgError:
+            )
+        W = linalg.solve_triangular(L, np.eye(len(S)), lower=True)
+        if not np.all(np.isfinite(W)):
             raise ValueError(
                 "metric='mahalanobis': the density's covariance is too badly "
                 "conditioned to invert. Use metric='euclidean' or regularise "
                 "the density."
-            ) from None
-        return cls(np.asarray(center, dtype=np.float64), G, whitening)
+            )
+        G = W.T @ W
+        G = 0.5 * (G + G.T)
+        # Rows y = x W^T.
+        return cls(np.asarray(center, dtype=np.float64), G, np.ascontiguousarray(W.T))
 
     @property
     def mahalanobis(self) -> bool:
@@ -179,10 +188,25 @@ class Metric:
         x = np.ascontiguousarray(means - self.center, dtype=np.float64)
         if self.precision is None or self.whitening is None:
             return x, x
-        return (
-            np.ascontiguousarray(x @ self.whitening),
-            np.ascontiguousarray(x @ self.precision),
-        )
+        y = x @ self.whitening
+        # G x = W^T (W x): from the whitened rows, as every other product
+        # with G in the loops' inputs (see Side.build).
+        return np.ascontiguousarray(y), np.ascontiguousarray(y @ self.whitening.T)
+
+    def whitened_factors(self, J: np.ndarray, F: np.ndarray) -> np.ndarray:
+        """``W[:, J] F`` for a stack of patterns (``J``: (P, k) missing
+        features, ``F``: (P, k, k) factors of their covariances): the
+        whitened covariances are ``Fw Fw^T``."""
+        assert self.whitening is not None
+        Wt = self.whitening  # W^T: W[:, J] = Wt[J].T
+        return np.swapaxes(Wt[J], 1, 2) @ F
+
+    @functools.cached_property
+    def largest_precision(self) -> float:
+        """The largest eigenvalue of the precision (1 for the Euclidean metric)."""
+        if self.whitening is None:
+            return 1.0
+        return float(np.linalg.norm(self.whitening, 2) ** 2)
 
     def G(self) -> np.ndarray:
         if self.precision is None:
@@ -315,9 +339,11 @@ class RowFactors(NamedTuple):
     packed by rows (pattern ``p``'s from ``cstart[p]``: entry ``(a, b <= a)``
     at ``cstart[p] + a (a + 1) / 2 + b``, so that the loop streams them from
     cache) and
-    ``logdet_c = log det(2 gamma C_p)`` (``invertible`` is False when a
-    ``C_p`` is too badly conditioned to invert; the pattern-pair loop is used
-    then). Fields of the other metric hold placeholders.
+    ``logdet_c = log det(2 gamma C_p)`` (``pivot_ratio``: the smallest
+    squared Cholesky pivot of a ``C_p`` relative to its largest variance,
+    about the reciprocal of the largest condition number, 0 if a ``C_p`` is
+    singular; see :func:`_schur_error`). Fields of the other metric hold
+    placeholders.
     """
 
     pattern: np.ndarray  # (n,) pattern of each row
@@ -327,7 +353,7 @@ class RowFactors(NamedTuple):
     cinv: np.ndarray  # (sum k_p (k_p + 1) / 2,) (Mahalanobis)
     cstart: np.ndarray  # (P,) (Mahalanobis)
     logdet_c: np.ndarray  # (P,) (Mahalanobis)
-    invertible: bool  # (Mahalanobis)
+    pivot_ratio: float  # (Mahalanobis)
     dmat: np.ndarray  # (P, k, k) (Euclidean)
     root: np.ndarray  # (P, k, k)
     pinv: np.ndarray  # (P, k, k) (Euclidean)
@@ -459,7 +485,6 @@ class Side:
             GF = np.zeros((P, 1, 1))
             own = np.zeros((n, 1))
         else:
-            G = metric.G()
             cov = np.zeros((1, 1, 1))
             # Stored transposed (F^T): the compiled loops run along rows. The
             # fields that only the pattern-pair loop reads come later
@@ -474,9 +499,14 @@ class Side:
                 pats = np.flatnonzero(kk == k)
                 Jk = J_idx[pats, :k]
                 Fk = _factors_of(np.stack([covariances[p] for p in pats]))
-                FkT = np.swapaxes(Fk, 1, 2)
-                F[pats, :k, :k] = FkT
-                A[pats, :k, :k] = FkT @ G[Jk[:, :, None], Jk[:, None, :]] @ Fk
+                F[pats, :k, :k] = np.swapaxes(Fk, 1, 2)
+                # F^T G[J, J] F = Fw^T Fw (Fw = W[:, J] F): a Gram of the
+                # whitened factor, PSD whatever the conditioning of S (the
+                # triple product with G loses the square of its condition).
+                for s0 in range(0, len(pats), _CHUNK):
+                    sl = slice(s0, s0 + _CHUNK)
+                    Fw = metric.whitened_factors(Jk[sl], Fk[sl])
+                    A[pats[sl], :k, :k] = np.swapaxes(Fw, 1, 2) @ Fw
         c = np.ascontiguousarray
         arrays = SideArrays(
             x=c(x), z=c(z), order=c(packed.order), start=c(packed.start),
@@ -497,17 +527,19 @@ def pattern_pair_arrays(side: Side, metric: Metric) -> SideArrays:
     loops, for rows of about one pattern each, never need them."""
     if not metric.mahalanobis:
         return side.arrays
-    fields = side.memoized(
-        ("pattern_fields",), lambda: _pattern_fields(side, metric.G())
-    )
+    fields = side.memoized(("pattern_fields",), lambda: _pattern_fields(side, metric))
     return side.arrays._replace(gfactor_t=fields[0], own=fields[1])
 
 
-def _pattern_fields(side: Side, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _pattern_fields(side: Side, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
+    """``F^T G[J, :] = Fw^T W`` and ``F^T z[J] = Fw^T (W x)`` from the
+    whitened factor ``Fw = W[:, J] F`` (as ``inner``, see :meth:`Side.build`)."""
     arrays, packed = side.arrays, side.packed
     P, n, d = packed.n_patterns, side.n, arrays.x.shape[1]
     kk = arrays.n_missing
     size = arrays.missing.shape[1]
+    assert metric.whitening is not None
+    W = metric.whitening.T
     GF = np.zeros((P, size, d))  # (G[:, J] F)^T = F^T G[J, :]
     own = np.zeros((n, size))  # F^T z[J] of each row
     pattern_of_row = packed.pattern_of_row()
@@ -516,15 +548,22 @@ def _pattern_fields(side: Side, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             continue
         pats = np.flatnonzero(kk == k)
         Jk = arrays.missing[pats, :k]
-        FkT = arrays.factor_t[pats, :k, :k]
-        GF[pats, :k, :] = FkT @ G[Jk, :]
+        FwT = np.empty((len(pats), k, d))
+        for s0 in range(0, len(pats), _CHUNK):
+            sl = slice(s0, s0 + _CHUNK)
+            Fk = np.swapaxes(arrays.factor_t[pats[sl], :k, :k], 1, 2)
+            FwT[sl] = np.swapaxes(metric.whitened_factors(Jk[sl], Fk), 1, 2)
+        GF[pats, :k, :] = FwT @ W
         local = np.full(P, -1)
         local[pats] = np.arange(len(pats))
         rows = np.flatnonzero(local[pattern_of_row] >= 0)
         lp = local[pattern_of_row[rows]]
-        zJ = np.take_along_axis(arrays.z[rows], Jk[lp], axis=1)
-        own[rows, :k] = np.einsum("nsr,nr->ns", FkT[lp], zJ)
+        own[rows, :k] = np.einsum("nsr,nr->ns", FwT[lp], arrays.x[rows])
     return np.ascontiguousarray(GF), np.ascontiguousarray(own)
+
+
+# Patterns per batch of whitened factors (bounds their temporary memory).
+_CHUNK = 256
 
 
 # The pattern-pair loop shares each factor between all the row pairs of two
@@ -535,9 +574,17 @@ def _pattern_fields(side: Side, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 _ROWS_PER_PATTERN_PAIR = 32
 
 
-# Smallest Cholesky pivot of a conditional covariance, relative to its
-# largest variance, that the Mahalanobis row-pair loop inverts.
-_INVERTIBLE_RTOL = 1e-12
+# The Schur row loop (rbf_rows) inverts the conditional covariances and, in
+# the Mahalanobis metric, subtracts the big row's share from the metric's
+# precision: its relative error grows as eps * (kappa + 10 * 2 gamma c lam *
+# sqrt(kappa)) (measured on conditionals of covariances with condition
+# numbers up to 1e12: kappa the largest condition number of a conditional
+# covariance, c the largest variance, lam the largest eigenvalue of the
+# precision; the second term only in the Mahalanobis metric, where lam = 1
+# otherwise). Above this bound on that estimate the pattern-pair loop
+# (Mahalanobis) or the shared-feature row loop (Euclidean), neither of which
+# inverts C, computes the Gram.
+_SCHUR_MAX_ERROR = 1e-10
 
 
 def _use_row_pairs(a: Side, b: Side) -> bool:
@@ -590,9 +637,37 @@ def _row_loop(a: Side, b: Side, gamma: float, metric: Metric) -> str | None:
     with _LOCK:
         fa = row_factors(a, gamma, metric, schur=True)
         fb = fa if b is a else row_factors(b, gamma, metric, schur=True)
-    if fa.invertible and fb.invertible:
+    if _schur_error(a, b, fa, fb, gamma, metric) <= _SCHUR_MAX_ERROR:
         return "schur"
     return None if metric.mahalanobis else "tiles"
+
+
+def _schur_error(
+    a: Side, b: Side, fa: RowFactors, fb: RowFactors, gamma: float, metric: Metric
+) -> float:
+    """The estimate of the Schur row loop's relative error of
+    :data:`_SCHUR_MAX_ERROR` (inf when a conditional covariance is singular)."""
+    ratio = min(fa.pivot_ratio, fb.pivot_ratio)
+    if not ratio > 0.0:
+        return math.inf
+    kappa = 1.0 / ratio
+    est = kappa
+    if metric.mahalanobis:
+        c = max(_variance_scale(a), _variance_scale(b))
+        est += 10.0 * 2.0 * gamma * c * metric.largest_precision * math.sqrt(kappa)
+    return float(np.finfo(np.float64).eps * est)
+
+
+def _variance_scale(side: Side) -> float:
+    """The largest trace of a conditional covariance of a Mahalanobis side
+    (``||F||_F^2``, unwhitened)."""
+    FT = side.arrays.factor_t
+    return float(
+        side.memoized(
+            ("variance_scale",),
+            lambda: np.einsum("pij,pij->p", FT, FT).max(initial=0.0),
+        )
+    )
 
 
 def pairs(
@@ -767,14 +842,14 @@ def _row_factors(side: Side, gamma: float, metric: Metric, schur: bool) -> RowFa
             F = side.memo[("psd_factors",)]
             FT = np.ascontiguousarray(np.swapaxes(F, 1, 2))
             inner = FT @ F
-        code, invertible = _loops().schur_row_factors(
-            FT, inner, arrays.missing, kk, lam, float(gamma), _INVERTIBLE_RTOL,
+        code, ratio = _loops().schur_row_factors(
+            FT, inner, arrays.missing, kk, lam, float(gamma),
             cstart, ldk, gmat, groot, cinv, logdet_c,
         )  # fmt: skip
         _raise_invalid([code])
         return RowFactors(
             pattern, position, ldk, gmat, cinv,
-            cstart, logdet_c, invertible, none, groot, none,
+            cstart, logdet_c, float(ratio), none, groot, none,
         )  # fmt: skip
     logdet = np.zeros(P)
     dmat = np.zeros((P, size, size))
@@ -811,7 +886,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric, schur: bool) -> RowFa
         np.zeros(1),
         np.zeros(1, np.int64),
         np.zeros(1),
-        True,
+        1.0,
         dmat,
         root,
         pinv,
@@ -862,7 +937,9 @@ _SUBNORMAL = -708.3
 _ZERO = -745.2
 
 
-def _exp_chunk(c: np.ndarray) -> None:
+def _exp_chunk(c: np.ndarray, upper: float | None = None) -> None:
+    if upper is not None:
+        np.minimum(c, upper, out=c)
     low = c < _SUBNORMAL
     if not low.any():
         np.exp(c, out=c)
@@ -878,8 +955,11 @@ def _exp_chunk(c: np.ndarray) -> None:
     c[idx] = res
 
 
-def exp_inplace(K: np.ndarray, block: int = 1 << 20) -> None:
-    """``K <- exp(K)`` in place, by flat chunks on threads (numpy's SIMD exp)."""
+def exp_inplace(
+    K: np.ndarray, block: int = 1 << 20, upper: float | None = None
+) -> None:
+    """``K <- exp(K)`` in place, by flat chunks on threads (numpy's SIMD exp);
+    with ``upper``, ``exp(min(K, upper))`` (clipped chunk by chunk, in cache)."""
     flat = K.reshape(-1)
     chunks = [slice(s, s + block) for s in range(0, flat.size, block)]
     T = max(1, min(n_threads(), len(chunks)))
@@ -888,7 +968,7 @@ def exp_inplace(K: np.ndarray, block: int = 1 << 20) -> None:
         def run() -> None:
             with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
                 for sl in chunks[t::T]:
-                    _exp_chunk(flat[sl])
+                    _exp_chunk(flat[sl], upper)
 
         return run
 
@@ -936,23 +1016,33 @@ def gaussian_side(
 
 
 def gaussian_gram(
-    a: Side, b: Side | None, gamma: float, metric: Metric, *, log: bool = False
+    a: Side,
+    b: Side | None,
+    gamma: float,
+    metric: Metric,
+    *,
+    log: bool = False,
+    upper: float | None = None,
 ) -> np.ndarray:
     """``E k`` (or its log) between the rows of two Gaussian sides.
 
     ``b=None`` is the symmetric Gram of ``a`` (half the pattern pairs); a row
-    paired with itself is two independent copies.
+    paired with itself is two independent copies. ``upper``: a bound on the
+    log, applied before the exponential (``0`` for a normalised kernel).
     """
     if b is not None and b.packed.n_patterns > a.packed.n_patterns:
         # Loop over the side with more patterns, so that the per-pattern data
         # streamed for every one of them (the other side's) stays in cache.
-        return np.ascontiguousarray(gaussian_gram(b, a, gamma, metric, log=log).T)
+        K = gaussian_gram(b, a, gamma, metric, log=log, upper=upper)
+        return np.ascontiguousarray(K.T)
     symmetric = b is None
     other = a if b is None else b
     out = np.empty((a.n, other.n))
     pairs(a, other, gamma, metric, symmetric=symmetric, accumulate=False, out=out)
     if not log:
-        exp_inplace(out)
+        exp_inplace(out, upper=upper)
+    elif upper is not None:
+        np.minimum(out, upper, out=out)
     return out
 
 

@@ -9,6 +9,9 @@ scikit-learn's ``check_estimator`` is run on estimators:
   when the preset is).
 - :func:`check_density`: ``conditionals`` returns the representation the
   density declares, leaves observed entries untouched, and does not refit.
+- :func:`check_expectation`: a cell of the expectation table (closed-form
+  Gram, variance, features) agrees with the average of its base kernel over
+  draws of the rows, within four standard errors.
 
 Each check raises AssertionError with what failed and returns None when the
 contract holds.
@@ -24,8 +27,9 @@ import numpy as np
 from sklearn.base import clone
 
 from ..conditionals import BaseConditionals
+from ._expectation_checks import check_expectation
 
-__all__ = ["check_density", "check_kernel"]
+__all__ = ["check_density", "check_expectation", "check_kernel"]
 
 
 def _example_rows(domain: str, random_state: int) -> np.ndarray:
