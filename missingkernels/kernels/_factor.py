@@ -46,6 +46,7 @@ class _Features:
     inv2: np.ndarray  # 1 / (1 + 2 t)
     cc: np.ndarray  # inv2 - inv1
     a1: np.ndarray  # inv1 - 1
+    e2: np.ndarray  # inv2 - 2 inv1 + 1
     ldc: np.ndarray  # log(1 + 2 t) - 2 log(1 + t)
     l1: np.ndarray  # log(1 + t)
     l2: np.ndarray  # log(1 + 2 t)
@@ -59,80 +60,138 @@ class _Features:
             inv2=1.0 / (1.0 + 2.0 * t),
             cc=-t / ((1.0 + t) * (1.0 + 2.0 * t)),
             a1=-t / (1.0 + t),
+            e2=2.0 * t * t / ((1.0 + t) * (1.0 + 2.0 * t)),
             ldc=l2 - 2.0 * l1,
             l1=l1,
             l2=l2,
         )
 
 
-@dataclass(frozen=True)
-class _Side:
-    """The rows of one argument at one ``gamma``, as the loop takes them."""
+# Rows per tile of the left side, and columns per tile of the right side.
+_ROWS = 32
+_COLS = 64
 
-    x: np.ndarray  # (n, d) centred filled means
-    Jidx: np.ndarray  # (n, kmax)
-    nJ: np.ndarray  # (n,)
-    Oidx: np.ndarray  # (n, d)
-    nO: np.ndarray  # (n,)
-    Ua: np.ndarray  # (n, kmax, q)
-    K0: np.ndarray  # (n, q, q)
-    ld0: np.ndarray  # (n,)
-    self_log: np.ndarray  # (n,) log E k(X_i, X_i'), independent copies
-    xg: np.ndarray  # (G, d, L)
-    mg: np.ndarray  # (G, d, L)
-    Ug: np.ndarray  # (G, d, q, L)
-    K0g: np.ndarray  # (G, q, q, L)
-    ld0g: np.ndarray  # (G, L)
+
+def _tiles(a: np.ndarray, B: int) -> np.ndarray:
+    """``(n, ...)`` -> ``(T, ..., B)``: rows by tiles of ``B`` (the last
+    padded with zeros), the row index last."""
+    n = a.shape[0]
+    T = max(1, -(-n // B))
+    b = np.zeros((T * B, *a.shape[1:]))
+    b[:n] = a
+    b = b.reshape(T, B, *a.shape[1:])
+    return np.ascontiguousarray(np.moveaxis(b, 1, -1))
+
+
+def _lower(q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices ``(a, b)``, ``b <= a``, of a packed lower triangle, by rows."""
+    a, b = np.tril_indices(q)
+    return a, b
+
+
+class _Side:
+    """The rows of one argument at one ``gamma``: per-row sums and features.
+
+    ``U`` is ``sqrt(2 gamma) W R_p`` on each row's missing features (zero on
+    the observed ones), ``K0 = I + U^T (1 + t)^-1 U``, ``ld0 = sum_J log(1 +
+    t)``, ``cq = sum_k (1 + a1_k m_k) x_k^2`` and ``cb = sum_k inv1_k U_k x_k``
+    (the parts of the pair sums that depend on one row only), ``self_log``
+    the log of ``E k(X_i, X_i')`` for independent copies.
+    """
+
+    def __init__(self, c: FactorConditionals, center: np.ndarray, gamma: float):
+        f = _Features.at(c.noise, gamma)
+        self.f = f
+        self.q = c.n_factors
+        self.x = np.ascontiguousarray(c.means - center, dtype=np.float64)
+        self.m = c.missing.astype(np.float64)
+        U = c._row_factors(slice(None)) * np.sqrt(2.0 * gamma)  # (n, d, q)
+        self.U = U
+        q = self.q
+        K0 = np.einsum("ndq,ndr->nqr", U * f.inv1[None, :, None], U)
+        K0 += np.eye(q)
+        self.K0 = np.ascontiguousarray(K0)
+        self.ld0 = self.m @ f.l1
+        self.cq = ((1.0 + f.a1 * self.m) * self.x * self.x).sum(axis=1)
+        self.cb = np.einsum("ndq,nd->nq", U, f.inv1 * self.x)
+        # Independent copies: A = I + 4 gamma C_i = (1 + 2 t) on J_i + 2 U U^T.
+        K2 = 2.0 * np.einsum("ndq,ndr->nqr", U * f.inv2[None, :, None], U)
+        K2 += np.eye(q)
+        chol = np.linalg.cholesky(K2)
+        logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+        self.self_log = -0.5 * (self.m @ f.l2 + logdet)
+        self._right: dict[str, np.ndarray] | None = None
 
     @property
     def n(self) -> int:
         return int(self.x.shape[0])
 
+    def pairs_UU(self, rows: Any) -> np.ndarray:
+        """``(r, s, d)``: ``c_k U_ka U_kb`` per packed lower-triangle entry."""
+        a, b = _lower(self.q)
+        U = self.U[rows]
+        return np.ascontiguousarray(
+            np.swapaxes(U[:, :, a] * U[:, :, b], 1, 2) * self.f.cc
+        )
 
-def _lanes(a: np.ndarray, L: int) -> np.ndarray:
-    """``(n, ...)`` -> ``(G, ..., L)``: rows by groups of ``L`` (the last
-    padded with its final row), the row index last."""
-    n = a.shape[0]
-    G = max(1, -(-n // L))
-    idx = np.minimum(np.arange(G * L), max(n - 1, 0))
-    b = a[idx] if n else np.zeros((G * L, *a.shape[1:]))
-    b = b.reshape(G, L, *a.shape[1:])
-    return np.ascontiguousarray(np.moveaxis(b, 1, -1))
+    def left(self, rows: slice) -> dict[str, np.ndarray]:
+        """The row features of ``rows`` as the left factor of the products."""
+        f = self.f
+        x, m, U = self.x[rows], self.m[rows], self.U[rows]
+        Ut = np.swapaxes(U, 1, 2)  # (r, q, d)
+        alpha = 1.0 + f.a1 * m
+        beta = f.a1 + f.e2 * m
+        c = np.ascontiguousarray
+        return {
+            "m": c(m),
+            "1": c(np.concatenate(
+                [(beta * x * x)[:, None], Ut * (f.cc * x)[:, None], self.pairs_UU(rows)],
+                axis=1,
+            )),
+            "x": c(np.concatenate([(-2.0 * alpha * x)[:, None], -Ut * f.inv1], axis=1)),
+            "mx": c(np.concatenate([(-2.0 * beta * x)[:, None], -Ut * f.cc], axis=1)),
+            "bj": c(np.concatenate([x, m * x, -m], axis=1)),
+            "U": c(Ut),
+        }  # fmt: skip
 
-
-def _build(c: FactorConditionals, center: np.ndarray, gamma: float) -> _Side:
-    f = _Features.at(c.noise, gamma)
-    missing = c.missing
-    d = missing.shape[1]
-    q = c.n_factors
-    x = np.ascontiguousarray(c.means - center, dtype=np.float64)
-    nJ = missing.sum(axis=1).astype(np.int64)
-    kmax = max(1, int(nJ.max(initial=0)))
-    # Stable argsort puts each row's missing features first, in order.
-    order = np.argsort(~missing, axis=1, kind="stable").astype(np.int64)
-    Jidx = np.ascontiguousarray(order[:, :kmax])
-    Oidx = np.ascontiguousarray(np.argsort(missing, axis=1, kind="stable"), np.int64)
-    nO = d - nJ
-    # Dense U (n, d, q): sqrt(2 gamma) W R_p on the missing features.
-    U = c._row_factors(slice(None)) * np.sqrt(2.0 * gamma)
-    Ua = np.take_along_axis(U, Jidx[:, :, None], axis=1)
-    Ua *= (np.arange(kmax)[None, :] < nJ[:, None])[:, :, None]
-    Ua = np.ascontiguousarray(Ua)
-    K0 = np.einsum("ndq,ndr->nqr", U * f.inv1[None, :, None], U)
-    K0 += np.eye(q)
-    ld0 = missing @ f.l1
-    # Independent copies: A = I + 4 gamma C_i = (1 + 2 t) on J_i + 2 U U^T.
-    K2 = 2.0 * np.einsum("ndq,ndr->nqr", U * f.inv2[None, :, None], U) + np.eye(q)
-    chol = np.linalg.cholesky(K2)
-    logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
-    self_log = -0.5 * (missing @ f.l2 + logdet)
-    L = _loops()._L
-    return _Side(
-        x=x, Jidx=Jidx, nJ=nJ, Oidx=Oidx, nO=nO.astype(np.int64), Ua=Ua,
-        K0=np.ascontiguousarray(K0), ld0=np.ascontiguousarray(ld0),
-        self_log=self_log, xg=_lanes(x, L), mg=_lanes(missing.astype(np.float64), L),
-        Ug=_lanes(U, L), K0g=_lanes(K0, L), ld0g=_lanes(ld0, L),
-    )  # fmt: skip
+    def right(self) -> dict[str, np.ndarray]:
+        """The row features as the right factor, by tiles of ``_COLS`` rows
+        (kept: a training side is a right side again in every prediction)."""
+        if self._right is None:
+            f = self.f
+            x, m, U = self.x, self.m, self.U
+            beta = f.a1 + f.e2 * m
+            B = _COLS
+            UU = np.swapaxes(self.pairs_UU(slice(None)), 1, 2)  # (n, d, s)
+            self._right = {
+                "m": _tiles(m, B),
+                "x": _tiles(x, B),
+                "mx": _tiles(m * x, B),
+                "m17": _tiles(
+                    np.concatenate(
+                        [(beta * x * x)[:, :, None], (f.ldc * m)[:, :, None], UU],
+                        axis=2,
+                    ),
+                    B,
+                ),
+                "bj": _tiles(
+                    np.concatenate(
+                        [
+                            U * f.inv1[:, None],
+                            U * f.cc[:, None],
+                            U * (f.cc * x)[:, :, None],
+                        ],
+                        axis=1,
+                    ),
+                    B,
+                ),  # fmt: skip
+                "U2": _tiles(U * f.inv2[:, None], B),
+                "K0": self.K0,
+                "ld0": self.ld0,
+                "cq": self.cq,
+                "cb": self.cb,
+            }
+        return self._right
 
 
 # The sides of each conditionals object at the last gammas used (a kernel
@@ -146,7 +205,7 @@ def _side(c: FactorConditionals, metric: Any, gamma: float) -> _Side:
         memo = _SIDES.setdefault(c, {})
         side = memo.get(key)
     if side is None:
-        side = _build(c, metric.center, gamma)
+        side = _Side(c, metric.center, gamma)
         with _rbf._LOCK:
             for old in list(memo)[:-1]:
                 del memo[old]
@@ -154,10 +213,59 @@ def _side(c: FactorConditionals, metric: Any, gamma: float) -> _Side:
     return side
 
 
+def _tile_rows(
+    loops: Any,
+    a: _Side,
+    R: dict[str, np.ndarray],
+    nb: int,
+    tiles: np.ndarray,
+    gamma: float,
+    symmetric: bool,
+    off_a: np.ndarray,
+    off_b: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """The pairs of the row tiles ``tiles`` of ``a`` with every column tile
+    (``j <= i`` when ``symmetric``)."""
+    q = a.q
+    S = q * (q + 1) // 2
+    B = _COLS
+    for t in tiles:
+        i0 = int(t) * _ROWS
+        rows = slice(i0, min(i0 + _ROWS, a.n))
+        r = rows.stop - i0
+        Lf = a.left(rows)
+        L1 = Lf["1"].reshape(r * (1 + q + S), -1)
+        Lx = Lf["x"].reshape(r * (1 + q), -1)
+        Lmx = Lf["mx"].reshape(r * (1 + q), -1)
+        LU = Lf["U"].reshape(r * q, -1)
+        for g in range(R["m"].shape[0]):
+            j0 = g * B
+            if symmetric and j0 > rows.stop - 1:
+                break
+            nbt = min(B, nb - j0)
+            O1 = (L1 @ R["m"][g]).reshape(r, 1 + q + S, B)
+            O2 = (Lx @ R["x"][g]).reshape(r, 1 + q, B)
+            O3 = (Lmx @ R["mx"][g]).reshape(r, 1 + q, B)
+            O4 = (Lf["m"] @ R["m17"][g].reshape(R["m17"].shape[1], -1)).reshape(
+                r, 2 + S, B
+            )
+            O5 = (Lf["bj"] @ R["bj"][g].reshape(R["bj"].shape[1], -1)).reshape(r, q, B)
+            O6 = (LU @ R["U2"][g].reshape(R["U2"].shape[1], -1)).reshape(r, q, q, B)
+            code = loops.finish_tile(
+                i0, j0, nbt, O1, O2, O3, O4, O5, O6,
+                a.K0, a.cq, a.ld0, a.cb, off_a,
+                R["K0"], R["cq"], R["ld0"], R["cb"], off_b,
+                float(gamma), bool(symmetric), out,
+            )  # fmt: skip
+            if code:
+                return int(code)
+    return 0
+
+
 def _log_gram(
     a: _Side,
     b: _Side | None,
-    noise: np.ndarray,
     gamma: float,
     off_a: np.ndarray,
     off_b: np.ndarray | None,
@@ -167,25 +275,22 @@ def _log_gram(
     loops = _loops()
     symmetric = b is None
     other = a if b is None else b
-    ob = off_a if off_b is None else off_b
-    f = _Features.at(noise, gamma)
+    ob = np.ascontiguousarray(off_a if off_b is None else off_b, dtype=np.float64)
+    oa = np.ascontiguousarray(off_a, dtype=np.float64)
     out = np.empty((a.n, other.n))
     if a.n == 0 or other.n == 0:
         return out
-    offg = _lanes(np.ascontiguousarray(ob, dtype=np.float64), loops._L)
-    offa = np.ascontiguousarray(off_a, dtype=np.float64)
-    T = max(1, min(_rbf.n_threads(), a.n))
-    row_lists = _rbf._deal(np.arange(a.n, dtype=np.int64), T, symmetric)
+    R = other.right()
+    n_tiles = -(-a.n // _ROWS)
+    T = max(1, min(_rbf.n_threads(), n_tiles))
+    tile_lists = _rbf._deal(np.arange(n_tiles, dtype=np.int64), T, symmetric)
 
-    def task(rows: np.ndarray) -> Any:
-        return lambda: loops.factor_rbf_rows(
-            rows, a.x, a.Jidx, a.nJ, a.Oidx, a.nO, a.Ua, a.K0, a.ld0, offa,
-            other.xg, other.mg, other.Ug, other.K0g, other.ld0g, offg, other.n,
-            f.inv1, f.inv2, f.cc, f.a1, f.ldc, float(gamma), bool(symmetric), out,
-        )  # fmt: skip
+    def task(tiles: np.ndarray) -> Any:
+        return lambda: _tile_rows(
+            loops, a, R, other.n, tiles, gamma, symmetric, oa, ob, out
+        )
 
-    codes = _rbf._run([task(r) for r in row_lists])
-    for code in codes:
+    for code in _rbf._run([task(tl) for tl in tile_lists]):
         if code:
             raise ValueError(
                 "The factor density's conditionals give a matrix that is not "
@@ -240,7 +345,7 @@ class _FactorRBFCell:
         if b is not None:
             assert self_y is not None
             off_b = -0.5 * power * self_y if normalised else np.zeros(b.n)
-        return _log_gram(a, b, cx.noise, gamma, off_a, off_b)
+        return _log_gram(a, b, gamma, off_a, off_b)
 
     def _self(self, base: RBF, c: Any, gamma: float) -> np.ndarray:
         return _side(c, base._metric, gamma).self_log.copy()
