@@ -168,8 +168,22 @@ class FactorConditionals(GaussianConditionals):
             raise ValueError(
                 "FactorConditionals: the noise variances must be positive."
             )
+        if len(self.covariances):
+            # Explicit blocks (e.g. dataclasses.replace with transformed
+            # covariances): they win, and the object behaves as plain
+            # Gaussian conditionals (the factors no longer describe it).
+            super().__post_init__()
+            object.__setattr__(self, "_exact", False)
+            return
         blocks = _LowRankBlocks(self.patterns, self.loadings, self.noise, self.roots)
         object.__setattr__(self, "covariances", cast(Any, blocks))
+        object.__setattr__(self, "_exact", True)
+
+    @property
+    def factored(self) -> bool:
+        """Whether the covariance blocks are those of the factors (False
+        when explicit blocks were given, e.g. by ``dataclasses.replace``)."""
+        return bool(getattr(self, "_exact", False))
 
     @property
     def n_factors(self) -> int:
@@ -185,6 +199,8 @@ class FactorConditionals(GaussianConditionals):
 
     def second_moments(self, rows: slice | np.ndarray | None = None) -> np.ndarray:
         """``E[X_i X_i^T] = mu_i mu_i^T + A_i`` (only the rows asked for)."""
+        if not self.factored:
+            return super().second_moments(rows)
         rows = slice(None) if rows is None else rows
         mu = self.means[rows]
         A = self._row_factors(rows)
@@ -199,6 +215,8 @@ class FactorConditionals(GaussianConditionals):
         """The implied covariance (see
         :meth:`~missingkernels.conditionals.BaseConditionals.implied_covariance`),
         from the factors: ``O(n d^2 q)``, no ``d x d`` matrix per pattern."""
+        if not self.factored:
+            return super().implied_covariance()
         n, d = self.n_samples, self.n_features
         centred = self.means - self.means.mean(axis=0)
         total = centred.T @ centred
@@ -220,6 +238,8 @@ class FactorConditionals(GaussianConditionals):
         batch (see
         :meth:`~missingkernels.conditionals.BaseConditionals.sample`).
         """
+        if not self.factored:
+            return super().sample(n_draws, random_state, by_row=by_row)
         n_draws = check_n_draws(n_draws)
         variates = Variates(random_state, by_row, self.means, self.missing)
         out = np.repeat(self.means[None], n_draws, axis=0)
@@ -236,8 +256,10 @@ class FactorConditionals(GaussianConditionals):
                 out[m][np.ix_(rows, cols)] += z[:, :q] @ A.T + z[:, q:] * sd[cols]
         return SampleConditionals(samples=out, missing=self.missing)
 
-    def take(self, rows: np.ndarray) -> FactorConditionals:
+    def take(self, rows: np.ndarray) -> GaussianConditionals:
         """Return the conditionals of a subset of rows (patterns are re-grouped)."""
+        if not self.factored:
+            return super().take(rows)  # type: ignore[return-value]
         rows = np.asarray(rows)
         patterns, index = group_patterns(self.missing[rows])
         old = self.pattern_index[rows]

@@ -298,6 +298,10 @@ class FactorAnalysisDensity(_BaseEMDensity):
         R[np.diag_indices(d)] = 1.0
         values, vectors = np.linalg.eigh(0.5 * (R + R.T))
         values, vectors = values[::-1][:q], vectors[:, ::-1][:, :q]
+        # A sign per axis that does not depend on rounding (eigh's does):
+        # in memory and out of core, EM then follows the same path.
+        big = np.argmax(np.abs(vectors), axis=0)
+        vectors = vectors * np.sign(vectors[big, np.arange(q)])
         rest = (
             max(float(np.mean(np.linalg.eigvalsh(R)[: d - q])), 0.1) if d > q else 0.1
         )
@@ -356,6 +360,15 @@ class FactorAnalysisDensity(_BaseEMDensity):
     def _feature_changes(self, data: _EMData, change: Params) -> np.ndarray:
         dm, dW, dpsi = change
         return np.sqrt(dm**2 + (dW**2).sum(axis=1) + dpsi**2)
+
+    def _not_converged_message(self, data: _EMData, run: Any) -> str:
+        message = super()._not_converged_message(data, run)
+        return message.replace(
+            "mean and covariance still moved most", "parameters still moved most"
+        ).replace(
+            "set ridge (e.g. 1e-2) if it is nearly collinear with others",
+            "raise noise_prior if a feature is nearly explained by the factors",
+        )
 
     def _store(self, data: _EMData, params: Params) -> None:
         mu, W, psi = params

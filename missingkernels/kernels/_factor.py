@@ -24,6 +24,7 @@ from ..conditionals import FactorConditionals, GaussianConditionals
 from ..hookspecs import hookimpl
 from . import _rbf
 from ._base_kernels import RBF
+from ._features import gaussian_fourier
 from ._table import Expectation, find_expectation
 
 __all__: list[str] = []
@@ -145,7 +146,8 @@ class _Side:
         return {
             "m": c(m),
             "1": c(np.concatenate(
-                [(beta * x * x)[:, None], Ut * (f.cc * x)[:, None], self.pairs_UU(rows)],
+                [(beta * x * x)[:, None], Ut * (f.cc * x)[:, None],
+                 self.pairs_UU(rows)],
                 axis=1,
             )),
             "x": c(np.concatenate([(-2.0 * alpha * x)[:, None], -Ut * f.inv1], axis=1)),
@@ -163,6 +165,7 @@ class _Side:
             beta = f.a1 + f.e2 * m
             B = _COLS
             UU = np.swapaxes(self.pairs_UU(slice(None)), 1, 2)  # (n, d, s)
+            Ucx = U * (f.cc * x)[:, :, None]
             self._right = {
                 "m": _tiles(m, B),
                 "x": _tiles(x, B),
@@ -176,15 +179,10 @@ class _Side:
                 ),
                 "bj": _tiles(
                     np.concatenate(
-                        [
-                            U * f.inv1[:, None],
-                            U * f.cc[:, None],
-                            U * (f.cc * x)[:, :, None],
-                        ],
-                        axis=1,
+                        [U * f.inv1[:, None], U * f.cc[:, None], Ucx], axis=1
                     ),
                     B,
-                ),  # fmt: skip
+                ),
                 "U2": _tiles(U * f.inv2[:, None], B),
                 "K0": self.K0,
                 "ld0": self.ld0,
@@ -309,6 +307,10 @@ def _log_gram(
 
 
 def _same_density(cx: FactorConditionals, cy: FactorConditionals | None) -> bool:
+    """Whether both arguments are described by the same factors (else the
+    Gaussian cell computes the pair from the covariance blocks)."""
+    if not cx.factored or (cy is not None and not cy.factored):
+        return False
     if cy is None or cy is cx:
         return True
     return bool(
@@ -408,7 +410,10 @@ class _FactorRBFCell:
         """Expected Fourier features, damped by ``exp(-1/2 w^T C_J w)`` with
         ``w^T C_J w = sum_J psi w^2 + |R_p^T W_J^T w_J|^2``; genRBF divides
         row i by ``sqrt(n_i)``."""
-        psi = fourier_features(c, feature_map)
+        if not c.factored:
+            psi = gaussian_fourier(c, feature_map)
+        else:
+            psi = fourier_features(c, feature_map)
         if normalised:
             with np.errstate(under="ignore"):
                 log_n = self._self(base, c, base.gamma_)
