@@ -93,101 +93,99 @@ def _lower(q: int) -> tuple[np.ndarray, np.ndarray]:
 class _Side:
     """The rows of one argument at one ``gamma``: per-row sums and features.
 
-    ``U`` is ``sqrt(2 gamma) W R_p`` on each row's missing features (zero on
-    the observed ones), ``K0 = I + U^T (1 + t)^-1 U``, ``ld0 = sum_J log(1 +
-    t)``, ``cq = sum_k (1 + a1_k m_k) x_k^2`` and ``cb = sum_k inv1_k U_k x_k``
-    (the parts of the pair sums that depend on one row only), ``self_log``
-    the log of ``E k(X_i, X_i')`` for independent copies.
+    With ``w_k = sqrt(2 gamma) W[k]`` and ``t = 2 gamma psi``: ``P`` the
+    posterior precision of the factors, ``I + sum_{k observed} w_k w_k^T /
+    t_k``, and ``H = P + sum_{k missing} w_k w_k^T / (1 + t_k)``; ``ldP = log
+    det P``; ``p = sum_{k missing} w_k x_k / (1 + t_k)``; ``cq = sum_k (1 +
+    a1_k m_k) x_k^2``; ``ld0 = sum_{k missing} log(1 + t_k)``: the parts of
+    the pair sums that depend on one row only. ``self_log`` is the log of
+    ``E k(X_i, X_i')`` for independent copies.
     """
 
     def __init__(self, c: FactorConditionals, center: np.ndarray, gamma: float):
         f = _Features.at(c.noise, gamma)
         self.f = f
-        self.q = c.n_factors
+        q = self.q = c.n_factors
         self.x = np.ascontiguousarray(c.means - center, dtype=np.float64)
-        self.m = c.missing.astype(np.float64)
-        U = c._row_factors(slice(None)) * np.sqrt(2.0 * gamma)  # (n, d, q)
-        self.U = U
-        q = self.q
-        K0 = np.einsum("ndq,ndr->nqr", U * f.inv1[None, :, None], U)
-        K0 += np.eye(q)
-        self.K0 = np.ascontiguousarray(K0)
-        self.ld0 = self.m @ f.l1
-        self.cq = ((1.0 + f.a1 * self.m) * self.x * self.x).sum(axis=1)
-        self.cb = np.einsum("ndq,nd->nq", U, f.inv1 * self.x)
+        self.m = m = c.missing.astype(np.float64)
+        w = c.loadings * np.sqrt(2.0 * gamma)  # (d, q)
+        self.w = w
+        d = w.shape[0]
+        outer = (w[:, :, None] * w[:, None, :]).reshape(d, q * q)
+        t = 2.0 * gamma * c.noise
+        P = ((1.0 - m) @ (outer / t[:, None])).reshape(-1, q, q) + np.eye(q)
+        H = P + (m @ (outer * f.inv1[:, None])).reshape(-1, q, q)
+        self.H = np.ascontiguousarray(0.5 * (H + np.swapaxes(H, 1, 2)))
+        # log det P from the conditionals' roots (R R^T = P^-1).
+        roots = c.roots[c.pattern_index]
+        self.ldP = -2.0 * np.log(np.abs(np.diagonal(roots, axis1=1, axis2=2))).sum(1)
+        self.p = (m * self.x * f.inv1) @ w
+        self.ld0 = m @ f.l1
+        self.cq = ((1.0 + f.a1 * m) * self.x * self.x).sum(axis=1)
         # Independent copies: A = I + 4 gamma C_i = (1 + 2 t) on J_i + 2 U U^T.
+        U = c._row_factors(slice(None)) * np.sqrt(2.0 * gamma)  # (n, d, q)
         K2 = 2.0 * np.einsum("ndq,ndr->nqr", U * f.inv2[None, :, None], U)
         K2 += np.eye(q)
         chol = np.linalg.cholesky(K2)
         logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
-        self.self_log = -0.5 * (self.m @ f.l2 + logdet)
+        self.self_log = -0.5 * (m @ f.l2 + logdet)
         self._right: dict[str, np.ndarray] | None = None
 
     @property
     def n(self) -> int:
         return int(self.x.shape[0])
 
-    def pairs_UU(self, rows: Any) -> np.ndarray:
-        """``(r, s, d)``: ``c_k U_ka U_kb`` per packed lower-triangle entry."""
-        a, b = _lower(self.q)
-        U = self.U[rows]
-        return np.ascontiguousarray(
-            np.swapaxes(U[:, :, a] * U[:, :, b], 1, 2) * self.f.cc
-        )
-
     def left(self, rows: slice) -> dict[str, np.ndarray]:
         """The row features of ``rows`` as the left factor of the products."""
         f = self.f
-        x, m, U = self.x[rows], self.m[rows], self.U[rows]
-        Ut = np.swapaxes(U, 1, 2)  # (r, q, d)
+        x, m = self.x[rows], self.m[rows]
         alpha = 1.0 + f.a1 * m
         beta = f.a1 + f.e2 * m
         c = np.ascontiguousarray
         return {
             "m": c(m),
-            "1": c(np.concatenate(
-                [(beta * x * x)[:, None], Ut * (f.cc * x)[:, None],
-                 self.pairs_UU(rows)],
-                axis=1,
-            )),
-            "x": c(np.concatenate([(-2.0 * alpha * x)[:, None], -Ut * f.inv1], axis=1)),
-            "mx": c(np.concatenate([(-2.0 * beta * x)[:, None], -Ut * f.cc], axis=1)),
-            "bj": c(np.concatenate([x, m * x, -m], axis=1)),
-            "U": c(Ut),
-        }  # fmt: skip
+            "mx": c(m * x),
+            "x": c(x),
+            "quad": c(np.hstack([beta * x * x, -2.0 * alpha * x, -2.0 * beta * x])),
+        }
 
     def right(self) -> dict[str, np.ndarray]:
         """The row features as the right factor, by tiles of ``_COLS`` rows
-        (kept: a training side is a right side again in every prediction)."""
+        (kept: a training side is a right side again in every prediction).
+
+        ``"m"`` blocks, per feature ``k``: ``m_k inv2_k w_ka w_kb`` and
+        ``m_k c_k w_ka w_kb`` (packed lower triangles), ``(inv1_k x_k + c_k m_k
+        x_k) w_k``, ``c_k m_k x_k w_k``, ``ldc_k m_k`` and ``beta_k x_k^2``.
+        """
         if self._right is None:
             f = self.f
-            x, m, U = self.x, self.m, self.U
+            x, m, w = self.x, self.m, self.w
+            a, b = _lower(self.q)
+            ww = w[:, a] * w[:, b]  # (d, s)
             beta = f.a1 + f.e2 * m
+            cmw = (m * f.cc)[:, :, None] * w  # (n, d, q): c m w
+            blocks = np.concatenate(
+                [
+                    (m * f.inv2)[:, :, None] * ww,
+                    (m * f.cc)[:, :, None] * ww,
+                    (f.inv1 * x)[:, :, None] * w + cmw * x[:, :, None],
+                    cmw * x[:, :, None],
+                    (f.ldc * m)[:, :, None],
+                    (beta * x * x)[:, :, None],
+                ],
+                axis=2,
+            )
             B = _COLS
-            UU = np.swapaxes(self.pairs_UU(slice(None)), 1, 2)  # (n, d, s)
-            Ucx = U * (f.cc * x)[:, :, None]
             self._right = {
-                "m": _tiles(m, B),
-                "x": _tiles(x, B),
-                "mx": _tiles(m * x, B),
-                "m17": _tiles(
-                    np.concatenate(
-                        [(beta * x * x)[:, :, None], (f.ldc * m)[:, :, None], UU],
-                        axis=2,
-                    ),
-                    B,
-                ),
-                "bj": _tiles(
-                    np.concatenate(
-                        [U * f.inv1[:, None], U * f.cc[:, None], Ucx], axis=1
-                    ),
-                    B,
-                ),
-                "U2": _tiles(U * f.inv2[:, None], B),
-                "K0": self.K0,
+                "m": _tiles(blocks, B),
+                "mx": _tiles(cmw, B),
+                "x": _tiles((m * f.inv1)[:, :, None] * w, B),
+                "quad": _tiles(np.hstack([m, x, m * x]), B),
+                "H": self.H,
+                "ldP": self.ldP,
+                "p": self.p,
                 "ld0": self.ld0,
                 "cq": self.cq,
-                "cb": self.cb,
             }
         return self._right
 
@@ -227,33 +225,28 @@ def _tile_rows(
     (``j <= i`` when ``symmetric``)."""
     q = a.q
     S = q * (q + 1) // 2
+    nblocks = 2 * S + 2 * q + 2
     B = _COLS
     for t in tiles:
         i0 = int(t) * _ROWS
         rows = slice(i0, min(i0 + _ROWS, a.n))
         r = rows.stop - i0
         Lf = a.left(rows)
-        L1 = Lf["1"].reshape(r * (1 + q + S), -1)
-        Lx = Lf["x"].reshape(r * (1 + q), -1)
-        Lmx = Lf["mx"].reshape(r * (1 + q), -1)
-        LU = Lf["U"].reshape(r * q, -1)
         for g in range(R["m"].shape[0]):
             j0 = g * B
             if symmetric and j0 > rows.stop - 1:
                 break
             nbt = min(B, nb - j0)
-            O1 = (L1 @ R["m"][g]).reshape(r, 1 + q + S, B)
-            O2 = (Lx @ R["x"][g]).reshape(r, 1 + q, B)
-            O3 = (Lmx @ R["mx"][g]).reshape(r, 1 + q, B)
-            O4 = (Lf["m"] @ R["m17"][g].reshape(R["m17"].shape[1], -1)).reshape(
-                r, 2 + S, B
+            G1 = (Lf["m"] @ R["m"][g].reshape(R["m"].shape[1], -1)).reshape(
+                r, nblocks, B
             )
-            O5 = (Lf["bj"] @ R["bj"][g].reshape(R["bj"].shape[1], -1)).reshape(r, q, B)
-            O6 = (LU @ R["U2"][g].reshape(R["U2"].shape[1], -1)).reshape(r, q, q, B)
+            G2 = (Lf["mx"] @ R["mx"][g].reshape(R["mx"].shape[1], -1)).reshape(r, q, B)
+            G3 = (Lf["x"] @ R["x"][g].reshape(R["x"].shape[1], -1)).reshape(r, q, B)
+            G4 = Lf["quad"] @ R["quad"][g]
             code = loops.finish_tile(
-                i0, j0, nbt, O1, O2, O3, O4, O5, O6,
-                a.K0, a.cq, a.ld0, a.cb, off_a,
-                R["K0"], R["cq"], R["ld0"], R["cb"], off_b,
+                i0, j0, nbt, G1, G2, G3, G4,
+                a.H, a.ldP, a.p, a.cq, a.ld0, off_a,
+                R["H"], R["ldP"], R["p"], R["cq"], R["ld0"], off_b,
                 float(gamma), bool(symmetric), out,
             )  # fmt: skip
             if code:

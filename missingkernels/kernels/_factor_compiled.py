@@ -38,35 +38,40 @@ def finish_tile(
     i0,  # first row of the tile (of side a)
     j0,  # first column of the tile (of side b)
     nb,  # columns of the tile
-    O1,  # (r, 1 + q + s, B): quad part, b_i part, sum_k c_k m_jk U_ik U_ik^T
-    O2,  # (r, 1 + q, B): quad part, b_i part
-    O3,  # (r, 1 + q, B): quad part, b_i part
-    O4,  # (r, 2 + s, B): quad part, log det Delta part, sum_k c_k m_ik U_jk U_jk^T
-    O5,  # (r, q, B): b_j part
-    O6,  # (r, q, q, B): sum_k inv2_k U_ik U_jk^T
-    K0a,  # (na, q, q) I + U_i^T (1 + t)^-1 U_i, of every row of a
-    cqa,  # (na,) the parts of the sums that depend on row i only
+    G1,  # (r, 2s + 2q + 2, B): N, N' (packed), A2, B3, log det part, quad part
+    G2,  # (r, q, B): A1 = sum_k m_ik x_ik c_k m_jk w_k
+    G3,  # (r, q, B): B1 = sum_k x_ik inv1_k m_jk w_k
+    G4,  # (r, B): quad part
+    Ha,  # (na, q, q) per-row P + sum_J w w^T / (1 + t), of every row of a
+    ldPa,  # (na,) log det P
+    pa,  # (na, q)
+    cqa,  # (na,)
     lda,  # (na,)
-    cba,  # (na, q)
     offa,  # (na,)
-    K0b,  # (nb_all, q, q) the same for the rows of b
-    cqb,  # (nb_all,)
-    ldb,  # (nb_all,)
-    cbb,  # (nb_all, q)
-    offb,  # (nb_all,)
+    Hb,  # the same for the rows of b
+    ldPb,
+    pb,
+    cqb,
+    ldb,
+    offb,
     gamma,
     symmetric,
     out,  # (na, nb_all)
 ):  # pragma: no cover - compiled
     """``out[i, j] = log E k + offa[i] + offb[j]`` for the tile's pairs
     (``j <= i`` when ``symmetric``), from the tile's matrix products.
-    Returns 0, or ``1 + i`` for a row whose ``K`` is not positive definite
+
+    ``K' = [[H_i + N', N], [N, H_j + N']]`` (``N = sum_{J_i & J_j} w w^T /
+    (1 + 2t)``, ``N'`` the same with ``1/(1 + 2t) - 1/(1 + t)``) is
+    ``diag(R_i, R_j)^-T K diag(R_i, R_j)^-1``, so ``log det K = log det K' -
+    log det P_i - log det P_j`` and ``b^T K^-1 b = beta^T K'^-1 beta``.
+    Returns 0, or ``1 + i`` for a row whose ``K'`` is not positive definite
     (non-finite inputs)."""
-    r = O1.shape[0]
-    q = O6.shape[1]
+    r = G1.shape[0]
+    q = G2.shape[1]
+    S = q * (q + 1) // 2
     m = 2 * q
     B = nb
-    # K in packed lower-triangular storage, entry (a, b <= a) at a(a+1)/2 + b.
     M = np.empty((m * (m + 1) // 2, B))
     z = np.empty((m, B))
     quad = np.empty(B)
@@ -80,29 +85,33 @@ def finish_tile(
             break
         for ln in range(B):
             quad[ln] = (
-                O1[ii, 0, ln] + O2[ii, 0, ln] + O3[ii, 0, ln] + O4[ii, 0, ln]
-                + cqa[i] + cqb[j0 + ln]
+                G4[ii, ln] + G1[ii, 2 * S + 2 * q + 1, ln] + cqa[i] + cqb[j0 + ln]
+            )
+            ld[ln] = (
+                G1[ii, 2 * S + 2 * q, ln] + lda[i] + ldb[j0 + ln] - ldPa[i]
+                - ldPb[j0 + ln]
             )  # fmt: skip
-            ld[ln] = O4[ii, 1, ln] + lda[i] + ldb[j0 + ln]
-        s = 0
         for a in range(q):
             ra = a * (a + 1) // 2
             rq = (q + a) * (q + a + 1) // 2
             for b in range(a + 1):
-                ka = K0a[i, a, b]
+                s = ra + b
+                ha = Ha[i, a, b]
                 for ln in range(B):
-                    M[ra + b, ln] = ka + O1[ii, 1 + q + s, ln]
-                    M[rq + q + b, ln] = K0b[j0 + ln, a, b] + O4[ii, 2 + s, ln]
-                s += 1
+                    nn = G1[ii, S + s, ln]
+                    M[ra + b, ln] = ha + nn
+                    M[rq + q + b, ln] = Hb[j0 + ln, a, b] + nn
             for b in range(q):
+                s = a * (a + 1) // 2 + b if b <= a else b * (b + 1) // 2 + a
                 for ln in range(B):
-                    M[rq + b, ln] = O6[ii, b, a, ln]
-            ca = cba[i, a]
+                    M[rq + b, ln] = G1[ii, s, ln]
+            pia = pa[i, a]
             for ln in range(B):
-                z[a, ln] = (
-                    O1[ii, 1 + a, ln] + O2[ii, 1 + a, ln] + O3[ii, 1 + a, ln] + ca
+                a1 = G2[ii, a, ln]
+                z[a, ln] = pia + a1 - G1[ii, 2 * S + a, ln]
+                z[q + a, ln] = (
+                    G3[ii, a, ln] + a1 - pb[j0 + ln, a] - G1[ii, 2 * S + q + a, ln]
                 )
-                z[q + a, ln] = O5[ii, a, ln] - cbb[j0 + ln, a]
         for ln in range(B):
             prod[ln] = 1.0
             minp[ln] = 1.0
@@ -116,7 +125,6 @@ def finish_tile(
                 minp[ln] = min(minp[ln], p)
                 p = math.sqrt(max(p, 1e-300))
                 M[rc + col, ln] = p
-                prod[ln] *= p
                 rinv[ln] = 1.0 / p
             for row in range(col + 1, m):
                 rr = row * (row + 1) // 2
@@ -125,7 +133,7 @@ def finish_tile(
                         M[rr + col, ln] -= M[rr + t, ln] * M[rc + t, ln]
                 for ln in range(B):
                     M[rr + col, ln] *= rinv[ln]
-        # |L^-1 b|^2 by forward substitution, taken off the quadratic form.
+        # |L^-1 beta|^2 by forward substitution, taken off the quadratic form.
         for row in range(m):
             rr = row * (row + 1) // 2
             for t in range(row):
@@ -141,13 +149,11 @@ def finish_tile(
                 break
             if not minp[ln] > 0.0:
                 return 1 + i
-            logdet = 2.0 * math.log(prod[ln])
-            if not math.isfinite(logdet):
-                logdet = 0.0
-                for row in range(m):
-                    logdet += 2.0 * math.log(M[row * (row + 1) // 2 + row, ln])
+            logdet = 0.0
+            for row in range(m):
+                logdet += math.log(M[row * (row + 1) // 2 + row, ln])
             out[i, j] = (
-                -0.5 * (ld[ln] + logdet)
+                -0.5 * (ld[ln] + 2.0 * logdet)
                 - gamma * max(quad[ln], 0.0)
                 + offa[i]
                 + offb[j]
