@@ -69,7 +69,7 @@ class _Features:
 
 
 # Rows per tile of the left side, and columns per tile of the right side.
-_ROWS = 32
+_ROWS = 64
 _COLS = 64
 
 
@@ -159,28 +159,38 @@ class _Side:
         """
         if self._right is None:
             f = self.f
-            x, m, w = self.x, self.m, self.w
-            a, b = _lower(self.q)
-            ww = w[:, a] * w[:, b]  # (d, s)
-            beta = f.a1 + f.e2 * m
-            cmw = (m * f.cc)[:, :, None] * w  # (n, d, q): c m w
-            blocks = np.concatenate(
-                [
-                    (m * f.inv2)[:, :, None] * ww,
-                    (m * f.cc)[:, :, None] * ww,
-                    (f.inv1 * x)[:, :, None] * w + cmw * x[:, :, None],
-                    cmw * x[:, :, None],
-                    (f.ldc * m)[:, :, None],
-                    (beta * x * x)[:, :, None],
-                ],
-                axis=2,
-            )
+            q = self.q
             B = _COLS
+            x, m, w = _tiles(self.x, B), _tiles(self.m, B), self.w  # (T, d, B)
+            a, b = _lower(q)
+            S = len(a)
+            ww = w[:, a] * w[:, b]  # (d, s)
+            T, d = x.shape[:2]
+            # Built in place, block by block: no (n, d, blocks) temporaries.
+            blocks = np.empty((T, d, 2 * S + 2 * q + 2, B))
+            mi2 = m * f.inv2[:, None]
+            mc = m * f.cc[:, None]
+            for s_ in range(S):
+                np.multiply(mi2, ww[:, s_, None], out=blocks[:, :, s_])
+                np.multiply(mc, ww[:, s_, None], out=blocks[:, :, S + s_])
+            mcx = mc * x
+            ix = x * f.inv1[:, None] + mcx
+            cmw = np.empty((T, d, q, B))
+            im_w = np.empty((T, d, q, B))
+            for a_ in range(q):
+                wa = w[:, a_, None]
+                np.multiply(ix, wa, out=blocks[:, :, 2 * S + a_])
+                np.multiply(mcx, wa, out=blocks[:, :, 2 * S + q + a_])
+                np.multiply(mc, wa, out=cmw[:, :, a_])
+                np.multiply(m * f.inv1[:, None], wa, out=im_w[:, :, a_])
+            np.multiply(m, f.ldc[:, None], out=blocks[:, :, 2 * S + 2 * q])
+            beta = f.a1[:, None] + f.e2[:, None] * m
+            np.multiply(beta, x * x, out=blocks[:, :, 2 * S + 2 * q + 1])
             self._right = {
-                "m": _tiles(blocks, B),
-                "mx": _tiles(cmw, B),
-                "x": _tiles((m * f.inv1)[:, :, None] * w, B),
-                "quad": _tiles(np.hstack([m, x, m * x]), B),
+                "m": blocks,
+                "mx": cmw,
+                "x": im_w,
+                "quad": np.ascontiguousarray(np.concatenate([m, x, m * x], axis=1)),
                 "H": self.H,
                 "ldP": self.ldP,
                 "p": self.p,

@@ -125,6 +125,7 @@ def finish_tile(
                 minp[ln] = min(minp[ln], p)
                 p = math.sqrt(max(p, 1e-300))
                 M[rc + col, ln] = p
+                prod[ln] *= p
                 rinv[ln] = 1.0 / p
             for row in range(col + 1, m):
                 rr = row * (row + 1) // 2
@@ -149,9 +150,12 @@ def finish_tile(
                 break
             if not minp[ln] > 0.0:
                 return 1 + i
-            logdet = 0.0
-            for row in range(m):
-                logdet += math.log(M[row * (row + 1) // 2 + row, ln])
+            # One log per pair; the pivots' logs if the product left the range.
+            logdet = math.log(prod[ln])
+            if not (prod[ln] > 1e-300 and prod[ln] < 1e300):
+                logdet = 0.0
+                for row in range(m):
+                    logdet += math.log(M[row * (row + 1) // 2 + row, ln])
             out[i, j] = (
                 -0.5 * (ld[ln] + 2.0 * logdet)
                 - gamma * max(quad[ln], 0.0)
