@@ -379,3 +379,16 @@ def test_dask_fit_equals_in_memory():
     b = FactorAnalysisDensity(n_factors=2).fit(da.from_array(X, chunks=(70, 5)))
     scale = np.sqrt(np.outer(np.diag(a.covariance_), np.diag(a.covariance_)))
     assert np.abs(a.covariance_ - b.covariance_).max() <= 1e-4 * scale.max()
+
+
+def test_constant_feature_fits_without_a_ridge_warning():
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(50, 4))
+    X[:, 2] = 3.0
+    X[rng.random(X.shape) < 0.2] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fa = FactorAnalysisDensity(n_factors=1).fit(X)
+    assert 0 < fa.noise_variance_[2] <= 0.1 / 40
+    c = fa.conditionals(X)
+    assert np.all(np.isfinite(c.means)) and np.all(c.means[:, 2] == 3.0)

@@ -12,7 +12,14 @@ from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import FactorConditionals
 from ..conditionals._factor import factor_posterior
 from ..conditionals._patterns import PatternGroups
-from ._em import Params, _BaseEMDensity, _em_sums, _EMData
+from ._em import (
+    Params,
+    SingularCovarianceWarning,
+    _BaseEMDensity,
+    _em_sums,
+    _EMData,
+)
+from ._gaussian_em import GaussianEMDensity
 
 __all__ = ["FactorAnalysisDensity"]
 
@@ -233,13 +240,21 @@ class FactorAnalysisDensity(_BaseEMDensity):
     _singular_advice: ClassVar[str] = "Increase noise_prior."
 
     # -- fitting ---------------------------------------------------------------
-    def _check_n_rows(self, n_used: int) -> None:
-        if n_used < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs at least 2 rows with an observed "
-                f"entry; got {n_used} (rows with every feature missing carry no "
-                "information)."
-            )
+    # At least two rows with an observed entry, as the Gaussian EM.
+    _check_n_rows = GaussianEMDensity._check_n_rows
+
+    def _fit(self, X: np.ndarray) -> None:
+        # A feature constant on its observed entries makes a full covariance
+        # singular (the EM loop then warns and adds a ridge); here its noise
+        # variance sits at the prior's floor and nothing is singular.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=SingularCovarianceWarning)
+            super()._fit(X)
+
+    def _fit_dask(self, X: Any) -> None:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=SingularCovarianceWarning)
+            super()._fit_dask(X)
 
     def _candidates(self, d: int) -> list[int]:
         if self.n_factors != "bic":
