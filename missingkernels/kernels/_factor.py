@@ -135,6 +135,23 @@ class _Side:
     def n(self) -> int:
         return int(self.x.shape[0])
 
+    def tile_rows(
+        self,
+        loops: Any,
+        b: _Side,
+        tiles: np.ndarray,
+        rows_per_tile: int,
+        gamma: float,
+        symmetric: bool,
+        off_a: np.ndarray,
+        off_b: np.ndarray,
+        out: np.ndarray,
+    ) -> int:
+        """The pairs of the row tiles ``tiles`` with every column tile."""
+        return _tile_rows(
+            loops, self, b.right(), b.n, tiles, gamma, symmetric, off_a, off_b, out
+        )
+
     def left(self, rows: slice) -> dict[str, np.ndarray]:
         """The row features of ``rows`` as the left factor of the products."""
         f = self.f
@@ -205,13 +222,18 @@ class _Side:
 _SIDES: weakref.WeakKeyDictionary[Any, dict[tuple, _Side]] = weakref.WeakKeyDictionary()
 
 
-def _side(c: FactorConditionals, metric: Any, gamma: float) -> _Side:
+def _side(c: FactorConditionals, metric: Any, gamma: float) -> Any:
     key = (id(metric), float(gamma))
     with _rbf._LOCK:
         memo = _SIDES.setdefault(c, {})
         side = memo.get(key)
     if side is None:
-        side = _Side(c, metric.center, gamma)
+        if metric.mahalanobis:
+            from ._factor_mahalanobis import MahalanobisSide
+
+            side = MahalanobisSide(c, metric.center, gamma, _COLS)
+        else:
+            side = _Side(c, metric.center, gamma)
         with _rbf._LOCK:
             for old in list(memo)[:-1]:
                 del memo[old]
@@ -265,8 +287,8 @@ def _tile_rows(
 
 
 def _log_gram(
-    a: _Side,
-    b: _Side | None,
+    a: Any,
+    b: Any,
     gamma: float,
     off_a: np.ndarray,
     off_b: np.ndarray | None,
@@ -276,19 +298,19 @@ def _log_gram(
     loops = _loops()
     symmetric = b is None
     other = a if b is None else b
+    other.right()  # built once, before the threads share it
     ob = np.ascontiguousarray(off_a if off_b is None else off_b, dtype=np.float64)
     oa = np.ascontiguousarray(off_a, dtype=np.float64)
     out = np.empty((a.n, other.n))
     if a.n == 0 or other.n == 0:
         return out
-    R = other.right()
     n_tiles = -(-a.n // _ROWS)
     T = max(1, min(_rbf.n_threads(), n_tiles))
     tile_lists = _rbf._deal(np.arange(n_tiles, dtype=np.int64), T, symmetric)
 
     def task(tiles: np.ndarray) -> Any:
-        return lambda: _tile_rows(
-            loops, a, R, other.n, tiles, gamma, symmetric, oa, ob, out
+        return lambda: a.tile_rows(
+            loops, other, tiles, _ROWS, gamma, symmetric, oa, ob, out
         )
 
     for code in _rbf._run([task(tl) for tl in tile_lists]):
@@ -309,11 +331,34 @@ def _log_gram(
     return out
 
 
-def _same_density(cx: FactorConditionals, cy: FactorConditionals | None) -> bool:
-    """Whether both arguments are described by the same factors (else the
+# In the Mahalanobis metric the low-rank form subtracts two terms of about
+# lambda_max(W^T Psi^-1 W) times the result; above this the Gaussian cell
+# (whitened, no such cancellation) keeps the kernel to ~1e-12.
+_MAHALANOBIS_MAX_SNR = 1e4
+
+
+def _signal_to_noise(c: FactorConditionals) -> float:
+    """``lambda_max(W^T Psi^-1 W)``: how far the factors stand above the noise."""
+    w = c.loadings / np.sqrt(c.noise)[:, None]
+    return float(np.linalg.eigvalsh(w.T @ w)[-1])
+
+
+def _same_density(
+    cx: FactorConditionals, cy: FactorConditionals | None, base: Any = None
+) -> bool:
+    """Whether both arguments are described by the same factors and, in the
+    Mahalanobis metric, the metric is the density's covariance (else the
     Gaussian cell computes the pair from the covariance blocks)."""
     if not cx.factored or (cy is not None and not cy.factored):
         return False
+    if base is not None and base._metric.mahalanobis:
+        S = getattr(base, "metric_covariance_", None)
+        if S is None or cx.covariance is None:
+            return False
+        if not np.allclose(S, cx.covariance, rtol=1e-12, atol=0.0):
+            return False
+        if _signal_to_noise(cx) > _MAHALANOBIS_MAX_SNR:
+            return False
     if cy is None or cy is cx:
         return True
     return bool(
@@ -358,7 +403,7 @@ class _FactorRBFCell:
     def gram(
         self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
     ) -> np.ndarray:
-        if not _same_density(cx, cy):
+        if not _same_density(cx, cy, base):
             return _gaussian_cell(base).gram(base, cx, cy, diagonal, normalised)
         with np.errstate(under="ignore"):
             gamma = base.gamma_
@@ -378,7 +423,7 @@ class _FactorRBFCell:
         self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
     ) -> np.ndarray:
         """``Var k = E_{2 gamma} k - (E_gamma k)^2`` (k^2 is the RBF at 2 gamma)."""
-        if not _same_density(cx, cy):
+        if not _same_density(cx, cy, base):
             variance = _gaussian_cell(base).variance
             assert variance is not None
             return variance(base, cx, cy, diagonal, normalised)
@@ -443,10 +488,6 @@ def fourier_features(c: FactorConditionals, fmap: Any) -> np.ndarray:
     return np.asarray(fmap.transform(c.means, damping))
 
 
-def _euclidean(base: Any) -> bool:
-    return getattr(base, "metric", "euclidean") == "euclidean"
-
-
 _CELL = _FactorRBFCell()
 
 
@@ -459,10 +500,8 @@ def missingkernels_register_expectations():  # type: ignore[no-untyped-def]
             _CELL.gram,
             _CELL.variance,
             normalises=True,
-            applies=_euclidean,
             description=(
-                "RBF (Euclidean) over FactorConditionals: closed form, low rank, "
-                "compiled"
+                "RBF over FactorConditionals: closed form, low rank, compiled"
             ),
             features=_CELL.features,
         ),

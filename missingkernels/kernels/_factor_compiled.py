@@ -175,3 +175,154 @@ def mirror_lower(out, starts):  # pragma: no cover - compiled
         for i in range(s, n):
             for j in range(s, min(e, i)):
                 out[j, i] = out[i, j]
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+def finish_tile_mahalanobis(
+    i0,  # first row of the tile (of side a)
+    j0,  # first column of the tile (of side b)
+    nb,  # columns of the tile
+    G1,  # (r, s + 2q + 2, B): N (packed), T1, T4, |J_i & J_j|, quad part
+    T2,  # (r, q, B): sum_k x_ik m_jk w_k / psi_k
+    T3,  # (r, q, B): sum_k m_ik x_ik m_jk w_k / psi_k
+    G4,  # (r, B): quad part
+    consts,  # (a, e, u, log(1 + u), log(1 + 2u), 2q log u - log det(I + F))
+    C00,  # (q, q) I + F
+    Fa,  # (na, q, q) sum_{J_i} w w^T / psi
+    Pa,  # (na, q, q) P_i / u
+    ldPa,  # (na,)
+    r0a,  # (na, q)
+    r1a,  # (na, q)
+    cqa,  # (na,)
+    nJa,  # (na,)
+    offa,  # (na,)
+    Fb,  # the same for the rows of b
+    Pb,
+    ldPb,
+    r0b,
+    r1b,
+    cqb,
+    nJb,
+    offb,
+    gamma,
+    symmetric,
+    out,  # (na, nb_all)
+):  # pragma: no cover - compiled
+    """``out[i, j] = log E k + offa[i] + offb[j]`` in the Mahalanobis metric
+    (:mod:`._factor_mahalanobis`): assembles ``K3`` (size 3q) and ``beta``,
+    factors and solves, vectorised over the tile's columns. Returns 0, or
+    ``1 + i`` for a row whose ``K3`` is not positive definite."""
+    r = G1.shape[0]
+    q = T2.shape[1]
+    S = q * (q + 1) // 2
+    m = 3 * q
+    B = nb
+    a_, e_, u, L1, L2, c0 = (
+        consts[0],
+        consts[1],
+        consts[2],
+        consts[3],
+        consts[4],
+        consts[5],
+    )
+    f1 = 1.0 + a_
+    f2 = a_ + e_
+    f3 = 1.0 / (1.0 + 2.0 * u)
+    M = np.empty((m * (m + 1) // 2, B))
+    z = np.empty((m, B))
+    quad = np.empty(B)
+    ld = np.empty(B)
+    prod = np.empty(B)
+    minp = np.empty(B)
+    rinv = np.empty(B)
+    for ii in range(r):
+        i = i0 + ii
+        if symmetric and j0 > i:
+            break
+        for ln in range(B):
+            j = j0 + ln
+            quad[ln] = G4[ii, ln] + G1[ii, S + 2 * q + 1, ln] + cqa[i] + cqb[j]
+            ld[ln] = (
+                L1 * (nJa[i] + nJb[j]) + (L2 - 2.0 * L1) * G1[ii, S + 2 * q, ln]
+                + c0 - ldPa[i] - ldPb[j]
+            )  # fmt: skip
+        for a in range(q):
+            r0 = a * (a + 1) // 2
+            r1 = (q + a) * (q + a + 1) // 2
+            r2 = (2 * q + a) * (2 * q + a + 1) // 2
+            for b in range(q):
+                s = a * (a + 1) // 2 + b if b <= a else b * (b + 1) // 2 + a
+                fia = Fa[i, a, b]
+                for ln in range(B):
+                    nn = G1[ii, s, ln]
+                    fjb = Fb[j0 + ln, a, b]
+                    M[r1 + b, ln] = f1 * fia + f2 * nn
+                    M[r2 + b, ln] = f1 * fjb + f2 * nn
+                    M[r2 + q + b, ln] = f3 * nn
+                if b <= a:
+                    c = C00[a, b]
+                    pa = Pa[i, a, b]
+                    for ln in range(B):
+                        nn = G1[ii, s, ln]
+                        fjb = Fb[j0 + ln, a, b]
+                        M[r0 + b, ln] = c + a_ * (fia + fjb) + e_ * nn
+                        M[r1 + q + b, ln] = pa + f1 * fia + f2 * nn
+                        M[r2 + 2 * q + b, ln] = Pb[j0 + ln, a, b] + f1 * fjb + f2 * nn
+            for ln in range(B):
+                j = j0 + ln
+                t1 = G1[ii, S + a, ln]
+                t4 = G1[ii, S + q + a, ln]
+                t2 = T2[ii, a, ln]
+                t3 = T3[ii, a, ln]
+                z[a, ln] = r0a[i, a] - r0b[j, a] + a_ * (t2 - t1) + e_ * (t3 - t4)
+                z[q + a, ln] = r1a[i, a] - f1 * t1 + f2 * (t3 - t4)
+                z[2 * q + a, ln] = f1 * t2 - r1b[j, a] + f2 * (t3 - t4)
+        for ln in range(B):
+            prod[ln] = 1.0
+            minp[ln] = 1.0
+        for col in range(m):
+            rc = col * (col + 1) // 2
+            for t in range(col):
+                for ln in range(B):
+                    M[rc + col, ln] -= M[rc + t, ln] * M[rc + t, ln]
+            for ln in range(B):
+                p = M[rc + col, ln]
+                minp[ln] = min(minp[ln], p)
+                p = math.sqrt(max(p, 1e-300))
+                M[rc + col, ln] = p
+                prod[ln] *= p
+                rinv[ln] = 1.0 / p
+            for row in range(col + 1, m):
+                rr = row * (row + 1) // 2
+                for t in range(col):
+                    for ln in range(B):
+                        M[rr + col, ln] -= M[rr + t, ln] * M[rc + t, ln]
+                for ln in range(B):
+                    M[rr + col, ln] *= rinv[ln]
+        for row in range(m):
+            rr = row * (row + 1) // 2
+            for t in range(row):
+                for ln in range(B):
+                    z[row, ln] -= M[rr + t, ln] * z[t, ln]
+            for ln in range(B):
+                v = z[row, ln] / M[rr + row, ln]
+                z[row, ln] = v
+                quad[ln] -= v * v
+        for ln in range(B):
+            j = j0 + ln
+            if symmetric and j > i:
+                break
+            if not minp[ln] > 0.0:
+                return 1 + i
+            logdet = math.log(prod[ln])
+            if not (prod[ln] > 1e-300 and prod[ln] < 1e300):
+                logdet = 0.0
+                for row in range(m):
+                    logdet += math.log(M[row * (row + 1) // 2 + row, ln])
+            out[i, j] = (
+                -0.5 * (ld[ln] + 2.0 * logdet)
+                - gamma * max(quad[ln], 0.0)
+                + offa[i]
+                + offb[j]
+            )
+    return 0
