@@ -226,7 +226,7 @@ def _side(c: FactorConditionals, metric: Any, gamma: float) -> Any:
     key = (id(metric), float(gamma))
     with _rbf._LOCK:
         memo = _SIDES.setdefault(c, {})
-        side = memo.get(key)
+        side: Any = memo.get(key)
     if side is None:
         if metric.mahalanobis:
             from ._factor_mahalanobis import MahalanobisSide
