@@ -17,6 +17,7 @@ Usage::
 
     python benchmarks/bench_factor.py
     python benchmarks/bench_factor.py --d 64 --n 2000 --factors 5
+    python benchmarks/bench_factor.py --metric mahalanobis
 """
 
 from __future__ import annotations
@@ -73,6 +74,9 @@ def main():
     parser.add_argument("--factors", type=int, default=5)
     parser.add_argument("--full-max-d", type=int, default=64)
     parser.add_argument("--full-rows", type=int, default=1000)
+    parser.add_argument(
+        "--metric", choices=["euclidean", "mahalanobis"], default="euclidean"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
@@ -93,8 +97,9 @@ def main():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fa = FactorAnalysisDensity(n_factors=args.factors)
-                k = get_kernel("genrbf", gamma=1.0 / d, density=fa).fit(X)
-                full = get_kernel("genrbf", gamma=1.0 / d).fit(X)
+                kw = {"gamma": 1.0 / d, "metric": args.metric}
+                k = get_kernel("genrbf", density=fa, **kw).fit(X)
+                full = get_kernel("genrbf", **kw).fit(X)
             t_fa = best(partial(cold, k, X), 3)
             rows, mark = X, ""
             if d > args.full_max_d:

@@ -2,13 +2,17 @@
 
 This module is the whole of the factor-analytic RBF closed form, registered
 as a built-in plugin through the same hook a third-party plugin uses: the
-cell ``(RBF, FactorConditionals)`` of the expectation table, for the
-Euclidean metric. Its Gram, variance and expected Fourier features cost
-``O(d + (|J_i| + |J_j|) q + |J_i & J_j| q^2 + q^3)`` per pair of rows
-(:mod:`._factor_compiled`) instead of a factorisation of size ``|J|``. In the
-Mahalanobis metric the whitened conditional covariances are no longer
-diagonal plus low rank on the missing features, and the Gaussian cell (over
-the same conditionals, exactly) is used.
+cell ``(RBF, FactorConditionals)`` of the expectation table. In the
+Euclidean metric its Gram, variance and expected Fourier features need, per
+pair of rows, sums over features that are matrix products over tiles of
+rows (``55 d`` multiply-adds at ``q = 5``) and a factorisation of size
+``2q`` (:mod:`._factor_compiled`), instead of one of size ``|J|``. In the
+Mahalanobis metric of the density (:mod:`._factor_mahalanobis`) the same
+holds with a system of size ``3q``. The Gaussian cell computes the pairs
+from the covariance blocks (exactly, more slowly) when the Mahalanobis
+metric is another covariance, when the factors stand far above the noise
+(where the low-rank form would lose digits), or for conditionals given
+explicit blocks.
 """
 
 from __future__ import annotations
