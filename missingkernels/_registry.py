@@ -31,6 +31,7 @@ _BUILTIN_PLUGINS = (
     ("missingkernels.densities", "missingkernels.densities._plugin"),
     ("missingkernels.kernels", "missingkernels.kernels._plugin"),
     ("missingkernels.kernels.polynomial", "missingkernels.kernels._polynomial"),
+    ("missingkernels.kernels.factor", "missingkernels.kernels._factor"),
 )
 # The experiment baselines are not part of the core: missingkernels.experiments
 # registers its plugin itself when imported; baseline lookups import it first.

@@ -19,6 +19,7 @@ from missingkernels.conditionals import SampleConditionals
 
 DENSITIES = {
     "categorical": {},
+    "factor_analysis": {"n_factors": 1},
     "gaussian_em": {},
     "gaussian_mixture": {"n_components": 2, "random_state": 0},
     "iterative": {"n_draws": 3, "random_state": 0},

@@ -49,6 +49,7 @@ from missingkernels.utils.estimator_checks import check_density, check_kernel
 # Densities of the core (the R plugin's are checked in tests/plugins/).
 CORE_DENSITIES = (
     "categorical",
+    "factor_analysis",
     "gaussian_em",
     "gaussian_mixture",
     "iterative",
@@ -56,6 +57,7 @@ CORE_DENSITIES = (
     "mice",
 )
 FAST_PARAMS = {
+    "factor_analysis": {"n_factors": 1},
     "gaussian_mixture": {"n_components": 2, "random_state": 0},
     "iterative": {"n_draws": 3, "random_state": 0},
     "mice": {"n_draws": 3, "random_state": 0},

@@ -5,6 +5,7 @@ representations; kernels take expectations over them.
 """
 
 from ._base import BaseConditionals
+from ._factor import FactorConditionals
 from ._mixed import MixedConditionals
 from ._representations import (
     CategoricalConditionals,
@@ -17,6 +18,7 @@ from ._representations import (
 __all__ = [
     "BaseConditionals",
     "CategoricalConditionals",
+    "FactorConditionals",
     "GaussianConditionals",
     "MixedConditionals",
     "MixtureConditionals",

@@ -9,6 +9,7 @@ from ..hookspecs import hookimpl
 def missingkernels_register_representations():  # type: ignore[no-untyped-def]
     from . import (
         CategoricalConditionals,
+        FactorConditionals,
         GaussianConditionals,
         MixedConditionals,
         MixtureConditionals,
@@ -17,6 +18,7 @@ def missingkernels_register_representations():  # type: ignore[no-untyped-def]
 
     return {
         "categorical": CategoricalConditionals,
+        "factor": FactorConditionals,
         "gaussian": GaussianConditionals,
         "mixed": MixedConditionals,
         "mixture": MixtureConditionals,

@@ -2,6 +2,7 @@
 
 from ._base import REPRESENTATIONS, BaseDensity
 from ._categorical import CategoricalDensity
+from ._factor import FactorAnalysisDensity
 from ._gaussian_em import GaussianEMDensity, SingularCovarianceWarning
 from ._latent_class import LatentClassDensity
 from ._mixture import GaussianMixtureDensity
@@ -11,6 +12,7 @@ __all__ = [
     "REPRESENTATIONS",
     "BaseDensity",
     "CategoricalDensity",
+    "FactorAnalysisDensity",
     "GaussianEMDensity",
     "GaussianMixtureDensity",
     "IterativeImputerDensity",
@@ -24,6 +26,7 @@ def _builtin_densities() -> dict:
     """Name -> factory of the built-in densities (read by the registry hook)."""
     return {
         "categorical": CategoricalDensity,
+        "factor_analysis": FactorAnalysisDensity,
         "gaussian_em": GaussianEMDensity,
         "gaussian_mixture": GaussianMixtureDensity,
         "iterative": IterativeImputerDensity,

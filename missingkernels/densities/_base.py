@@ -11,7 +11,14 @@ from .._dask import as_row_blocks, is_dask_collection
 from .._validation import validate_missing_data
 
 #: The conditional representations a density may return, by tag.
-REPRESENTATIONS = ("gaussian", "mixture", "samples", "categorical", "mixed")
+REPRESENTATIONS = (
+    "gaussian",
+    "mixture",
+    "samples",
+    "categorical",
+    "mixed",
+    "factor",
+)
 
 
 class BaseDensity(BaseEstimator):

@@ -1,0 +1,512 @@
+"""The RBF cells over factor conditionals (diagonal plus low rank).
+
+This module is the whole of the factor-analytic RBF closed form, registered
+as a built-in plugin through the same hook a third-party plugin uses: the
+cell ``(RBF, FactorConditionals)`` of the expectation table. In the
+Euclidean metric its Gram, variance and expected Fourier features need, per
+pair of rows, sums over features that are matrix products over tiles of
+rows (``55 d`` multiply-adds at ``q = 5``) and a factorisation of size
+``2q`` (:mod:`._factor_compiled`), instead of one of size ``|J|``. In the
+Mahalanobis metric of the density (:mod:`._factor_mahalanobis`) the same
+holds with a system of size ``3q``. The Gaussian cell computes the pairs
+from the covariance blocks (exactly, more slowly) when the Mahalanobis
+metric is another covariance, when the factors stand far above the noise
+(where the low-rank form would lose digits), or for conditionals given
+explicit blocks.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..conditionals import FactorConditionals, GaussianConditionals
+from ..hookspecs import hookimpl
+from . import _rbf
+from ._base_kernels import RBF
+from ._features import gaussian_fourier
+from ._table import Expectation, find_expectation
+
+__all__: list[str] = []
+
+
+@functools.cache
+def _loops() -> Any:
+    from .._numba_notice import notice_if_compiling
+    from . import _factor_compiled
+
+    notice_if_compiling(_factor_compiled, "the factor RBF loop")
+    return _factor_compiled
+
+
+@dataclass(frozen=True)
+class _Features:
+    """Per-feature constants at one ``gamma`` (``t = 2 gamma psi``)."""
+
+    inv1: np.ndarray  # 1 / (1 + t)
+    inv2: np.ndarray  # 1 / (1 + 2 t)
+    cc: np.ndarray  # inv2 - inv1
+    a1: np.ndarray  # inv1 - 1
+    e2: np.ndarray  # inv2 - 2 inv1 + 1
+    ldc: np.ndarray  # log(1 + 2 t) - 2 log(1 + t)
+    l1: np.ndarray  # log(1 + t)
+    l2: np.ndarray  # log(1 + 2 t)
+
+    @classmethod
+    def at(cls, noise: np.ndarray, gamma: float) -> _Features:
+        t = 2.0 * gamma * noise
+        l1, l2 = np.log1p(t), np.log1p(2.0 * t)
+        return cls(
+            inv1=1.0 / (1.0 + t),
+            inv2=1.0 / (1.0 + 2.0 * t),
+            cc=-t / ((1.0 + t) * (1.0 + 2.0 * t)),
+            a1=-t / (1.0 + t),
+            e2=2.0 * t * t / ((1.0 + t) * (1.0 + 2.0 * t)),
+            ldc=l2 - 2.0 * l1,
+            l1=l1,
+            l2=l2,
+        )
+
+
+# Rows per tile of the left side, and columns per tile of the right side.
+_ROWS = 64
+_COLS = 64
+
+
+def _tiles(a: np.ndarray, B: int) -> np.ndarray:
+    """``(n, ...)`` -> ``(T, ..., B)``: rows by tiles of ``B`` (the last
+    padded with zeros), the row index last."""
+    n = a.shape[0]
+    T = max(1, -(-n // B))
+    b = np.zeros((T * B, *a.shape[1:]))
+    b[:n] = a
+    b = b.reshape(T, B, *a.shape[1:])
+    return np.ascontiguousarray(np.moveaxis(b, 1, -1))
+
+
+def _lower(q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices ``(a, b)``, ``b <= a``, of a packed lower triangle, by rows."""
+    a, b = np.tril_indices(q)
+    return a, b
+
+
+class _Side:
+    """The rows of one argument at one ``gamma``: per-row sums and features.
+
+    With ``w_k = sqrt(2 gamma) W[k]`` and ``t = 2 gamma psi``: ``P`` the
+    posterior precision of the factors, ``I + sum_{k observed} w_k w_k^T /
+    t_k``, and ``H = P + sum_{k missing} w_k w_k^T / (1 + t_k)``; ``ldP = log
+    det P``; ``p = sum_{k missing} w_k x_k / (1 + t_k)``; ``cq = sum_k (1 +
+    a1_k m_k) x_k^2``; ``ld0 = sum_{k missing} log(1 + t_k)``: the parts of
+    the pair sums that depend on one row only. ``self_log`` is the log of
+    ``E k(X_i, X_i')`` for independent copies.
+    """
+
+    def __init__(self, c: FactorConditionals, center: np.ndarray, gamma: float):
+        f = _Features.at(c.noise, gamma)
+        self.f = f
+        q = self.q = c.n_factors
+        self.x = np.ascontiguousarray(c.means - center, dtype=np.float64)
+        self.m = m = c.missing.astype(np.float64)
+        w = c.loadings * np.sqrt(2.0 * gamma)  # (d, q)
+        self.w = w
+        d = w.shape[0]
+        outer = (w[:, :, None] * w[:, None, :]).reshape(d, q * q)
+        t = 2.0 * gamma * c.noise
+        P = ((1.0 - m) @ (outer / t[:, None])).reshape(-1, q, q) + np.eye(q)
+        H = P + (m @ (outer * f.inv1[:, None])).reshape(-1, q, q)
+        self.H = np.ascontiguousarray(0.5 * (H + np.swapaxes(H, 1, 2)))
+        # log det P from the conditionals' roots (R R^T = P^-1).
+        roots = c.roots[c.pattern_index]
+        self.ldP = -2.0 * np.log(np.abs(np.diagonal(roots, axis1=1, axis2=2))).sum(1)
+        self.p = (m * self.x * f.inv1) @ w
+        self.ld0 = m @ f.l1
+        self.cq = ((1.0 + f.a1 * m) * self.x * self.x).sum(axis=1)
+        # Independent copies: A = I + 4 gamma C_i = (1 + 2 t) on J_i + 2 U U^T.
+        U = c._row_factors(slice(None)) * np.sqrt(2.0 * gamma)  # (n, d, q)
+        K2 = 2.0 * np.einsum("ndq,ndr->nqr", U * f.inv2[None, :, None], U)
+        K2 += np.eye(q)
+        chol = np.linalg.cholesky(K2)
+        logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+        self.self_log = -0.5 * (m @ f.l2 + logdet)
+        self._right: dict[str, np.ndarray] | None = None
+
+    @property
+    def n(self) -> int:
+        return int(self.x.shape[0])
+
+    def tile_rows(
+        self,
+        loops: Any,
+        b: _Side,
+        tiles: np.ndarray,
+        rows_per_tile: int,
+        gamma: float,
+        symmetric: bool,
+        off_a: np.ndarray,
+        off_b: np.ndarray,
+        out: np.ndarray,
+    ) -> int:
+        """The pairs of the row tiles ``tiles`` with every column tile."""
+        return _tile_rows(
+            loops, self, b.right(), b.n, tiles, gamma, symmetric, off_a, off_b, out
+        )
+
+    def left(self, rows: slice) -> dict[str, np.ndarray]:
+        """The row features of ``rows`` as the left factor of the products."""
+        f = self.f
+        x, m = self.x[rows], self.m[rows]
+        alpha = 1.0 + f.a1 * m
+        beta = f.a1 + f.e2 * m
+        c = np.ascontiguousarray
+        return {
+            "m": c(m),
+            "mx": c(m * x),
+            "x": c(x),
+            "quad": c(np.hstack([beta * x * x, -2.0 * alpha * x, -2.0 * beta * x])),
+        }
+
+    def right(self) -> dict[str, np.ndarray]:
+        """The row features as the right factor, by tiles of ``_COLS`` rows
+        (kept: a training side is a right side again in every prediction).
+
+        ``"m"`` blocks, per feature ``k``: ``m_k inv2_k w_ka w_kb`` and
+        ``m_k c_k w_ka w_kb`` (packed lower triangles), ``(inv1_k x_k + c_k m_k
+        x_k) w_k``, ``c_k m_k x_k w_k``, ``ldc_k m_k`` and ``beta_k x_k^2``.
+        """
+        if self._right is None:
+            f = self.f
+            q = self.q
+            B = _COLS
+            x, m, w = _tiles(self.x, B), _tiles(self.m, B), self.w  # (T, d, B)
+            a, b = _lower(q)
+            S = len(a)
+            ww = w[:, a] * w[:, b]  # (d, s)
+            T, d = x.shape[:2]
+            # Built in place, block by block: no (n, d, blocks) temporaries.
+            blocks = np.empty((T, d, 2 * S + 2 * q + 2, B))
+            mi2 = m * f.inv2[:, None]
+            mc = m * f.cc[:, None]
+            for s_ in range(S):
+                np.multiply(mi2, ww[:, s_, None], out=blocks[:, :, s_])
+                np.multiply(mc, ww[:, s_, None], out=blocks[:, :, S + s_])
+            mcx = mc * x
+            ix = x * f.inv1[:, None] + mcx
+            cmw = np.empty((T, d, q, B))
+            im_w = np.empty((T, d, q, B))
+            for a_ in range(q):
+                wa = w[:, a_, None]
+                np.multiply(ix, wa, out=blocks[:, :, 2 * S + a_])
+                np.multiply(mcx, wa, out=blocks[:, :, 2 * S + q + a_])
+                np.multiply(mc, wa, out=cmw[:, :, a_])
+                np.multiply(m * f.inv1[:, None], wa, out=im_w[:, :, a_])
+            np.multiply(m, f.ldc[:, None], out=blocks[:, :, 2 * S + 2 * q])
+            beta = f.a1[:, None] + f.e2[:, None] * m
+            np.multiply(beta, x * x, out=blocks[:, :, 2 * S + 2 * q + 1])
+            self._right = {
+                "m": blocks,
+                "mx": cmw,
+                "x": im_w,
+                "quad": np.ascontiguousarray(np.concatenate([m, x, m * x], axis=1)),
+                "H": self.H,
+                "ldP": self.ldP,
+                "p": self.p,
+                "ld0": self.ld0,
+                "cq": self.cq,
+            }
+        return self._right
+
+
+# The sides of each conditionals object at the last gammas used (a kernel
+# keeps its training rows' conditionals: the training side is built once).
+_SIDES: weakref.WeakKeyDictionary[Any, dict[tuple, _Side]] = weakref.WeakKeyDictionary()
+
+
+def _side(c: FactorConditionals, metric: Any, gamma: float) -> Any:
+    key = (id(metric), float(gamma))
+    with _rbf._LOCK:
+        memo = _SIDES.setdefault(c, {})
+        side: Any = memo.get(key)
+    if side is None:
+        if metric.mahalanobis:
+            from ._factor_mahalanobis import MahalanobisSide
+
+            side = MahalanobisSide(c, metric.center, gamma, _COLS)
+        else:
+            side = _Side(c, metric.center, gamma)
+        with _rbf._LOCK:
+            for old in list(memo)[:-1]:
+                del memo[old]
+            memo[key] = side
+    return side
+
+
+def _tile_rows(
+    loops: Any,
+    a: _Side,
+    R: dict[str, np.ndarray],
+    nb: int,
+    tiles: np.ndarray,
+    gamma: float,
+    symmetric: bool,
+    off_a: np.ndarray,
+    off_b: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """The pairs of the row tiles ``tiles`` of ``a`` with every column tile
+    (``j <= i`` when ``symmetric``)."""
+    q = a.q
+    S = q * (q + 1) // 2
+    nblocks = 2 * S + 2 * q + 2
+    B = _COLS
+    for t in tiles:
+        i0 = int(t) * _ROWS
+        rows = slice(i0, min(i0 + _ROWS, a.n))
+        r = rows.stop - i0
+        Lf = a.left(rows)
+        for g in range(R["m"].shape[0]):
+            j0 = g * B
+            if symmetric and j0 > rows.stop - 1:
+                break
+            nbt = min(B, nb - j0)
+            G1 = (Lf["m"] @ R["m"][g].reshape(R["m"].shape[1], -1)).reshape(
+                r, nblocks, B
+            )
+            G2 = (Lf["mx"] @ R["mx"][g].reshape(R["mx"].shape[1], -1)).reshape(r, q, B)
+            G3 = (Lf["x"] @ R["x"][g].reshape(R["x"].shape[1], -1)).reshape(r, q, B)
+            G4 = Lf["quad"] @ R["quad"][g]
+            code = loops.finish_tile(
+                i0, j0, nbt, G1, G2, G3, G4,
+                a.H, a.ldP, a.p, a.cq, a.ld0, off_a,
+                R["H"], R["ldP"], R["p"], R["cq"], R["ld0"], off_b,
+                float(gamma), bool(symmetric), out,
+            )  # fmt: skip
+            if code:
+                return int(code)
+    return 0
+
+
+def _log_gram(
+    a: Any,
+    b: Any,
+    gamma: float,
+    off_a: np.ndarray,
+    off_b: np.ndarray | None,
+) -> np.ndarray:
+    """``log E k(X_i, Y_j) + off_a[i] + off_b[j]`` (``b=None``: the rows of
+    ``a`` with themselves, a row paired with an independent copy)."""
+    loops = _loops()
+    symmetric = b is None
+    other = a if b is None else b
+    other.right()  # built once, before the threads share it
+    ob = np.ascontiguousarray(off_a if off_b is None else off_b, dtype=np.float64)
+    oa = np.ascontiguousarray(off_a, dtype=np.float64)
+    out = np.empty((a.n, other.n))
+    if a.n == 0 or other.n == 0:
+        return out
+    n_tiles = -(-a.n // _ROWS)
+    T = max(1, min(_rbf.n_threads(), n_tiles))
+    tile_lists = _rbf._deal(np.arange(n_tiles, dtype=np.int64), T, symmetric)
+
+    def task(tiles: np.ndarray) -> Any:
+        return lambda: a.tile_rows(
+            loops, other, tiles, _ROWS, gamma, symmetric, oa, ob, out
+        )
+
+    for code in _rbf._run([task(tl) for tl in tile_lists]):
+        if code:
+            raise ValueError(
+                "The factor density's conditionals give a matrix that is not "
+                f"positive definite (row {int(code) - 1}), so the expected RBF is "  # type: ignore[call-overload]
+                "undefined: its noise variances or loadings are not finite."
+            )
+    if symmetric:
+        starts = np.arange(0, a.n, 64, dtype=np.int64)
+        _rbf._run(
+            [
+                functools.partial(loops.mirror_lower, out, starts[t::T])
+                for t in range(min(T, len(starts)))
+            ]
+        )
+    return out
+
+
+# In the Mahalanobis metric the low-rank form subtracts two terms of about
+# lambda_max(W^T Psi^-1 W) times the result; above this the Gaussian cell
+# (whitened, no such cancellation) keeps the kernel to ~1e-12.
+_MAHALANOBIS_MAX_SNR = 1e4
+
+
+def _signal_to_noise(c: FactorConditionals) -> float:
+    """``lambda_max(W^T Psi^-1 W)``: how far the factors stand above the noise."""
+    w = c.loadings / np.sqrt(c.noise)[:, None]
+    return float(np.linalg.eigvalsh(w.T @ w)[-1])
+
+
+def _same_density(
+    cx: FactorConditionals, cy: FactorConditionals | None, base: Any = None
+) -> bool:
+    """Whether both arguments are described by the same factors and, in the
+    Mahalanobis metric, the metric is the density's covariance (else the
+    Gaussian cell computes the pair from the covariance blocks)."""
+    if not cx.factored or (cy is not None and not cy.factored):
+        return False
+    if base is not None and base._metric.mahalanobis:
+        S = getattr(base, "metric_covariance_", None)
+        if S is None or cx.covariance is None:
+            return False
+        if not np.allclose(S, cx.covariance, rtol=1e-12, atol=0.0):
+            return False
+        if _signal_to_noise(cx) > _MAHALANOBIS_MAX_SNR:
+            return False
+    if cy is None or cy is cx:
+        return True
+    return bool(
+        np.array_equal(cx.loadings, cy.loadings) and np.array_equal(cx.noise, cy.noise)
+    )
+
+
+def _gaussian_cell(base: RBF) -> Expectation:
+    cell = find_expectation(base, GaussianConditionals)
+    assert cell is not None
+    return cell
+
+
+class _FactorRBFCell:
+    """Gram, variance and features of the RBF over factor conditionals."""
+
+    @staticmethod
+    def _sides(
+        base: RBF, cx: Any, cy: Any | None, gamma: float
+    ) -> tuple[_Side, _Side | None]:
+        metric = base._metric
+        return _side(cx, metric, gamma), None if cy is None else _side(
+            cy, metric, gamma
+        )
+
+    def _logs(
+        self, base: RBF, cx: Any, cy: Any | None, gamma: float, power: float,
+        normalised: bool, self_x: np.ndarray, self_y: np.ndarray | None,
+    ) -> np.ndarray:  # fmt: skip
+        """``log E_gamma k`` with genRBF's offsets ``-power/2 log n_i``."""
+        a, b = self._sides(base, cx, cy, gamma)
+        off_a = -0.5 * power * self_x if normalised else np.zeros(a.n)
+        off_b = None
+        if b is not None:
+            assert self_y is not None
+            off_b = -0.5 * power * self_y if normalised else np.zeros(b.n)
+        return _log_gram(a, b, gamma, off_a, off_b)
+
+    def _self(self, base: RBF, c: Any, gamma: float) -> np.ndarray:
+        return _side(c, base._metric, gamma).self_log.copy()
+
+    def gram(
+        self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
+    ) -> np.ndarray:
+        if not _same_density(cx, cy, base):
+            return _gaussian_cell(base).gram(base, cx, cy, diagonal, normalised)
+        with np.errstate(under="ignore"):
+            gamma = base.gamma_
+            self_x = self._self(base, cx, gamma)
+            self_y = None if cy is None else self._self(base, cy, gamma)
+            K = self._logs(base, cx, cy, gamma, 1.0, normalised, self_x, self_y)
+            _rbf.exp_inplace(K)
+            if cy is None:
+                if diagonal == "same_draw":
+                    diag = np.exp(-self_x) if normalised else np.ones(len(K))
+                else:
+                    diag = np.ones(len(K)) if normalised else np.exp(self_x)
+                K[np.diag_indices_from(K)] = diag
+            return K
+
+    def variance(
+        self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
+    ) -> np.ndarray:
+        """``Var k = E_{2 gamma} k - (E_gamma k)^2`` (k^2 is the RBF at 2 gamma)."""
+        if not _same_density(cx, cy, base):
+            variance = _gaussian_cell(base).variance
+            assert variance is not None
+            return variance(base, cx, cy, diagonal, normalised)
+        with np.errstate(under="ignore"):
+            gamma = base.gamma_
+            self_x = self._self(base, cx, gamma)
+            self_y = None if cy is None else self._self(base, cy, gamma)
+            L1 = self._logs(base, cx, cy, gamma, 1.0, normalised, self_x, self_y)
+            V = self._logs(base, cx, cy, 2.0 * gamma, 2.0, normalised, self_x, self_y)
+            # Var = E1^2 (exp(log E2 - 2 log E1) - 1), accurate when Var << E1^2.
+            L1 *= 2.0
+            V -= L1
+            np.maximum(V, 0.0, out=V)
+            np.expm1(V, out=V)
+            _rbf.exp_inplace(L1)
+            V *= L1
+            if cy is None:
+                if diagonal == "same_draw":
+                    diag = np.zeros(len(V))  # k(x, x) is constant
+                else:
+                    norm = -2.0 * self_x if normalised else np.zeros_like(self_x)
+                    self2 = self._self(base, cx, 2.0 * gamma)
+                    diag = np.exp(2.0 * self_x + norm) * np.expm1(
+                        np.maximum(self2 - 2.0 * self_x, 0.0)
+                    )
+                V[np.diag_indices_from(V)] = diag
+            return V
+
+    def features(
+        self, base: RBF, c: Any, feature_map: Any, normalised: bool
+    ) -> np.ndarray:
+        """Expected Fourier features, damped by ``exp(-1/2 w^T C_J w)`` with
+        ``w^T C_J w = sum_J psi w^2 + |R_p^T W_J^T w_J|^2``; genRBF divides
+        row i by ``sqrt(n_i)``."""
+        if not c.factored:
+            psi = gaussian_fourier(c, feature_map)
+        else:
+            psi = fourier_features(c, feature_map)
+        if normalised:
+            with np.errstate(under="ignore"):
+                log_n = self._self(base, c, base.gamma_)
+            psi *= np.exp(-0.5 * log_n)[:, None]
+        return psi
+
+
+# Patterns per batch of the damping (bounds the (P, F, q) temporaries).
+_PATTERN_BLOCK = 64
+
+
+def fourier_features(c: FactorConditionals, fmap: Any) -> np.ndarray:
+    """Fourier features of factor conditionals, damped per missing pattern
+    from the factors (``O(P F d q)`` for ``P`` patterns, ``F`` frequencies)."""
+    omega = fmap.omega  # (F, d)
+    mask = c.patterns.astype(np.float64)
+    quad = (mask * c.noise) @ (omega * omega).T  # (P, F)
+    for s in range(0, len(mask), _PATTERN_BLOCK):
+        m = mask[s : s + _PATTERN_BLOCK]
+        WR = np.einsum("dk,pkl->pdl", c.loadings, c.roots[s : s + _PATTERN_BLOCK])
+        B = np.einsum("fd,pdl->pfl", omega, WR * m[:, :, None])
+        quad[s : s + _PATTERN_BLOCK] += np.einsum("pfl,pfl->pf", B, B)
+    damping = np.exp(-0.5 * np.maximum(quad, 0.0))[c.pattern_index]
+    return np.asarray(fmap.transform(c.means, damping))
+
+
+_CELL = _FactorRBFCell()
+
+
+@hookimpl
+def missingkernels_register_expectations():  # type: ignore[no-untyped-def]
+    return {
+        "rbf/factor": Expectation(
+            RBF,
+            FactorConditionals,
+            _CELL.gram,
+            _CELL.variance,
+            normalises=True,
+            description=(
+                "RBF over FactorConditionals: closed form, low rank, compiled"
+            ),
+            features=_CELL.features,
+        ),
+    }
