@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 __all__ = ["check_expectation"]
 
@@ -46,6 +47,7 @@ def _example_conditionals(
     from ..conditionals import (
         BaseConditionals,
         CategoricalConditionals,
+        FactorConditionals,
         GaussianConditionals,
         MixedConditionals,
         MixtureConditionals,
@@ -58,6 +60,12 @@ def _example_conditionals(
     if cls in (GaussianConditionals, BaseConditionals):
         X = _numeric_rows(rng, n, S)
         return GaussianConditionals.from_moments(X, np.zeros(d), S), None, X
+    if cls is FactorConditionals:
+        # W W^T + Psi with q = 2 < d: the noise sets the condition number.
+        W = rng.normal(size=(d, 2))
+        psi = np.full(d, np.linalg.eigvalsh(W @ W.T)[-1] / condition_number)
+        X = _numeric_rows(rng, n, W @ W.T + np.diag(psi))
+        return FactorConditionals.from_factors(X, np.zeros(d), W, psi), None, X
     if cls is SampleConditionals and nominal:
         c, density, X = _example_conditionals(
             CategoricalConditionals, n, condition_number, seed
@@ -148,8 +156,14 @@ def _compare(
     ``m`` draws (the rule of three), and the standard error cannot see them
     (a nominal entry nearly certain, say)."""
     m = draws.shape[0]
+    n_sigma_family = n_sigma
     mean = draws.mean(axis=0)
     se = draws.std(axis=0, ddof=1) / np.sqrt(m)
+    # n_sigma is the family's bound: each of the N entries gets the z whose
+    # two-sided tail is 1/N of n_sigma's (Bonferroni), so that a correct cell
+    # fails as rarely with a thousand entries as with one.
+    tail = special.ndtr(-n_sigma) / max(mean.size, 1)
+    n_sigma = max(n_sigma, float(-special.ndtri(tail)))
     closed = np.asarray(closed, dtype=np.float64)
     assert closed.shape == mean.shape, (
         f"{what}: the closed form has shape {closed.shape}, the draws {mean.shape}."
@@ -162,7 +176,8 @@ def _compare(
     assert z[worst] <= 0.0, (
         f"{what}: the closed form is {closed[worst]:.6g} at {worst}, the average "
         f"of {m} draws {mean[worst]:.6g} with standard error {se[worst]:.3g} "
-        f"(allowed: {n_sigma} standard errors)."
+        f"(allowed: {n_sigma:.3g} standard errors, {n_sigma_family} for the "
+        f"family of {mean.size} entries)."
     )
 
 
@@ -184,8 +199,11 @@ def check_expectation(
     features, where the cell has them, are compared entry by entry with the
     average of the base kernel (its square, its feature map) over
     ``n_draws`` independent draws of the rows, within ``n_sigma`` standard
-    errors of that average (plus ``3 / n_draws`` of the largest entry, for
-    outcomes too rare to be drawn; 10% more for the variance, whose average
+    errors of that average for the family of entries of each comparison
+    (Bonferroni: a table of ``N`` entries allows each the number of standard
+    errors whose two-sided tail is ``1/N`` of ``n_sigma``'s), plus
+    ``3 / n_draws`` of the largest entry for outcomes too rare to be drawn
+    (and 10% more for the variance, whose average
     of squares converges slowly for heavy-tailed kernels), as analytic
     expectations are checked against quadrature in GPflow's tests. Cells
     that normalise themselves are also checked against their own
