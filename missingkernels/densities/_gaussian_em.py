@@ -20,6 +20,7 @@ from ._em import (
     _pattern_cov_sum,
     _recentre,
 )
+from ._prior import DEFAULT_PRIOR_ROWS
 
 __all__ = ["GaussianEMDensity", "SingularCovarianceWarning"]
 
@@ -177,6 +178,7 @@ class GaussianEMDensity(_BaseEMDensity):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "prior_rows": [Interval(Real, 0, None, closed="left")],
         "ridge": [Interval(Real, 0, None, closed="left")],
         "tol_loglik": [Interval(Real, 0, None, closed="left"), None],
         "acceleration": [StrOptions({"squarem", "none"})],
@@ -189,10 +191,12 @@ class GaussianEMDensity(_BaseEMDensity):
         ridge: float = 0.0,
         tol_loglik: float | None = None,
         acceleration: str = "squarem",
+        prior_rows: float = DEFAULT_PRIOR_ROWS,
     ):
         self.max_iter = max_iter
         self.tol = tol
         self.ridge = ridge
+        self.prior_rows = prior_rows
         self.tol_loglik = tol_loglik
         self.acceleration = acceleration
 
@@ -224,12 +228,9 @@ class GaussianEMDensity(_BaseEMDensity):
     ) -> Params:
         m = params[0]
         total, scatter, cov_sum = sums
-        n, d = data.n, len(m)
+        n = data.n
         m_new = total / n
-        S_new = (_recentre(scatter, total, n, m, m_new) + cov_sum) / n
-        S_new = 0.5 * (S_new + S_new.T)
-        if data.ridge > 0:
-            S_new[np.diag_indices(d)] += data.ridge
+        S_new = data.prior.mode(_recentre(scatter, total, n, m, m_new) + cov_sum, n)
         _check_singular(S_new, iteration)
         return m_new, S_new
 

@@ -21,12 +21,17 @@ from ._em import (
     _check_singular,
     _EMData,
     _pattern_cov_sum,
-    _penalty,
     _positive_definite,
     _recentre,
-    _starting_ridge,
+    _starting_prior,
 )
-from ._mixture import _MIN_RESP, _initial_parameters, mixture_conditionals
+from ._mixture import (
+    _MIN_RESP,
+    _initial_parameters,
+    mixture_conditionals,
+    weights_mode,
+)
+from ._prior import DEFAULT_PRIOR_ROWS, dirichlet_log_prior
 
 __all__ = ["LatentClassDensity"]
 
@@ -47,6 +52,7 @@ class _MixedEMData(_EMData):
     onehot: np.ndarray | None = None  # (n, sum C_v)
     nominal_missing: np.ndarray | None = None  # (n, q)
     sizes: tuple[int, ...] = ()  # C_v
+    frequencies: np.ndarray | None = None  # (sum C_v,) observed, per column
 
 
 def _class_log_likelihoods(
@@ -236,6 +242,7 @@ class LatentClassDensity(_BaseEMDensity):
         "acceleration": [StrOptions({"squarem", "none"})],
         "tol_loglik": [Interval(Real, 0, None, closed="left"), None],
         "ridge": [Interval(Real, 0, None, closed="left")],
+        "prior_rows": [Interval(Real, 0, None, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
@@ -254,6 +261,7 @@ class LatentClassDensity(_BaseEMDensity):
         ridge: float = 1e-6,
         n_init: int = 1,
         random_state: Any = 0,
+        prior_rows: float = DEFAULT_PRIOR_ROWS,
     ):
         self.n_components = n_components
         self.nominal_features = nominal_features
@@ -266,6 +274,7 @@ class LatentClassDensity(_BaseEMDensity):
         self.ridge = ridge
         self.n_init = n_init
         self.random_state = random_state
+        self.prior_rows = prior_rows
 
     _singular_what: ClassVar[str] = "a class covariance of the numeric columns"
     _singular_advice: ClassVar[str] = "Increase ridge or use fewer components."
@@ -316,7 +325,10 @@ class LatentClassDensity(_BaseEMDensity):
         mask = np.isnan(Xn)
         Z0 = np.where(mask, 0.0, (Xn - center) / scale)
         groups = pattern_groups(mask) if Xn.shape[1] else None
-        ridge = _starting_ridge(self, constant) if Xn.shape[1] else 0.0
+        ridge, prior_rows, centre = _starting_prior(self, constant)
+        if not Xn.shape[1]:
+            ridge = 0.0
+        onehot = one_hot_codes(codes, sizes)
         data = _MixedEMData(
             Z0,
             groups,
@@ -325,9 +337,12 @@ class LatentClassDensity(_BaseEMDensity):
             ridge,
             len(Z0),
             0 if groups is None else groups.n_patterns,
-            onehot=one_hot_codes(codes, sizes),
+            prior_rows=prior_rows,
+            centre=centre,
+            onehot=onehot,
             nominal_missing=np.isnan(codes),
             sizes=sizes,
+            frequencies=self._normalise(onehot.sum(axis=0)[None, :], sizes)[0],
         )
         self._fit_em(data, (~mask).sum(axis=0))
 
@@ -336,13 +351,13 @@ class LatentClassDensity(_BaseEMDensity):
     ) -> tuple[float, Params]:
         assert isinstance(data, _MixedEMData)
         sums = _latent_class_sums(data, params, True)
-        objective = float(sums[0]) - self._penalty_at(data, params)
+        objective = float(sums[0]) + self._log_prior(data, params)
         return objective, self._m_step(data, params, sums[1:], iteration)
 
     def _objective(self, data: _EMData, params: Params) -> float:
         assert isinstance(data, _MixedEMData)
         loglik = _latent_class_sums(data, params, False)[0]
-        return float(loglik) - self._penalty_at(data, params)
+        return float(loglik) + self._log_prior(data, params)
 
     def _valid_params(self, data: _EMData, params: Params) -> Params | None:
         """An extrapolation SQUAREM may take: positive class weights summing
@@ -373,11 +388,25 @@ class LatentClassDensity(_BaseEMDensity):
         ]
         return out
 
-    def _penalty_at(self, data: _EMData, params: Params) -> float:
-        S = params[-1]
-        if S.shape[-1] == 0:
-            return 0.0
-        return _penalty(S, data.n, data.ridge)
+    def _category_pseudo_counts(self, data: _MixedEMData, K: int) -> np.ndarray:
+        """Dirichlet pseudo-counts of the class PMFs: ``alpha`` for every
+        category, plus each class's share of the pseudo-rows spread as the
+        observed frequencies of the column's categories."""
+        assert data.frequencies is not None
+        return float(self.alpha) + data.prior_rows / K * data.frequencies
+
+    def _log_prior(self, data: _EMData, params: Params) -> float:
+        # The covariances' prior (base class), the Dirichlet pseudo-counts of
+        # the class weights (each class's share of the pseudo-rows) and of
+        # the class PMFs.
+        assert isinstance(data, _MixedEMData)
+        pi, theta = params[0], params[1]
+        K = len(pi)
+        return (
+            super()._log_prior(data, params)
+            + dirichlet_log_prior(pi, data.prior_rows / K)
+            + dirichlet_log_prior(theta, self._category_pseudo_counts(data, K))
+        )
 
     def _starts(self, data: _EMData) -> list[Any]:
         """k-means labels of the rows (standardised numeric columns, one-hot
@@ -442,17 +471,18 @@ class LatentClassDensity(_BaseEMDensity):
         R, counts, weighted, scatter, cov_sum = sums
         n, (K, p) = data.n, m.shape
         Nk = np.maximum(R, _MIN_RESP * n)
-        pi_new = Nk / Nk.sum()
-        theta_new = self._normalise(counts + float(self.alpha), data.sizes)
+        pi_new = weights_mode(Nk, data.prior_rows / K)
+        theta_new = self._normalise(
+            counts + self._category_pseudo_counts(data, K), data.sizes
+        )
         if not p:
             return pi_new, theta_new, m, S
-        floor = (n / K) * data.ridge * np.eye(p)
+        prior = data.prior.split(K)
         m_new = weighted / Nk[:, None]
         S_new = np.empty_like(S)
         for k in range(K):
             around = _recentre(scatter[k], weighted[k], R[k], m[k], m_new[k])
-            S_k = (around + cov_sum[k] + floor) / Nk[k]
-            S_new[k] = 0.5 * (S_k + S_k.T)
+            S_new[k] = prior.mode(around + cov_sum[k], Nk[k])
             _check_singular(S_new[k], iteration)
         return pi_new, theta_new, m_new, S_new
 

@@ -24,6 +24,7 @@ from ._em import (
     _recentre,
     _standardise,
 )
+from ._prior import DEFAULT_PRIOR_ROWS, dirichlet_log_prior
 
 __all__ = ["GaussianMixtureDensity"]
 
@@ -213,6 +214,7 @@ class GaussianMixtureDensity(_BaseEMDensity):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "ridge": [Interval(Real, 0, None, closed="left")],
+        "prior_rows": [Interval(Real, 0, None, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "tol_loglik": [Interval(Real, 0, None, closed="left"), None],
@@ -229,11 +231,13 @@ class GaussianMixtureDensity(_BaseEMDensity):
         random_state: Any = None,
         tol_loglik: float | None = None,
         acceleration: str = "squarem",
+        prior_rows: float = DEFAULT_PRIOR_ROWS,
     ):
         self.n_components = n_components
         self.max_iter = max_iter
         self.tol = tol
         self.ridge = ridge
+        self.prior_rows = prior_rows
         self.n_init = n_init
         self.random_state = random_state
         self.tol_loglik = tol_loglik
@@ -283,19 +287,26 @@ class GaussianMixtureDensity(_BaseEMDensity):
     ) -> Params:
         m, S = params[1], params[2]
         R, weighted, scatter, cov_sum = sums
-        n, d = data.n, m.shape[1]
-        K = self.n_components
-        floor = (n / K) * data.ridge * np.eye(d)
+        n = data.n
+        K = len(m)
+        prior = data.prior.split(K)
         Nk = np.maximum(R, _MIN_RESP * n)
-        pi_new = Nk / Nk.sum()
+        pi_new = weights_mode(Nk, prior.rows)
         m_new = weighted / Nk[:, None]
         S_new = np.empty_like(S)
         for k in range(K):
             around = _recentre(scatter[k], weighted[k], R[k], m[k], m_new[k])
-            S_k = (around + cov_sum[k] + floor) / Nk[k]
-            S_new[k] = 0.5 * (S_k + S_k.T)
+            S_new[k] = prior.mode(around + cov_sum[k], Nk[k])
             _check_singular(S_new[k], iteration)
         return pi_new, m_new, S_new
+
+    def _log_prior(self, data: _EMData, params: Params) -> float:
+        # The covariances' prior, and each component's share of the
+        # pseudo-rows as a Dirichlet pseudo-count of its weight.
+        K = len(params[0])
+        return super()._log_prior(data, params) + dirichlet_log_prior(
+            params[0], data.prior_rows / K
+        )
 
     def _valid_params(self, data: _EMData, params: Params) -> Params | None:
         # SQUAREM's extrapolation keeps the weights' sum (an affine
@@ -314,6 +325,14 @@ class GaussianMixtureDensity(_BaseEMDensity):
         return mixture_conditionals(
             X, np.log(self.weights_), self.means_, self.covariances_
         )
+
+
+def weights_mode(counts: np.ndarray, pseudo_rows: float) -> np.ndarray:
+    """Mixture weights maximising ``sum (counts_k + a) log pi_k`` on the
+    simplex, ``a`` = ``pseudo_rows`` per component: the M-step's weights
+    under the Dirichlet prior of the pseudo-rows."""
+    total = counts + pseudo_rows
+    return total / total.sum()
 
 
 def mixture_conditionals(
