@@ -307,6 +307,7 @@ class _BaseEMDensity(BaseDensity):
         # Jacobian of the standardisation, to report the log-likelihood of X.
         log_jacobian = float(np.sum(counts * np.log(data.scale)))
         starts = self._starts(data)
+        data = self._centre_prior(data, starts)
         try:
             runs = [self._run(data, start) for start in starts]
         except _SingularCovarianceError as exc:
@@ -334,6 +335,12 @@ class _BaseEMDensity(BaseDensity):
         self.n_iter_ = best.n_iter
         self.converged_ = best.converged
         self.ridge_ = data.ridge
+        self._n_used = data.n
+
+    def _centre_prior(self, data: _EMData, starts: list[Any]) -> _EMData:
+        """``data`` with the covariance prior's centre for these ``starts``:
+        by default the observed variances (1 on the standardised scale)."""
+        return data
 
     def _acceleration(self) -> str:
         return str(getattr(self, "acceleration", "squarem"))

@@ -27,11 +27,14 @@ from ._em import (
 )
 from ._mixture import (
     _MIN_RESP,
+    _centre_labels,
     _initial_parameters,
     mixture_conditionals,
     weights_mode,
+    within_centre,
 )
-from ._prior import DEFAULT_PRIOR_ROWS, dirichlet_log_prior
+from ._prior import DEFAULT_PRIOR_ROWS, dirichlet_log_prior, n_parameters
+from ._select import _ComponentSearch
 
 __all__ = ["LatentClassDensity"]
 
@@ -109,7 +112,7 @@ def _latent_class_sums(data: _MixedEMData, params: Params, fill: bool) -> tuple:
     return float(row.sum()), resp.sum(axis=0), counts, weighted, scatter, cov_sum
 
 
-class LatentClassDensity(_BaseEMDensity):
+class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
     """Latent-class mixture for tables of numeric and nominal columns (EM).
 
     Given its latent class ``k`` (probability ``weights_[k]``), a row's
@@ -122,8 +125,9 @@ class LatentClassDensity(_BaseEMDensity):
     nominal ones; without nominal columns, the Gaussian mixture of
     :class:`GaussianMixtureDensity`.
 
-    EM handles missing entries in both blocks (maximum likelihood under
-    MAR): the posterior of the classes uses every observed entry of a row;
+    EM handles missing entries in both blocks (MAP under MAR, with the
+    prior of ``prior_rows``; maximum likelihood with ``prior_rows=0``): the
+    posterior of the classes uses every observed entry of a row;
     within a class, the numeric block is conditioned on the observed numeric
     entries (grouped by missing pattern) and a missing nominal entry counts
     as its class PMF. Its conditionals (:class:`~missingkernels.conditionals
@@ -149,7 +153,7 @@ class LatentClassDensity(_BaseEMDensity):
         an error.
     alpha : float, default=0.0
         Additive smoothing of the class PMFs (a symmetric Dirichlet prior of
-        ``alpha + 1``; 0 is maximum likelihood).
+        ``alpha + 1``, on top of the pseudo-counts of ``prior_rows``).
     max_iter : int, default=500
         Maximum number of EM steps per initialisation.
     tol : float, default=1e-5
@@ -168,6 +172,17 @@ class LatentClassDensity(_BaseEMDensity):
     ridge : float, default=1e-6
         Covariance floor of the numeric block, as in
         :class:`GaussianMixtureDensity`.
+    prior_rows : float, default=10.0
+        Strength of the prior, in pseudo-rows shared evenly by the classes:
+        each class gets ``prior_rows / K`` pseudo-rows whose numeric scatter
+        is the diagonal of the observed variances (the covariance prior of
+        :class:`GaussianMixtureDensity`) and whose nominal entries follow
+        each column's observed frequencies (Dirichlet pseudo-counts
+        ``prior_rows / K * f_vc`` added to the class's expected counts, on
+        top of ``alpha``), and its weight the pseudo-count
+        ``prior_rows / K``. A class PMF therefore never puts probability 0
+        on a category seen in the data. 0: maximum likelihood (with the
+        ridge and ``alpha``).
     n_init : int, default=1
         Number of k-means initialisations (on standardised numeric columns
         and one-hot codes, missing entries at their observed means); the fit
@@ -189,7 +204,8 @@ class LatentClassDensity(_BaseEMDensity):
     nominal_categories_ : list
         Per column, the labels of its codes (None for numeric columns).
     n_iter_, converged_, loglik_trace_, loglik_, ridge_
-        As in :class:`GaussianMixtureDensity`.
+        As in :class:`GaussianMixtureDensity` (the log prior includes the
+        class PMFs' Dirichlet pseudo-counts).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has feature names that are all strings.
@@ -233,7 +249,12 @@ class LatentClassDensity(_BaseEMDensity):
     representation: ClassVar[str] = "mixed"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"bic"}),
+            tuple,
+            list,
+        ],
         "nominal_features": ["array-like", StrOptions({"from_dtype"}), None],
         "handle_unknown": [StrOptions({"missing", "error"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -277,7 +298,9 @@ class LatentClassDensity(_BaseEMDensity):
         self.prior_rows = prior_rows
 
     _singular_what: ClassVar[str] = "a class covariance of the numeric columns"
-    _singular_advice: ClassVar[str] = "Increase ridge or use fewer components."
+    _singular_advice: ClassVar[str] = (
+        "Increase prior_rows or ridge, or use fewer components."
+    )
 
     # -- fitting -----------------------------------------------------------
     def _fit_dask(self, X: Any) -> None:
@@ -416,6 +439,17 @@ class LatentClassDensity(_BaseEMDensity):
         seeds = integer_seeds(self.random_state, self.n_init)
         if K == 1:
             return [np.zeros(data.n, dtype=np.intp)]
+        features = self._start_features(data)
+        return [
+            KMeans(K, n_init=1, random_state=int(seed)).fit_predict(features)
+            for seed in seeds
+        ]
+
+    @staticmethod
+    def _start_features(data: _MixedEMData) -> np.ndarray:
+        """The standardised numeric columns and the one-hot nominal ones,
+        missing entries at their means, for k-means."""
+        assert data.onehot is not None
         assert data.Z0 is not None and data.nominal_missing is not None
         onehot = data.onehot.copy()
         for v, block in enumerate(category_blocks(data.sizes)):
@@ -424,11 +458,14 @@ class LatentClassDensity(_BaseEMDensity):
             onehot[np.ix_(miss, np.arange(block.start, block.stop))] = (
                 seen.mean(axis=0) if len(seen) else 0.0
             )
-        features = np.hstack([data.Z0, onehot])
-        return [
-            KMeans(K, n_init=1, random_state=int(seed)).fit_predict(features)
-            for seed in seeds
-        ]
+        return np.hstack([data.Z0, onehot])
+
+    def _centre_prior(self, data: _EMData, starts: list[Any]) -> _EMData:
+        assert isinstance(data, _MixedEMData)
+        if data.Z0 is None or not data.Z0.shape[1] or data.groups is None:
+            return data
+        labels = _centre_labels(self._start_features(data), int(self.n_components))
+        return within_centre(data, data.Z0, data.groups.missing, labels)
 
     def _initial(self, data: _EMData, start: Any) -> Params:
         assert isinstance(data, _MixedEMData) and data.onehot is not None
@@ -485,6 +522,15 @@ class LatentClassDensity(_BaseEMDensity):
             S_new[k] = prior.mode(around + cov_sum[k], Nk[k])
             _check_singular(S_new[k], iteration)
         return pi_new, theta_new, m_new, S_new
+
+    def _n_parameters(self) -> int:
+        nominal = self._nominal_mask()
+        levels = [
+            len(c)
+            for c, is_nom in zip(self.nominal_categories_, nominal, strict=True)
+            if is_nom and c is not None
+        ]
+        return n_parameters(len(self.weights_), int((~nominal).sum()), levels)
 
     def _store(self, data: _EMData, params: Params) -> None:
         assert isinstance(data, _MixedEMData)

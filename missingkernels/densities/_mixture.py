@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -24,7 +25,8 @@ from ._em import (
     _recentre,
     _standardise,
 )
-from ._prior import DEFAULT_PRIOR_ROWS, dirichlet_log_prior
+from ._prior import DEFAULT_PRIOR_ROWS, dirichlet_log_prior, n_parameters
+from ._select import _ComponentSearch
 
 __all__ = ["GaussianMixtureDensity"]
 
@@ -99,7 +101,7 @@ def _block_start_rows(
     return Z0, groups.missing
 
 
-class GaussianMixtureDensity(_BaseEMDensity):
+class GaussianMixtureDensity(_ComponentSearch, _BaseEMDensity):
     """Gaussian mixture fitted to incomplete rows by EM (Ghahramani & Jordan).
 
     Each EM iteration computes, for every row and component ``k``, the
@@ -135,17 +137,26 @@ class GaussianMixtureDensity(_BaseEMDensity):
         the simplex, a covariance not positive definite or a lower objective
         falls back to the plain EM step. ``"none"``: plain EM.
     ridge : float, default=1e-6
-        Covariance floor. The M-step returns
-        ``S_k = (scatter_k + (n / K) * ridge * D) / N_k``, with ``D`` the
-        diagonal of the observed feature variances, ``N_k`` the summed
-        posterior weights of component ``k`` and ``n`` the rows with an
-        observed entry: for a component holding its share ``n / K`` this is
-        ``S_ML + ridge * D``. It is the exact EM for the penalised
-        log-likelihood ``loglik - n * ridge / (2 K) * sum_k tr(D S_k^-1)``,
-        which keeps the likelihood bounded (an unpenalised component can
-        collapse onto a single row). With ``ridge=0`` and a singular
+        Covariance floor. Adds ``(n / K) * ridge * D`` to each component's
+        M-step scatter, with ``D`` the diagonal of the observed feature
+        variances and ``n`` the rows with an observed entry: for a component
+        holding its share ``n / K`` (and ``prior_rows=0``) this is
+        ``S_ML + ridge * D``. It is the penalty
+        ``- n * ridge / (2 K) * sum_k tr(D S_k^-1)``, the scale-only case of
+        the prior below, which keeps the likelihood bounded when
+        ``prior_rows=0`` (an unpenalised component can collapse onto a
+        single row). With ``ridge=0``, ``prior_rows=0`` and a singular
         component the fit restarts with ``ridge=1e-6`` and a
         :class:`SingularCovarianceWarning`.
+    prior_rows : float, default=10.0
+        Strength of the prior, in pseudo-rows shared evenly by the
+        components (see :class:`GaussianEMDensity`): each component gets
+        ``prior_rows / K`` pseudo-rows of scatter ``D``, so its M-step
+        covariance is ``(A_k + prior_rows / K * D) / (N_k + prior_rows / K)``
+        (``A_k``: expected scatter, ``N_k``: summed posterior weights), and
+        its weight the Dirichlet pseudo-count ``prior_rows / K``:
+        ``pi_k = (N_k + prior_rows / K) / (n + prior_rows)``. 0: maximum
+        likelihood (with the ridge).
     n_init : int, default=1
         Number of k-means initialisations; the fit with the highest
         penalised log-likelihood is kept.
@@ -166,11 +177,12 @@ class GaussianMixtureDensity(_BaseEMDensity):
         Whether the kept initialisation met the stopping criterion (else a
         ``ConvergenceWarning`` names the slowest features).
     loglik_trace_ : ndarray of shape (n_accepted + 1,)
-        Observed-data log-likelihood minus the ridge penalty, at the start and
-        at each accepted iterate (every EM step with ``acceleration="none"``);
-        never decreases.
+        The penalised objective (observed-data log-likelihood plus the log
+        prior, minus the ridge penalty), at the start and at each accepted
+        iterate (every EM step with ``acceleration="none"``); never
+        decreases.
     loglik_ : float
-        ``loglik_trace_[-1]``.
+        The observed-data log-likelihood at the returned estimate.
     ridge_ : float
         The ridge used.
     n_features_in_ : int
@@ -210,7 +222,12 @@ class GaussianMixtureDensity(_BaseEMDensity):
     representation: ClassVar[str] = "mixture"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"bic"}),
+            tuple,
+            list,
+        ],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "ridge": [Interval(Real, 0, None, closed="left")],
@@ -245,7 +262,9 @@ class GaussianMixtureDensity(_BaseEMDensity):
 
     _e_step = staticmethod(_mixture_sums)
     _singular_what: ClassVar[str] = "a component covariance"
-    _singular_advice: ClassVar[str] = "Increase ridge or use fewer components."
+    _singular_advice: ClassVar[str] = (
+        "Increase prior_rows or ridge, or use fewer components."
+    )
 
     # -- fitting (the loop is _BaseEMDensity's) ----------------------------
     def _check_n_rows(self, n_used: int) -> None:
@@ -277,6 +296,10 @@ class GaussianMixtureDensity(_BaseEMDensity):
             )
             for seed in seeds
         ]
+
+    def _centre_prior(self, data: _EMData, starts: list[Any]) -> _EMData:
+        Z0, mask, _ = starts[0]
+        return within_centre(data, Z0, mask, _centre_labels(Z0, int(self.n_components)))
 
     def _initial(self, data: _EMData, start: Any) -> Params:
         Z0, mask, labels = start
@@ -315,6 +338,9 @@ class GaussianMixtureDensity(_BaseEMDensity):
             return None
         return super()._valid_params(data, params)
 
+    def _n_parameters(self) -> int:
+        return n_parameters(len(self.weights_), self.n_features_in_)
+
     def _store(self, data: _EMData, params: Params) -> None:
         pi, m, S = params
         self.weights_ = pi
@@ -325,6 +351,51 @@ class GaussianMixtureDensity(_BaseEMDensity):
         return mixture_conditionals(
             X, np.log(self.weights_), self.means_, self.covariances_
         )
+
+
+def _centre_labels(features: np.ndarray, K: int) -> np.ndarray:
+    """k-means labels (10 initialisations, fixed seed) of the start's rows,
+    for :func:`within_centre`: a single k-means run may merge clusters,
+    whose spread would then enter the prior."""
+    if K == 1:
+        return np.zeros(len(features), dtype=np.intp)
+    return KMeans(K, n_init=10, random_state=0).fit_predict(features)
+
+
+def within_centre(
+    data: _EMData, Z0: np.ndarray, mask: np.ndarray, labels: np.ndarray
+) -> _EMData:
+    """``data`` with the prior centred on the pooled within-cluster variances
+    of the start ``labels`` (observed entries of the standardised rows ``Z0``;
+    features constant in the data keep their tiny centre).
+
+    The components' variances, not the whole table's: between-cluster spread
+    in the centre would inflate every component's covariance, the more so the
+    fewer the components (each gets ``prior_rows / K`` pseudo-rows), and
+    bias the BIC towards more components. With one cluster it is the
+    observed variance (1 on this scale), as in :class:`GaussianEMDensity`.
+    """
+    if not len(labels) or labels.max() == 0:
+        return data
+    observed = ~mask
+    K = int(labels.max()) + 1
+    squares = np.zeros(Z0.shape[1])
+    counts = np.zeros(Z0.shape[1])
+    for k in range(K):
+        rows = labels == k
+        n_k = observed[rows].sum(axis=0)
+        m_k = np.divide(
+            (Z0[rows] * observed[rows]).sum(axis=0), n_k, out=np.zeros_like(squares),
+            where=n_k > 0,
+        )  # fmt: skip
+        squares += (observed[rows] * (Z0[rows] - m_k) ** 2).sum(axis=0)
+        counts += np.maximum(n_k - 1, 0)
+    pooled = np.divide(squares, counts, out=np.ones_like(squares), where=counts > 0)
+    # Never above the observed variance, nor vanishing (a cluster may hold
+    # one value of a feature).
+    pooled = np.clip(pooled, 1e-2, 1.0)
+    base = np.ones_like(pooled) if data.centre is None else data.centre
+    return replace(data, centre=np.where(base < 1.0, base, pooled))
 
 
 def weights_mode(counts: np.ndarray, pseudo_rows: float) -> np.ndarray:

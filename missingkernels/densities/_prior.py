@@ -120,9 +120,7 @@ def dirichlet_log_prior(p: np.ndarray, alpha: np.ndarray | float) -> float:
         return float(np.sum(alpha[used] * np.log(p[used])))
 
 
-def n_parameters(
-    n_components: int, n_numeric: int, levels: Sequence[int] = ()
-) -> int:
+def n_parameters(n_components: int, n_numeric: int, levels: Sequence[int] = ()) -> int:
     """Free parameters of a mixture of ``n_components`` classes, each with a
     mean and a full covariance on ``n_numeric`` columns and a PMF on every
     nominal column (``levels``: its number of categories).
