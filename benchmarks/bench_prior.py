@@ -14,8 +14,9 @@ number 15, as in the issue's table) in a random basis; entries removed by
 :func:`missingkernels.experiments.simulate_missing` (``mcar``, or the genRBF
 paper's ``mar``) at ``rate``. Each method fits
 :class:`~missingkernels.densities.GaussianEMDensity` on the same rows:
-``ml`` (``prior_rows=0``), ``prior=m`` (``prior_rows=m``), ``ridge=r``
-(``prior_rows=0, ridge=r``). Recorded per fit: KL(truth || fit), the fitted
+``ml`` (``prior_rows=0``), ``prior=m`` (``prior_rows=m``), ``auto`` (the
+default, ``max(10, d)`` pseudo-rows), ``ridge=r`` (``prior_rows=0,
+ridge=r``). Recorded per fit: KL(truth || fit), the fitted
 covariance's condition number (and the truth's), EM steps, convergence and
 fit time; on the cases with ``--accuracy`` (small n) also the test accuracy
 of :class:`~missingkernels.MissingKernelSVC` (genRBF, ``C=1``,
@@ -53,6 +54,7 @@ METHODS = {
     "prior=3": {"prior_rows": 3.0},
     "prior=10": {"prior_rows": 10.0},
     "prior=30": {"prior_rows": 30.0},
+    "auto": {"prior_rows": "auto"},  # the default, max(10, d)
     "ridge=0.01": {"prior_rows": 0.0, "ridge": 0.01},
     "ridge=0.1": {"prior_rows": 0.0, "ridge": 0.1},
 }

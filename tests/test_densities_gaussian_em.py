@@ -96,7 +96,7 @@ def test_params_clone():
         "ridge": 0.0,
         "tol_loglik": None,
         "acceleration": "squarem",
-        "prior_rows": 10.0,
+        "prior_rows": "auto",
     }
     copy = clone(density.set_params(ridge=0.2))
     assert copy.ridge == 0.2 and copy is not density

@@ -26,7 +26,7 @@ from .._numerics import constant_features
 from .._validation import describe_features
 from ..conditionals._patterns import PatternGroups, pattern_groups
 from ._base import BaseDensity
-from ._prior import CovariancePrior
+from ._prior import CovariancePrior, resolve_prior_rows
 
 __all__ = ["SingularCovarianceWarning"]
 
@@ -606,7 +606,7 @@ def _starting_prior(
     EM iterations in and restarting (the restart gives the same fit).
     """
     ridge = float(density.ridge)
-    prior_rows = float(getattr(density, "prior_rows", 0.0))
+    prior_rows = resolve_prior_rows(getattr(density, "prior_rows", 0.0), len(constant))
     centre = np.where(constant, _CONSTANT_CENTRE, 1.0)
     constant = np.flatnonzero(constant)
     if ridge == 0 and prior_rows == 0 and constant.size:

@@ -112,7 +112,7 @@ class GaussianEMDensity(_BaseEMDensity):
         its observed entries makes it singular from the start, so that fit
         starts with ``ridge=1e-6`` directly); the ridge actually used is
         ``ridge_``.
-    prior_rows : float, default=10.0
+    prior_rows : float or "auto", default="auto"
         Strength of the prior on the covariance, in pseudo-rows (as the
         ``empri`` of R's Amelia): the log prior
         ``-prior_rows/2 * (log det S + tr(D S^-1))`` is that of
@@ -123,13 +123,16 @@ class GaussianEMDensity(_BaseEMDensity):
         ``A`` the expected scatter of the ``n`` rows: correlations shrink
         towards 0 and the variances stay, by the weight
         ``prior_rows / (n + prior_rows)``, which vanishes as ``n`` grows.
-        The covariance is then never singular. 10 was chosen by simulation
+        The covariance is then never singular. ``"auto"``:
+        ``max(10, n_features)``, chosen by simulation
         (``benchmarks/bench_prior.py``: n 30-2000, d 2-40, 10-80% MCAR and
-        MAR): against the maximum-likelihood fit it keeps the KL divergence
-        to the truth and the condition number near the truth's where many
-        entries are missing, costs nothing measurable at large ``n``, and
-        needs fewer EM steps. ``prior_rows=0``: maximum likelihood (the
-        papers' protocol).
+        MAR; ``benchmarks/results_bench_prior.md``): against the
+        maximum-likelihood fit it keeps the KL divergence to the truth and
+        the condition number near the truth's where many entries are
+        missing (ML: condition numbers up to 1e11 where the truth's is 15),
+        costs nothing measurable at large ``n``, and needs fewer EM steps;
+        10 did best up to 8 features, 30 better than 10 at 40 features.
+        ``prior_rows=0``: maximum likelihood (the papers' protocol).
 
     Attributes
     ----------
@@ -210,7 +213,7 @@ class GaussianEMDensity(_BaseEMDensity):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "prior_rows": [Interval(Real, 0, None, closed="left")],
+        "prior_rows": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "ridge": [Interval(Real, 0, None, closed="left")],
         "tol_loglik": [Interval(Real, 0, None, closed="left"), None],
         "acceleration": [StrOptions({"squarem", "none"})],
@@ -223,7 +226,7 @@ class GaussianEMDensity(_BaseEMDensity):
         ridge: float = 0.0,
         tol_loglik: float | None = None,
         acceleration: str = "squarem",
-        prior_rows: float = DEFAULT_PRIOR_ROWS,
+        prior_rows: float | str = DEFAULT_PRIOR_ROWS,
     ):
         self.max_iter = max_iter
         self.tol = tol

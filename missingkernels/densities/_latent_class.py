@@ -138,9 +138,12 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
 
     Parameters
     ----------
-    n_components : int, default=1
+    n_components : int, "bic" or (int, int), default=1
         Number of latent classes ``K``. More classes let the nominal columns
-        depend on each other and on the numeric ones.
+        depend on each other and on the numeric ones. ``"bic"`` or a range
+        ``(low, high)``: chosen by BIC as in
+        :class:`GaussianMixtureDensity`, the free parameters counting, per
+        class, ``C_v - 1`` probabilities for each nominal column.
     nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
         The nominal columns. ``"from_dtype"``: the string, object, boolean
         and (unordered) categorical columns of a DataFrame or of an object
@@ -172,11 +175,13 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
     ridge : float, default=1e-6
         Covariance floor of the numeric block, as in
         :class:`GaussianMixtureDensity`.
-    prior_rows : float, default=10.0
-        Strength of the prior, in pseudo-rows shared evenly by the classes:
+    prior_rows : float or "auto", default="auto"
+        Strength of the prior (``"auto"``: ``max(10, d)`` for ``d``
+        numeric features), in pseudo-rows shared evenly by the classes:
         each class gets ``prior_rows / K`` pseudo-rows whose numeric scatter
-        is the diagonal of the observed variances (the covariance prior of
-        :class:`GaussianMixtureDensity`) and whose nominal entries follow
+        is the diagonal of the pooled within-cluster variances of a k-means
+        start (the covariance prior of :class:`GaussianMixtureDensity`; with
+        one class the observed variances) and whose nominal entries follow
         each column's observed frequencies (Dirichlet pseudo-counts
         ``prior_rows / K * f_vc`` added to the class's expected counts, on
         top of ``alpha``), and its weight the pseudo-count
@@ -206,6 +211,8 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
     n_iter_, converged_, loglik_trace_, loglik_, ridge_
         As in :class:`GaussianMixtureDensity` (the log prior includes the
         class PMFs' Dirichlet pseudo-counts).
+    n_components_, bic_, bic_scores_
+        As in :class:`GaussianMixtureDensity`.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has feature names that are all strings.
@@ -263,7 +270,7 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
         "acceleration": [StrOptions({"squarem", "none"})],
         "tol_loglik": [Interval(Real, 0, None, closed="left"), None],
         "ridge": [Interval(Real, 0, None, closed="left")],
-        "prior_rows": [Interval(Real, 0, None, closed="left")],
+        "prior_rows": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
@@ -282,7 +289,7 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
         ridge: float = 1e-6,
         n_init: int = 1,
         random_state: Any = 0,
-        prior_rows: float = DEFAULT_PRIOR_ROWS,
+        prior_rows: float | str = DEFAULT_PRIOR_ROWS,
     ):
         self.n_components = n_components
         self.nominal_features = nominal_features
