@@ -600,22 +600,36 @@ def _starting_prior(
     their observed entries.
 
     The centre is 1 (the observed variance) except for such features (a tiny
-    variance in their own units). A maximum-likelihood fit (``prior_rows=0``
-    and ``ridge=0``) with such a feature is singular for certain: it starts
-    with the automatic ridge, with a warning, rather than finding out tens of
-    EM iterations in and restarting (the restart gives the same fit).
+    variance in their own units); they are named in a warning either way. A
+    maximum-likelihood fit (``prior_rows=0`` and ``ridge=0``) with such a
+    feature is singular for certain: it starts with the automatic ridge
+    rather than finding out tens of EM iterations in and restarting (the
+    restart gives the same fit).
     """
     ridge = float(density.ridge)
     prior_rows = resolve_prior_rows(getattr(density, "prior_rows", 0.0), len(constant))
     centre = np.where(constant, _CONSTANT_CENTRE, 1.0)
     constant = np.flatnonzero(constant)
-    if ridge == 0 and prior_rows == 0 and constant.size:
+    if not constant.size:
+        return ridge, prior_rows, centre
+    reason = (
+        "the observed entries take a single value in "
+        f"{describe_features(density, constant)}, so the covariance is singular."
+    )
+    if ridge == 0 and prior_rows == 0:
         ridge = _AUTO_RIDGE
-        _warn_auto_ridge(
-            density,
-            "the observed entries take a single value in "
-            f"{describe_features(density, constant)}, so the covariance is "
-            "singular.",
+        _warn_auto_ridge(density, reason, stacklevel=5)
+    elif prior_rows > 0:
+        warnings.warn(
+            f"{type(density).__name__}: {reason} The prior gives "
+            f"{'it' if constant.size == 1 else 'them'} a variance of about "
+            f"{_CONSTANT_CENTRE:g} in "
+            f"{'its' if constant.size == 1 else 'their'} own units (the "
+            "kernels treat a missing entry there as that value); drop "
+            f"{'it' if constant.size == 1 else 'them'} if "
+            f"{'it carries' if constant.size == 1 else 'they carry'} no "
+            "information.",
+            SingularCovarianceWarning,
             stacklevel=5,
         )
     return ridge, prior_rows, centre
