@@ -1,5 +1,9 @@
 """Replay cells of vignette 6 with plain EM and with SQUAREM (issue 26).
 
+With ``--compare prior``: with the committed configuration (plain EM, the
+maximum-likelihood density) and with today's default density (SQUAREM, the
+prior ``prior_rows="auto"``, issue 39).
+
 The committed results of ``vignettes/06_real_missingness.py --full`` were
 computed with plain EM. This script replays cells of the EM-based methods
 (``genrbf``, ``expected_rbf``, ``em``, ``gmm``, ``socp``) on the same outer
@@ -17,6 +21,8 @@ Run::
     .venv/bin/python benchmarks/replay_vignette6_em.py gmm,socp --sample 25
     .venv/bin/python benchmarks/replay_vignette6_em.py genrbf,em \\
         --dataset horse_colic --full-grid
+    .venv/bin/python benchmarks/replay_vignette6_em.py genrbf,expected_rbf,em \\
+        --compare prior --output benchmarks/results_replay_vignette6_prior.csv
 """
 
 from __future__ import annotations
@@ -40,14 +46,15 @@ SOCP_GRID = {"C_grid": [1.0, 8.0, 64.0], "gamma_grid": [2.0**-5, 2.0**-3]}
 
 
 @contextlib.contextmanager
-def default_acceleration(value: str) -> Iterator[None]:
-    """Every EM density built by name in the block uses ``acceleration=value``."""
+def default_params(**values: object) -> Iterator[None]:
+    """Every EM density built by name in the block uses these defaults."""
     saved = {}
     for cls in (GaussianEMDensity, GaussianMixtureDensity):
         init = cls.__init__
         names = init.__code__.co_varnames[1 : init.__code__.co_argcount]
         defaults = list(init.__defaults__ or ())
-        defaults[names.index("acceleration") - (len(names) - len(defaults))] = value
+        for name, value in values.items():
+            defaults[names.index(name) - (len(names) - len(defaults))] = value
         saved[cls] = init.__defaults__
         init.__defaults__ = tuple(defaults)
     try:
@@ -55,6 +62,20 @@ def default_acceleration(value: str) -> Iterator[None]:
     finally:
         for cls, old in saved.items():
             cls.__init__.__defaults__ = old
+
+
+# The two configurations each cell is replayed with, per --compare: the
+# committed results used plain EM and the maximum-likelihood density.
+SCHEMES = {
+    "acceleration": {
+        "none": {"acceleration": "none", "prior_rows": 0.0},
+        "squarem": {"acceleration": "squarem", "prior_rows": 0.0},
+    },
+    "prior": {
+        "none": {"acceleration": "none", "prior_rows": 0.0},
+        "squarem": {"acceleration": "squarem", "prior_rows": "auto"},
+    },
+}
 
 
 def main() -> None:
@@ -65,6 +86,15 @@ def main() -> None:
     parser.add_argument("--full-grid", action="store_true")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--output", default=None, help="a CSV of the cells")
+    parser.add_argument(
+        "--compare",
+        choices=sorted(SCHEMES),
+        default="acceleration",
+        help="acceleration: plain EM vs SQUAREM (both maximum likelihood); "
+        "prior: the committed configuration (plain EM, maximum likelihood) vs "
+        "the default density (SQUAREM, prior_rows='auto'); the columns keep "
+        "the names none and squarem",
+    )
     args = parser.parse_args()
 
     predictions: list[np.ndarray] = []
@@ -120,7 +150,10 @@ def main() -> None:
             }
             preds = {}
             for scheme in ("none", "squarem"):
-                with default_acceleration(scheme), warnings.catch_warnings():
+                with (
+                    default_params(**SCHEMES[args.compare][scheme]),
+                    warnings.catch_warnings(),
+                ):
                     warnings.simplefilter("ignore")
                     best, scores, _ = cv._select_and_score(
                         spec, task, X[train], y[train], X[test], y[test], 5, seed,

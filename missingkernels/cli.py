@@ -126,8 +126,10 @@ def _with_ridge(
     methods: list[str], ridge: float, C_grid: Any, gamma_grid: Any
 ) -> list[Any]:
     """``methods`` with those of :func:`_ridge_methods` as specs whose Gaussian
-    EM density has ``ridge``, named e.g. ``genrbf[ridge=0.001]`` so that their
-    results never mix with those without it in a resumed results file."""
+    EM density has ``ridge`` instead of the default prior (``prior_rows=0``,
+    as the runs that used it before the prior), named e.g.
+    ``genrbf[ridge=0.001]`` so that their results never mix with those
+    without it in a resumed results file."""
     import dataclasses
 
     from .densities import GaussianEMDensity
@@ -143,7 +145,7 @@ def _with_ridge(
             name,
             C_grid=C_grid,
             gamma_grid=gamma_grid,
-            kernel_params={"density": GaussianEMDensity(ridge=ridge)},
+            kernel_params={"density": GaussianEMDensity(ridge=ridge, prior_rows=0)},
         )
         out.append(dataclasses.replace(spec, name=f"{name}[ridge={ridge:g}]"))
     return out
@@ -457,6 +459,14 @@ def _compare(args: argparse.Namespace) -> int:
                 f"EM density ({', '.join(_ridge_methods())}); none of "
                 f"{', '.join(methods)} has one."
             )
+    if args.density_params is not None:
+        from ._density_options import apply_density_params
+
+        run_methods, problem = apply_density_params(
+            args.density_params, run_methods, C_grid, gamma_grid
+        )
+        if problem:
+            return _fail(problem)
     if args.handle_unknown is not None:
         before = run_methods
         run_methods = _with_handle_unknown(
@@ -875,8 +885,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="ridge of the Gaussian EM density of the expected-kernel methods "
         f"({', '.join(_ridge_methods())}), the remedy of a singular covariance "
         "(SingularCovarianceWarning); their results are named e.g. "
-        "genrbf[ridge=0.001] (default: none; 1e-6 is added, with a warning, "
-        "where the covariance is singular)",
+        "genrbf[ridge=0.001]; the ridge replaces the density's default prior "
+        "(as --density-params ridge=R,prior_rows=0) (default: none)",
+    )
+    p_cmp.add_argument(
+        "--density-params",
+        metavar="KEY=VALUE,...",
+        help="parameters of the default density of the expected-kernel methods "
+        "whose density takes them, e.g. 'prior_rows=0' (the maximum-likelihood "
+        "density of the papers) or 'n_components=bic' (latent_class chooses its "
+        "number of classes by BIC; a range: 'n_components=(1,6)'); their results "
+        "are named e.g. genrbf[prior_rows=0] (default: none, each density's "
+        "defaults)",
     )
     p_cmp.add_argument(
         "--handle-unknown",

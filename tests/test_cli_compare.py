@@ -242,9 +242,11 @@ def collinear_csv(tmp_path, rng):
 
 
 def test_warnings_are_summarised_once_with_the_remedy(collinear_csv, tmp_path, capsys):
-    # Issue 19: each EM fit printed its own SingularCovarianceWarning.
+    # Issue 19: each EM fit printed its own SingularCovarianceWarning (of the
+    # maximum-likelihood density: the default prior keeps it regular).
     args = ["compare", "--csv", str(collinear_csv), "--target", "label",
             "--quick", "--methods", "genrbf,mean", "--no-progress",
+            "--density-params", "prior_rows=0", "--mechanism", "mcar",
             "--output-dir", str(tmp_path / "out")]  # fmt: skip
     assert main(args) == 0
     err = capsys.readouterr().err
@@ -263,6 +265,55 @@ def test_ridge_reaches_the_expected_kernel_methods(collinear_csv, tmp_path, caps
     res = pd.read_csv(out / "results.csv", keep_default_na=False)
     assert set(res["method"]) == {"genrbf[ridge=0.001]", "mean"}
     assert (res["error"] == "").all()
+
+
+def test_density_params_reach_the_densities_that_take_them(
+    collinear_csv, tmp_path, capsys
+):
+    out = tmp_path / "out"
+    args = ["compare", "--csv", str(collinear_csv), "--target", "label",
+            "--quick", "--methods", "genrbf,mean", "--no-progress",
+            "--density-params", "prior_rows=3", "--output-dir", str(out)]  # fmt: skip
+    assert main(args) == 0
+    assert "SingularCovarianceWarning" not in capsys.readouterr().err
+    res = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert set(res["method"]) == {"genrbf[prior_rows=3]", "mean"}
+    assert (res["error"] == "").all()
+
+
+def test_density_params_parse_ranges_and_names():
+    from missingkernels._density_options import (
+        _parse_density_params,
+        _with_density_params,
+    )
+
+    assert _parse_density_params("n_components=(1, 4),prior_rows=0") == {
+        "n_components": (1, 4),
+        "prior_rows": 0,
+    }
+    assert _parse_density_params("n_components=bic") == {"n_components": "bic"}
+    specs = _with_density_params(
+        ["mixed_rbf", "genrbf", "mean"], {"n_components": "bic"}, (1.0,), (0.1,)
+    )
+    # Only latent_class (mixed_rbf's density) has n_components.
+    assert specs[0].name == "mixed_rbf[n_components=bic]"
+    assert specs[1:] == ["genrbf", "mean"]
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        ("n_components=bic", "no method of genrbf has a density with n_components"),
+        ("prior_rows", "KEY=VALUE pairs"),
+        ("prior_rows=-1", "prior_rows"),
+    ],
+)
+def test_bad_density_params_are_refused(csv_path, tmp_path, capsys, value, match):
+    args = ["compare", "--csv", str(csv_path), "--target", "label", "--quick",
+            "--methods", "genrbf", "--density-params", value,
+            "--output-dir", str(tmp_path / "o")]  # fmt: skip
+    assert main(args) == 2
+    assert match in _one_line_error(capsys)
 
 
 @pytest.mark.parametrize(

@@ -96,6 +96,7 @@ def test_params_clone():
         "ridge": 0.0,
         "tol_loglik": None,
         "acceleration": "squarem",
+        "prior_rows": "auto",
     }
     copy = clone(density.set_params(ridge=0.2))
     assert copy.ridge == 0.2 and copy is not density
@@ -104,7 +105,7 @@ def test_params_clone():
 
 def test_complete_data_is_sample_moments(rng):
     X = _correlated(rng, 200, 5)
-    density = GaussianEMDensity().fit(X)
+    density = GaussianEMDensity(prior_rows=0).fit(X)
     np.testing.assert_allclose(density.mean_, X.mean(axis=0), rtol=0, atol=1e-10)
     ml_cov = np.cov(X, rowvar=False, bias=True)
     np.testing.assert_allclose(density.covariance_, ml_cov, rtol=0, atol=1e-10)
@@ -119,7 +120,9 @@ def test_matches_naive_em(rng, n_iter):
     X[3] = np.nan  # a fully missing row: ignored by both
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        density = GaussianEMDensity(max_iter=n_iter, tol=0, acceleration="none")
+        density = GaussianEMDensity(
+            prior_rows=0, max_iter=n_iter, tol=0, acceleration="none"
+        )
         density.fit(X)
     m, S = _naive_em(X, n_iter)
     np.testing.assert_allclose(density.mean_, m, rtol=1e-10, atol=1e-10)
@@ -152,7 +155,7 @@ def test_loglik_never_decreases(rng, mechanism, acceleration):
 
 def test_converged_estimate_is_a_local_maximum(rng):
     X = _mcar(rng, _correlated(rng, 150, 3), 0.3)
-    density = GaussianEMDensity(tol=1e-10).fit(X)
+    density = GaussianEMDensity(prior_rows=0, tol=1e-10).fit(X)
     best = _observed_loglik(X, density.mean_, density.covariance_)
     for _ in range(10):
         dm = 1e-3 * rng.normal(size=3)
@@ -176,7 +179,7 @@ def test_bivariate_monotone_closed_form(rng):
     expected_cov = np.array(
         [[sxx, beta * sxx], [beta * sxx, resid_var + beta**2 * sxx]]
     )
-    density = GaussianEMDensity(tol=1e-12, max_iter=5000).fit(X)
+    density = GaussianEMDensity(prior_rows=0, tol=1e-12, max_iter=5000).fit(X)
     np.testing.assert_allclose(density.mean_, [mx, my], atol=1e-8)
     np.testing.assert_allclose(density.covariance_, expected_cov, atol=1e-8)
 
@@ -242,34 +245,36 @@ def test_deterministic_and_order_invariant(rng, acceleration):
 def test_ridge_is_documented_floor(rng):
     X = _correlated(rng, 60, 3)
     ridge = 0.1
-    density = GaussianEMDensity(ridge=ridge).fit(X)
+    density = GaussianEMDensity(prior_rows=0, ridge=ridge).fit(X)
     expected = np.cov(X, rowvar=False, bias=True) + ridge * np.diag(X.var(axis=0))
     np.testing.assert_allclose(density.covariance_, expected, rtol=1e-10)
     # With missing entries the penalised objective is monotone.
     Xm = _mcar(rng, X, 0.3)
-    density = GaussianEMDensity(ridge=ridge, tol=1e-9).fit(Xm)
+    density = GaussianEMDensity(prior_rows=0, ridge=ridge, tol=1e-9).fit(Xm)
     trace = density.loglik_trace_
     assert np.all(np.diff(trace) >= -1e-12 * np.abs(trace).max())
     d = np.diag(np.nanvar(Xm[~np.isnan(Xm).all(1)], axis=0))
     n = int((~np.isnan(Xm).all(1)).sum())
     penalty = 0.5 * n * ridge * np.trace(d @ np.linalg.inv(density.covariance_))
-    ref = _observed_loglik(Xm, density.mean_, density.covariance_) - penalty
+    ref = _observed_loglik(Xm, density.mean_, density.covariance_)
+    # loglik_ is the observed-data log-likelihood; the trace is penalised.
     assert density.loglik_ == pytest.approx(ref, rel=1e-10)
+    assert trace[-1] == pytest.approx(ref - penalty, rel=1e-10)
 
 
 def test_singular_covariance_warns_and_regularises(rng):
     X = _correlated(rng, 50, 3)
     X = np.column_stack([X, X[:, 0] + X[:, 1]])  # collinear
     with pytest.warns(SingularCovarianceWarning, match="singular"):
-        density = GaussianEMDensity().fit(X)
+        density = GaussianEMDensity(prior_rows=0).fit(X)
     assert density.ridge_ == pytest.approx(1e-6)
     assert np.all(np.linalg.eigvalsh(density.covariance_) > 0)
     # d close to n: fewer rows than features.
     with pytest.warns(SingularCovarianceWarning, match="ridge"):
-        GaussianEMDensity().fit(rng.normal(size=(4, 6)))
+        GaussianEMDensity(prior_rows=0).fit(rng.normal(size=(4, 6)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        density = GaussianEMDensity(ridge=1e-2).fit(X)
+        density = GaussianEMDensity(prior_rows=0, ridge=1e-2).fit(X)
     assert density.ridge_ == 1e-2
 
 
@@ -277,9 +282,9 @@ def test_constant_feature_starts_with_the_ridge_and_equals_the_explicit_fit(rng)
     X = _mcar(rng, _correlated(rng, 80, 3), 0.3)
     X = np.column_stack([X, np.where(rng.random(80) < 0.3, np.nan, 2.5)])
     with pytest.warns(SingularCovarianceWarning, match=r"column 3 \(0-based\)") as rec:
-        auto = GaussianEMDensity().fit(X)
+        auto = GaussianEMDensity(prior_rows=0).fit(X)
     assert len(rec) == 1  # no second warning from a restart
-    explicit = GaussianEMDensity(ridge=1e-6).fit(X)
+    explicit = GaussianEMDensity(prior_rows=0, ridge=1e-6).fit(X)
     assert auto.ridge_ == 1e-6
     np.testing.assert_array_equal(auto.mean_, explicit.mean_)
     np.testing.assert_array_equal(auto.covariance_, explicit.covariance_)

@@ -121,7 +121,7 @@ def test_em_fixed_point_matches_naive_step(rng):
     X = _mcar(rng, _sample(rng, 300), 0.3)
     X[5] = np.nan
     density = GaussianMixtureDensity(
-        n_components=3, tol=1e-11, ridge=1e-3, random_state=1
+        prior_rows=0, n_components=3, tol=1e-11, ridge=1e-3, random_state=1
     ).fit(X)
     weights, means, covs = _naive_em_step(
         X, density.weights_, density.means_, density.covariances_, ridge=1e-3
@@ -136,9 +136,13 @@ def test_one_step_from_start_matches_naive(rng):
     # be the naive step: use the (non-converged) 2-iteration estimate.
     X = _mcar(rng, _sample(rng, 200), 0.3)
     with pytest.warns(ConvergenceWarning):
-        two = GaussianMixtureDensity(max_iter=2, tol=0, random_state=3).fit(X)
+        two = GaussianMixtureDensity(
+            prior_rows=0, max_iter=2, tol=0, random_state=3
+        ).fit(X)
     with pytest.warns(ConvergenceWarning):
-        three = GaussianMixtureDensity(max_iter=3, tol=0, random_state=3).fit(X)
+        three = GaussianMixtureDensity(
+            prior_rows=0, max_iter=3, tol=0, random_state=3
+        ).fit(X)
     weights, means, covs = _naive_em_step(
         X, two.weights_, two.means_, two.covariances_, ridge=1e-6
     )
@@ -152,7 +156,7 @@ def test_one_step_from_start_matches_naive(rng):
 def test_objective_never_decreases(rng, rate, acceleration):
     X = _mcar(rng, _sample(rng, 400), rate)
     density = GaussianMixtureDensity(
-        tol=1e-8, random_state=0, acceleration=acceleration
+        prior_rows=0, tol=1e-8, random_state=0, acceleration=acceleration
     ).fit(X)
     trace = density.loglik_trace_
     if acceleration == "none":
@@ -160,7 +164,8 @@ def test_objective_never_decreases(rng, rate, acceleration):
     else:
         assert len(trace) <= density.n_iter_ + 1
     assert np.all(np.diff(trace) >= -1e-12 * np.abs(trace).max())
-    # The objective is the observed-data log-likelihood minus the penalty.
+    # The objective is the observed-data log-likelihood (loglik_) minus the
+    # ridge penalty.
     used = ~np.isnan(X).all(axis=1)
     D = np.diag(np.nanvar(X[used], axis=0))
     penalty = sum(
@@ -168,7 +173,8 @@ def test_objective_never_decreases(rng, rate, acceleration):
         for c in density.covariances_
     )
     ref = _mixture_loglik(X, density.weights_, density.means_, density.covariances_)
-    assert density.loglik_ == pytest.approx(ref - penalty, rel=1e-10)
+    assert density.loglik_ == pytest.approx(ref, rel=1e-10)
+    assert trace[-1] == pytest.approx(ref - penalty, rel=1e-10)
 
 
 def test_single_component_is_gaussian_em(rng):
@@ -251,7 +257,9 @@ def test_collapsed_component_warns_without_ridge(rng):
     # A tight cluster of identical rows makes its component singular.
     X = np.vstack([rng.normal(size=(50, 2)), np.tile([8.0, 8.0], (20, 1))])
     with pytest.warns(SingularCovarianceWarning, match="ridge"):
-        density = GaussianMixtureDensity(n_components=2, ridge=0, random_state=0)
+        density = GaussianMixtureDensity(
+            prior_rows=0, n_components=2, ridge=0, random_state=0
+        )
         density.fit(X)
     assert density.ridge_ == pytest.approx(1e-6)
     assert np.all(np.linalg.eigvalsh(density.covariances_) > 0)
@@ -265,9 +273,9 @@ def test_constant_feature_without_ridge_starts_with_the_automatic_ridge(rng):
     # at max_iter (the tiny ridge barely bounds the objective).
     params = dict(n_components=2, random_state=0, acceleration="none")
     with pytest.warns(SingularCovarianceWarning, match=r"column 2 \(0-based\)") as rec:
-        auto = GaussianMixtureDensity(ridge=0, **params).fit(X)
+        auto = GaussianMixtureDensity(prior_rows=0, ridge=0, **params).fit(X)
     assert len(rec) == 1  # no restart
-    explicit = GaussianMixtureDensity(ridge=1e-6, **params).fit(X)
+    explicit = GaussianMixtureDensity(prior_rows=0, ridge=1e-6, **params).fit(X)
     assert auto.ridge_ == 1e-6
     np.testing.assert_array_equal(auto.means_, explicit.means_)
     np.testing.assert_array_equal(auto.covariances_, explicit.covariances_)

@@ -70,8 +70,8 @@ def test_same_fixed_point_as_plain_em(seed):
     rng = np.random.default_rng(seed)
     X = _correlated_mar(rng)
     tol = 1e-8
-    plain = GaussianEMDensity(tol=tol, acceleration="none").fit(X)
-    fast = GaussianEMDensity(tol=tol).fit(X)
+    plain = GaussianEMDensity(prior_rows=0, tol=tol, acceleration="none").fit(X)
+    fast = GaussianEMDensity(prior_rows=0, tol=tol).fit(X)
     assert plain.converged_ and fast.converged_
     # Both stop when one EM step changes no parameter by more than tol; where
     # EM contracts at rate rho that is within tol * rho / (1 - rho) of the
@@ -79,7 +79,9 @@ def test_same_fixed_point_as_plain_em(seed):
     rho = _plain_rate(X, plain.n_iter_)
     assert 0 < rho < 1
     bound = 2 * tol * rho / (1 - rho)  # 2: rho is estimated
-    reference = GaussianEMDensity(tol=1e-13, max_iter=20_000, acceleration="none")
+    reference = GaussianEMDensity(
+        prior_rows=0, tol=1e-13, max_iter=20_000, acceleration="none"
+    )
     reference.fit(X)
     ref = _standardised(X, *_fit_moments(reference))
     for density in (plain, fast):
@@ -141,7 +143,7 @@ def test_fewer_steps_on_real_tables(shared_data_dir, name):
 
 def test_trace_records_accepted_iterates_and_never_decreases(rng):
     X = _slow(rng)
-    density = GaussianEMDensity(tol=1e-10, max_iter=2000).fit(X)
+    density = GaussianEMDensity(prior_rows=0, tol=1e-10, max_iter=2000).fit(X)
     trace = density.loglik_trace_
     assert 2 < len(trace) < density.n_iter_ + 1
     assert np.all(np.diff(trace) >= -1e-12 * np.abs(trace).max())
@@ -238,8 +240,10 @@ def test_ridge_remedy_speeds_up_a_nearly_collinear_feature():
     Z[:, 1] = Z[:, 2] + 0.01 * Z[:, 1]
     Z[rng.random(Z.shape) < 0.3] = np.nan
     for acceleration in ("none", "squarem"):
-        bare = GaussianEMDensity(acceleration=acceleration).fit(Z)
-        ridged = GaussianEMDensity(ridge=1e-2, acceleration=acceleration).fit(Z)
+        bare = GaussianEMDensity(prior_rows=0, acceleration=acceleration).fit(Z)
+        ridged = GaussianEMDensity(
+            prior_rows=0, ridge=1e-2, acceleration=acceleration
+        ).fit(Z)
         assert ridged.n_iter_ < bare.n_iter_
 
 

@@ -819,17 +819,24 @@ def test_each_distinct_warning_is_warned_once_with_its_count():
 def test_warnings_of_worker_processes_are_summarised():
     import warnings
 
-    from missingkernels.densities import SingularCovarianceWarning
+    from missingkernels.densities import GaussianEMDensity, SingularCovarianceWarning
+    from missingkernels.experiments import resolve_method
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))
-    X = np.c_[X, X[:, 0]]  # collinear: EM adds a ridge, with a warning
+    X = np.c_[X, X[:, 0]]  # collinear: ML EM adds a ridge, with a warning
     data = {"toy": ComparisonData(X, (X[:, 0] > 0).astype(int), "classification")}
+    ml = resolve_method(
+        "genrbf",
+        C_grid=[1.0],
+        gamma_grid=[0.5, 1.0],
+        kernel_params={"density": GaussianEMDensity(prior_rows=0)},
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run_comparison(
             data,
-            ["genrbf"],
+            [ml],
             mechanisms=["mcar"],
             rates=[0.2],
             n_jobs=2,
@@ -837,7 +844,7 @@ def test_warnings_of_worker_processes_are_summarised():
         )
     singular = [w for w in caught if w.category is SingularCovarianceWarning]
     assert len(singular) == 1
-    assert "set ridge explicitly" in str(singular[0].message)
+    assert "set prior_rows > 0" in str(singular[0].message)
     assert "of 2 cells" in str(singular[0].message)
 
 

@@ -226,15 +226,16 @@ def test_a_cached_fit_warns_as_the_fit_did():
     """A copy from the cache raises the warnings its fit raised: the same
     fit warns the same way whatever was fitted before it in the process."""
     from missingkernels import get_kernel
+    from missingkernels.densities import GaussianEMDensity
     from missingkernels.densities._em import SingularCovarianceWarning
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(30, 3))
-    X[:, 2] = 1.0  # constant: the EM warns that it uses its automatic ridge
+    X[:, 2] = 1.0  # constant: the ML EM warns that it uses its automatic ridge
     X[rng.random(X.shape) < 0.2] = np.nan
     for _ in range(3):
         with pytest.warns(SingularCovarianceWarning, match="single value"):
-            get_kernel("genrbf").fit(X)
+            get_kernel("genrbf", density=GaussianEMDensity(prior_rows=0)).fit(X)
 
 
 _CELL = """

@@ -1,13 +1,15 @@
-"""What the EM densities share: standardisation, the iteration loop, ridges.
+"""What the EM densities share: standardisation, the iteration loop, the prior.
 
 :class:`_BaseEMDensity` fits on rows standardised by their observed moments,
 runs EM from one or more starting points until the largest parameter change
 of an EM step is at most ``tol`` (or, when ``tol_loglik`` is set, the
-objective's relative change is at most ``tol_loglik``), restarts with an
-automatic ridge when a covariance turns singular, and keeps the start with
-the highest penalised log-likelihood. The loop is plain EM or SQUAREM
-(Varadhan & Roland, 2008), chosen by the density's ``acceleration``. A
-subclass supplies the starts, one EM step and the fitted attributes.
+objective's relative change is at most ``tol_loglik``), and keeps the start
+with the highest penalised log-likelihood (the log-likelihood plus the log
+prior of :mod:`._prior`: MAP-EM). A maximum-likelihood fit (no prior) whose
+covariance turns singular restarts with the smallest prior, a ridge. The loop
+is plain EM or SQUAREM (Varadhan & Roland, 2008), chosen by the density's
+``acceleration``. A subclass supplies the starts, one EM step and the fitted
+attributes.
 """
 
 from __future__ import annotations
@@ -18,21 +20,25 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
 from .._numerics import constant_features
 from .._validation import describe_features
 from ..conditionals._patterns import PatternGroups, pattern_groups
 from ._base import BaseDensity
+from ._prior import CovariancePrior, resolve_prior_rows
 
 __all__ = ["SingularCovarianceWarning"]
 
 # Relative eigenvalue floor below which the (standardised) covariance is
 # treated as singular: beyond this the conditionals lose most of their digits.
 _SINGULAR_RCOND = 1e-12
-# Ridge used, with a warning, when the covariance is singular and ridge=0.
+# Ridge used, with a warning, when the covariance of a maximum-likelihood fit
+# (no prior, ridge=0) is singular.
 _AUTO_RIDGE = 1e-6
+# Prior centre (standardised scale) of a feature constant on its observed
+# entries: its fitted variance stays that small in its own units.
+_CONSTANT_CENTRE = 1e-6
 
 Params = tuple[np.ndarray, ...]
 
@@ -47,7 +53,7 @@ class _SingularCovarianceError(ArithmeticError):
 
 @dataclass(frozen=True, eq=False)
 class _EMData:
-    """The rows an EM run fits, on the standardised scale, and its ridge.
+    """The rows an EM run fits, on the standardised scale, and their prior.
 
     In memory, ``Z0`` and ``groups`` hold the rows. Out of core, ``source``
     holds the raw row blocks of a dask array; each pass standardises them
@@ -62,6 +68,16 @@ class _EMData:
     n: int  # rows with an observed entry
     n_patterns: int  # distinct missing patterns among them
     source: Any = None  # dask array of row blocks, or None
+    prior_rows: float = 0.0  # pseudo-rows of the covariance prior
+    centre: np.ndarray | None = None  # (d,) its diagonal, standardised scale
+
+    @property
+    def prior(self) -> CovariancePrior:
+        """The covariance prior: ``prior_rows`` pseudo-rows and the ridge,
+        both of scatter ``diag(centre)``."""
+        d = len(self.center)
+        centre = np.ones(d) if self.centre is None else self.centre
+        return CovariancePrior.of(self.prior_rows, self.ridge, self.n, centre)
 
 
 def _standardise(
@@ -193,10 +209,11 @@ _STEP_FACTOR = 4.0
 
 
 class _BaseEMDensity(BaseDensity):
-    """EM on standardised rows, with convergence and ridge bookkeeping.
+    """EM on standardised rows, with convergence and prior bookkeeping.
 
     Subclasses set ``max_iter``, ``tol`` and ``ridge`` (and, optionally,
-    ``acceleration`` and ``tol_loglik``: by default ``"squarem"`` and None),
+    ``prior_rows``, ``acceleration`` and ``tol_loglik``: by default 0,
+    ``"squarem"`` and None),
     the two class attributes naming what turned singular and what to do about
     it, and implement :meth:`_check_n_rows`, :meth:`_starts`,
     :meth:`_initial`, :meth:`_m_step` and :meth:`_store`. Parameters are
@@ -204,8 +221,8 @@ class _BaseEMDensity(BaseDensity):
     step. SQUAREM extrapolates the tuple as a whole; a subclass whose
     parameters live on a constrained set (probabilities on a simplex...)
     overrides :meth:`_valid_params` to reject or project an extrapolation.
-    By convention ``params[-1]`` holds the covariance(s) (used by the ridge
-    penalty and the default :meth:`_valid_params`) and ``params[-2]`` the
+    By convention ``params[-1]`` holds the covariance(s) (used by the
+    covariance prior and the default :meth:`_valid_params`) and ``params[-2]`` the
     mean(s) (used by the default :meth:`_feature_changes`).
     """
 
@@ -213,7 +230,7 @@ class _BaseEMDensity(BaseDensity):
     tol: float
     ridge: float
 
-    #: Subject of the error raised when even the ridge leaves a singular fit.
+    #: Subject of the error raised when even the prior leaves a singular fit.
     _singular_what: ClassVar[str] = "the covariance"
     #: Advice closing that error.
     _singular_advice: ClassVar[str] = ""
@@ -231,8 +248,18 @@ class _BaseEMDensity(BaseDensity):
         scale[constant] = 1.0
         Z0, groups = _standardise(Xu, center, scale)
         counts = (~groups.missing).sum(axis=0)
-        ridge = _starting_ridge(self, constant)
-        data = _EMData(Z0, groups, center, scale, ridge, len(Z0), groups.n_patterns)
+        ridge, prior_rows, centre = _starting_prior(self, constant)
+        data = _EMData(
+            Z0,
+            groups,
+            center,
+            scale,
+            ridge,
+            len(Z0),
+            groups.n_patterns,
+            prior_rows=prior_rows,
+            centre=centre,
+        )
         self._fit_em(data, counts)
 
     def _fit_dask(self, X: Any) -> None:
@@ -259,9 +286,18 @@ class _BaseEMDensity(BaseDensity):
         n_patterns = len(np.unique(np.concatenate([part[1] for part in parts])))
         scale = np.sqrt(squares / summary.counts)
         scale[summary.constant] = 1.0
-        ridge = _starting_ridge(self, summary.constant)
+        ridge, prior_rows, centre = _starting_prior(self, summary.constant)
         data = _EMData(
-            None, None, center, scale, ridge, summary.n_used, n_patterns, source=X
+            None,
+            None,
+            center,
+            scale,
+            ridge,
+            summary.n_used,
+            n_patterns,
+            source=X,
+            prior_rows=prior_rows,
+            centre=centre,
         )
         self._fit_em(data, summary.counts)
 
@@ -271,13 +307,15 @@ class _BaseEMDensity(BaseDensity):
         # Jacobian of the standardisation, to report the log-likelihood of X.
         log_jacobian = float(np.sum(counts * np.log(data.scale)))
         starts = self._starts(data)
+        data = self._centre_prior(data, starts)
         try:
             runs = [self._run(data, start) for start in starts]
         except _SingularCovarianceError as exc:
-            if data.ridge > 0:
+            if data.prior.active:
                 raise ValueError(
                     f"{type(self).__name__}: {self._singular_what} is singular even "
-                    f"with ridge={data.ridge:g} ({exc}). {self._singular_advice}"
+                    f"with prior_rows={data.prior_rows:g} and ridge={data.ridge:g} "
+                    f"({exc}). {self._singular_advice}"
                 ) from None
             data = replace(data, ridge=_AUTO_RIDGE)
             _warn_auto_ridge(self, f"{exc} The fit was restarted.", stacklevel=5)
@@ -291,10 +329,18 @@ class _BaseEMDensity(BaseDensity):
             )
         self._store(data, best.params)
         self.loglik_trace_ = np.asarray(best.trace) - log_jacobian
-        self.loglik_ = float(self.loglik_trace_[-1])
+        # The observed-data log-likelihood: the objective less the log prior.
+        log_prior = self._log_prior(data, best.params)
+        self.loglik_ = float(self.loglik_trace_[-1] - log_prior)
         self.n_iter_ = best.n_iter
         self.converged_ = best.converged
         self.ridge_ = data.ridge
+        self._n_used = data.n
+
+    def _centre_prior(self, data: _EMData, starts: list[Any]) -> _EMData:
+        """``data`` with the covariance prior's centre for these ``starts``:
+        by default the observed variances (1 on the standardised scale)."""
+        return data
 
     def _acceleration(self) -> str:
         return str(getattr(self, "acceleration", "squarem"))
@@ -470,8 +516,8 @@ class _BaseEMDensity(BaseDensity):
             f"standard deviation). Slowest: {describe_features(self, slow)}, whose "
             "mean and covariance still moved most. EM is slow for a feature "
             "missing in most rows or nearly collinear with others. To fix: "
-            f"{remedy}, drop that feature if it is missing in most rows, or set "
-            "ridge (e.g. 1e-2) if it is nearly collinear with others."
+            f"{remedy}, drop that feature if it is missing in most rows, or "
+            "raise prior_rows if it is nearly collinear with others."
         )
 
     def _step(
@@ -481,19 +527,24 @@ class _BaseEMDensity(BaseDensity):
         one EM step; raises :class:`_SingularCovarianceError` (see
         :func:`_check_singular`)."""
         sums = _em_sums(data, self._e_step, params, True)
-        objective = float(sums[0]) - self._penalty_at(data, params)
+        objective = float(sums[0]) + self._log_prior(data, params)
         return objective, self._m_step(data, params, sums[1:], iteration)
 
     def _objective(self, data: _EMData, params: Params) -> float:
         """The penalised log-likelihood at ``params``."""
         loglik = _em_sums(data, self._e_step, params, False)[0]
-        return float(loglik) - self._penalty_at(data, params)
+        return float(loglik) + self._log_prior(data, params)
 
-    def _penalty_at(self, data: _EMData, params: Params) -> float:
+    def _log_prior(self, data: _EMData, params: Params) -> float:
+        """The log prior at ``params`` (up to a constant): the covariance
+        prior shared evenly by the covariances ``params[-1]`` ((d, d) or
+        (K, d, d)). A subclass adds the priors of its other parameters."""
         covariances = params[-1]
         if covariances.ndim == 2:
             covariances = covariances[None]
-        return _penalty(covariances, data.n, data.ridge)
+        if covariances.shape[-1] == 0:
+            return 0.0
+        return data.prior.split(len(covariances)).log_density(covariances)
 
     # -- what a subclass supplies ------------------------------------------
     #: ``e_step(Z0, groups, params, fill)``: a module-level function (shipped
@@ -541,26 +592,47 @@ def _deviations_and_patterns(
     return squares.sum(axis=0), np.unique(keys.ravel())
 
 
-def _starting_ridge(density: Any, constant: np.ndarray) -> float:
-    """``density.ridge``, or the automatic ridge when it is 0 and a feature
-    takes a single value on its observed entries (``constant``, a mask).
+def _starting_prior(
+    density: Any, constant: np.ndarray
+) -> tuple[float, float, np.ndarray]:
+    """The ridge, the prior's pseudo-rows and its centre (standardised scale)
+    of a fit whose features ``constant`` (a mask) take a single value on
+    their observed entries.
 
-    Such a feature makes the ML covariance singular for certain: starting with
-    the ridge avoids finding out tens of EM iterations in and restarting (the
+    The centre is 1 (the observed variance) except for such features (a tiny
+    variance in their own units); they are named in a warning either way. A
+    maximum-likelihood fit (``prior_rows=0`` and ``ridge=0``) with such a
+    feature is singular for certain: it starts with the automatic ridge
+    rather than finding out tens of EM iterations in and restarting (the
     restart gives the same fit).
     """
     ridge = float(density.ridge)
+    prior_rows = resolve_prior_rows(getattr(density, "prior_rows", 0.0), len(constant))
+    centre = np.where(constant, _CONSTANT_CENTRE, 1.0)
     constant = np.flatnonzero(constant)
-    if ridge == 0 and constant.size:
+    if not constant.size:
+        return ridge, prior_rows, centre
+    reason = (
+        "the observed entries take a single value in "
+        f"{describe_features(density, constant)}, so the covariance is singular."
+    )
+    if ridge == 0 and prior_rows == 0:
         ridge = _AUTO_RIDGE
-        _warn_auto_ridge(
-            density,
-            "the observed entries take a single value in "
-            f"{describe_features(density, constant)}, so the covariance is "
-            "singular.",
+        _warn_auto_ridge(density, reason, stacklevel=5)
+    elif prior_rows > 0:
+        warnings.warn(
+            f"{type(density).__name__}: {reason} The prior gives "
+            f"{'it' if constant.size == 1 else 'them'} a variance of about "
+            f"{_CONSTANT_CENTRE:g} in "
+            f"{'its' if constant.size == 1 else 'their'} own units (the "
+            "kernels treat a missing entry there as that value); drop "
+            f"{'it' if constant.size == 1 else 'them'} if "
+            f"{'it carries' if constant.size == 1 else 'they carry'} no "
+            "information.",
+            SingularCovarianceWarning,
             stacklevel=5,
         )
-    return ridge
+    return ridge, prior_rows, centre
 
 
 def _warn_auto_ridge(density: Any, reason: str, stacklevel: int = 4) -> None:
@@ -568,25 +640,11 @@ def _warn_auto_ridge(density: Any, reason: str, stacklevel: int = 4) -> None:
     (4: called from ``_fit``, under ``fit``)."""
     warnings.warn(
         f"{type(density).__name__}: {reason} Fitted with ridge={_AUTO_RIDGE:g}; "
-        "set ridge explicitly (e.g. 1e-3) to choose the regularisation, or "
-        "drop collinear or constant features.",
+        "set prior_rows > 0 (the default prior) or ridge (e.g. 1e-3) to choose "
+        "the regularisation, or drop collinear or constant features.",
         SingularCovarianceWarning,
         stacklevel=stacklevel,
     )
-
-
-def _penalty(covariances: np.ndarray, n: int, ridge: float) -> float:
-    """The ridge penalty ``n / (2 K) * ridge * sum_k tr(S_k^-1)``.
-
-    ``covariances`` of shape (K, d, d), on the standardised scale.
-    """
-    if ridge == 0:
-        return 0.0
-    total = 0.0
-    for S in covariances:
-        factor = linalg.cho_factor(S, lower=True, check_finite=False)
-        total += float(np.trace(linalg.cho_solve(factor, np.eye(len(S)))))
-    return 0.5 * n / len(covariances) * ridge * total
 
 
 def _check_singular(S: np.ndarray, iteration: int) -> None:

@@ -1,4 +1,4 @@
-"""Maximum-likelihood multivariate normal from incomplete rows, by EM."""
+"""Multivariate normal from incomplete rows, by (MAP-)EM."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from ._em import (
     _pattern_cov_sum,
     _recentre,
 )
+from ._prior import DEFAULT_PRIOR_ROWS
 
 __all__ = ["GaussianEMDensity", "SingularCovarianceWarning"]
 
@@ -43,11 +44,17 @@ def _gaussian_e_step(
 
 
 class GaussianEMDensity(_BaseEMDensity):
-    """Multivariate normal fitted to incomplete rows by maximum likelihood (EM).
+    """Multivariate normal fitted to incomplete rows by EM, with a prior.
 
     The expectation-maximisation algorithm of Dempster, Laird & Rubin (1977)
     for the mean and covariance of a multivariate normal when entries are
-    missing at random, as in R's ``norm::em.norm`` (Schafer, 1997). Rows are
+    missing at random, as in R's ``norm::em.norm`` (Schafer, 1997). By
+    default it is MAP-EM under a conjugate prior on the covariance worth
+    ``prior_rows`` rows of data (see ``prior_rows``): with many entries
+    missing and few rows, the maximum-likelihood covariance is nearly
+    singular (condition numbers of 1e5-1e11 where the truth's is 15), and the
+    kernels built on it overconfident. ``prior_rows=0`` gives the maximum
+    likelihood fit. Rows are
     grouped by missing pattern and the E-step works through the precision
     matrix: with ``L = S^-1`` the conditional of the missing block ``J`` given
     the observed block is ``N(m_J - L_JJ^-1 L_JO (x_O - m_O), L_JJ^-1)``, so
@@ -92,25 +99,48 @@ class GaussianEMDensity(_BaseEMDensity):
         the same fixed point as plain EM in several times fewer EM steps
         when EM is slow (much missing information). ``"none"``: plain EM.
     ridge : float, default=0.0
-        Covariance floor: the M-step returns ``S_ML + ridge * D`` where ``D``
-        is the diagonal matrix of the observed variances of the features
-        (divisor = number of observed entries). This is the exact EM for the
-        penalised log-likelihood ``loglik(m, S) - n/2 * ridge * tr(D S^-1)``
-        (a MAP estimate under an improper inverse-Wishart-type prior with
-        scale ``n * ridge * D``), with ``n`` the number of rows having at least
-        one observed entry. Use it when ``n`` is close to ``d`` or features
-        are collinear. With ``ridge=0`` and a singular covariance the fit is
-        restarted with ``ridge=1e-6`` and a :class:`SingularCovarianceWarning`
-        is issued (a feature constant on its observed entries makes it
-        singular from the start, so that fit starts with ``ridge=1e-6``
-        directly); the ridge actually used is ``ridge_``.
+        Covariance floor: adds ``ridge * D`` to the M-step's covariance,
+        where ``D`` is the diagonal matrix of the observed variances of the
+        features (divisor = number of observed entries): with
+        ``prior_rows=0`` the M-step returns ``S_ML + ridge * D``. It is the
+        scale-only case of the prior below (a penalty
+        ``- n/2 * ridge * tr(D S^-1)`` without the log-determinant term),
+        kept for the fits and results computed with it; ``prior_rows`` is the
+        better default. With ``prior_rows=0``, ``ridge=0`` and a singular
+        covariance the fit is restarted with ``ridge=1e-6`` and a
+        :class:`SingularCovarianceWarning` is issued (a feature constant on
+        its observed entries makes it singular from the start, so that fit
+        starts with ``ridge=1e-6`` directly); the ridge actually used is
+        ``ridge_``.
+    prior_rows : float or "auto", default="auto"
+        Strength of the prior on the covariance, in pseudo-rows (as the
+        ``empri`` of R's Amelia): the log prior
+        ``-prior_rows/2 * (log det S + tr(D S^-1))`` is that of
+        ``prior_rows`` rows whose scatter is ``D``, the diagonal of the
+        observed variances (an inverse-Wishart with ``prior_rows - d - 1``
+        degrees of freedom and scale ``prior_rows * D``; flat on the mean).
+        The M-step returns ``(A + prior_rows * D) / (n + prior_rows)`` with
+        ``A`` the expected scatter of the ``n`` rows: correlations shrink
+        towards 0 and the variances stay, by the weight
+        ``prior_rows / (n + prior_rows)``, which vanishes as ``n`` grows.
+        The covariance is then never singular. ``"auto"``:
+        ``max(10, n_features)``, chosen by simulation
+        (``benchmarks/bench_prior.py``: n 30-2000, d 2-40, 10-80% MCAR and
+        MAR; ``benchmarks/results_bench_prior.md``): against the
+        maximum-likelihood fit it keeps the KL divergence to the truth and
+        the condition number near the truth's where many entries are
+        missing (ML: condition numbers up to 1e11 where the truth's is 15),
+        costs nothing measurable at large ``n``, and needs fewer EM steps;
+        10 did best up to 8 features, 30 better than 10 at 40 features.
+        ``prior_rows=0``: maximum likelihood (the papers' protocol).
 
     Attributes
     ----------
     mean_ : ndarray of shape (n_features,)
         Estimated mean.
     covariance_ : ndarray of shape (n_features, n_features)
-        Estimated covariance (maximum likelihood, divisor n).
+        Estimated covariance (posterior mode; with ``prior_rows=0`` and
+        ``ridge=0`` maximum likelihood, divisor n).
     n_iter_ : int
         Number of EM steps run (passes over the rows; with SQUAREM a cycle
         is up to three steps).
@@ -119,14 +149,17 @@ class GaussianEMDensity(_BaseEMDensity):
         fit that stops at ``max_iter`` warns (``ConvergenceWarning``) naming
         the features whose parameters still moved most.
     loglik_trace_ : ndarray of shape (n_accepted + 1,)
-        Observed-data log-likelihood (minus the ridge penalty when
-        ``ridge_ > 0``) at the starting point and at each accepted iterate
-        (with ``acceleration="none"`` every EM step, so ``n_iter_ + 1``
-        values; with SQUAREM one per cycle plus the final estimate). It never
+        The objective EM maximises, the observed-data log-likelihood plus the
+        log prior (up to a constant; with ``prior_rows=0`` minus the ridge
+        penalty, and with no ridge the log-likelihood itself), at the
+        starting point and at each accepted iterate (with
+        ``acceleration="none"`` every EM step, so ``n_iter_ + 1`` values;
+        with SQUAREM one per cycle plus the final estimate). It never
         decreases: EM guarantees it and SQUAREM only accepts iterates that
-        keep it.
+        keep it. The convergence tests use it.
     loglik_ : float
-        ``loglik_trace_[-1]``, the objective at the returned estimate.
+        The observed-data log-likelihood at the returned estimate (without
+        the prior: ``loglik_trace_[-1]`` when there is none).
     ridge_ : float
         The ridge used (``ridge``, or ``1e-6`` after a singularity warning).
     n_patterns_ : int
@@ -156,6 +189,9 @@ class GaussianEMDensity(_BaseEMDensity):
     .. [6] Y. Du and R. Varadhan, "SQUAREM: An R package for off-the-shelf
        acceleration of EM, MM and other EM-like monotone algorithms",
        J. Stat. Softw. 92(7), 1-41, 2020 (the adaptive step-length bound).
+    .. [7] J. Honaker, G. King and M. Blackwell, "Amelia II: A program for
+       missing data", J. Stat. Softw. 45(7), 1-47, 2011 (the ridge prior
+       ``empri``, in pseudo-observations).
 
     Examples
     --------
@@ -177,6 +213,7 @@ class GaussianEMDensity(_BaseEMDensity):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "prior_rows": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "ridge": [Interval(Real, 0, None, closed="left")],
         "tol_loglik": [Interval(Real, 0, None, closed="left"), None],
         "acceleration": [StrOptions({"squarem", "none"})],
@@ -189,17 +226,19 @@ class GaussianEMDensity(_BaseEMDensity):
         ridge: float = 0.0,
         tol_loglik: float | None = None,
         acceleration: str = "squarem",
+        prior_rows: float | str = DEFAULT_PRIOR_ROWS,
     ):
         self.max_iter = max_iter
         self.tol = tol
         self.ridge = ridge
+        self.prior_rows = prior_rows
         self.tol_loglik = tol_loglik
         self.acceleration = acceleration
 
     _e_step = staticmethod(_gaussian_e_step)
     _singular_what: ClassVar[str] = "the covariance"
     _singular_advice: ClassVar[str] = (
-        "Increase ridge (e.g. 1e-3) or drop collinear or constant features."
+        "Increase prior_rows or ridge, or drop collinear or constant features."
     )
 
     # -- fitting (the loop is _BaseEMDensity's) ----------------------------
@@ -224,12 +263,9 @@ class GaussianEMDensity(_BaseEMDensity):
     ) -> Params:
         m = params[0]
         total, scatter, cov_sum = sums
-        n, d = data.n, len(m)
+        n = data.n
         m_new = total / n
-        S_new = (_recentre(scatter, total, n, m, m_new) + cov_sum) / n
-        S_new = 0.5 * (S_new + S_new.T)
-        if data.ridge > 0:
-            S_new[np.diag_indices(d)] += data.ridge
+        S_new = data.prior.mode(_recentre(scatter, total, n, m, m_new) + cov_sum, n)
         _check_singular(S_new, iteration)
         return m_new, S_new
 

@@ -21,12 +21,20 @@ from ._em import (
     _check_singular,
     _EMData,
     _pattern_cov_sum,
-    _penalty,
     _positive_definite,
     _recentre,
-    _starting_ridge,
+    _starting_prior,
 )
-from ._mixture import _MIN_RESP, _initial_parameters, mixture_conditionals
+from ._mixture import (
+    _MIN_RESP,
+    _centre_labels,
+    _initial_parameters,
+    mixture_conditionals,
+    weights_mode,
+    within_centre,
+)
+from ._prior import DEFAULT_PRIOR_ROWS, dirichlet_log_prior, n_parameters
+from ._select import _ComponentSearch
 
 __all__ = ["LatentClassDensity"]
 
@@ -47,6 +55,7 @@ class _MixedEMData(_EMData):
     onehot: np.ndarray | None = None  # (n, sum C_v)
     nominal_missing: np.ndarray | None = None  # (n, q)
     sizes: tuple[int, ...] = ()  # C_v
+    frequencies: np.ndarray | None = None  # (sum C_v,) observed, per column
 
 
 def _class_log_likelihoods(
@@ -103,7 +112,7 @@ def _latent_class_sums(data: _MixedEMData, params: Params, fill: bool) -> tuple:
     return float(row.sum()), resp.sum(axis=0), counts, weighted, scatter, cov_sum
 
 
-class LatentClassDensity(_BaseEMDensity):
+class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
     """Latent-class mixture for tables of numeric and nominal columns (EM).
 
     Given its latent class ``k`` (probability ``weights_[k]``), a row's
@@ -116,8 +125,9 @@ class LatentClassDensity(_BaseEMDensity):
     nominal ones; without nominal columns, the Gaussian mixture of
     :class:`GaussianMixtureDensity`.
 
-    EM handles missing entries in both blocks (maximum likelihood under
-    MAR): the posterior of the classes uses every observed entry of a row;
+    EM handles missing entries in both blocks (MAP under MAR, with the
+    prior of ``prior_rows``; maximum likelihood with ``prior_rows=0``): the
+    posterior of the classes uses every observed entry of a row;
     within a class, the numeric block is conditioned on the observed numeric
     entries (grouped by missing pattern) and a missing nominal entry counts
     as its class PMF. Its conditionals (:class:`~missingkernels.conditionals
@@ -128,9 +138,12 @@ class LatentClassDensity(_BaseEMDensity):
 
     Parameters
     ----------
-    n_components : int, default=1
+    n_components : int, "bic" or (int, int), default=1
         Number of latent classes ``K``. More classes let the nominal columns
-        depend on each other and on the numeric ones.
+        depend on each other and on the numeric ones. ``"bic"`` or a range
+        ``(low, high)``: chosen by BIC as in
+        :class:`GaussianMixtureDensity`, the free parameters counting, per
+        class, ``C_v - 1`` probabilities for each nominal column.
     nominal_features : "from_dtype", None, array-like or bool mask, default="from_dtype"
         The nominal columns. ``"from_dtype"``: the string, object, boolean
         and (unordered) categorical columns of a DataFrame or of an object
@@ -143,7 +156,7 @@ class LatentClassDensity(_BaseEMDensity):
         an error.
     alpha : float, default=0.0
         Additive smoothing of the class PMFs (a symmetric Dirichlet prior of
-        ``alpha + 1``; 0 is maximum likelihood).
+        ``alpha + 1``, on top of the pseudo-counts of ``prior_rows``).
     max_iter : int, default=500
         Maximum number of EM steps per initialisation.
     tol : float, default=1e-5
@@ -162,6 +175,19 @@ class LatentClassDensity(_BaseEMDensity):
     ridge : float, default=1e-6
         Covariance floor of the numeric block, as in
         :class:`GaussianMixtureDensity`.
+    prior_rows : float or "auto", default="auto"
+        Strength of the prior (``"auto"``: ``max(10, d)`` for ``d``
+        numeric features), in pseudo-rows shared evenly by the classes:
+        each class gets ``prior_rows / K`` pseudo-rows whose numeric scatter
+        is the diagonal of the pooled within-cluster variances of a k-means
+        start (the covariance prior of :class:`GaussianMixtureDensity`; with
+        one class the observed variances) and whose nominal entries follow
+        each column's observed frequencies (Dirichlet pseudo-counts
+        ``prior_rows / K * f_vc`` added to the class's expected counts, on
+        top of ``alpha``), and its weight the pseudo-count
+        ``prior_rows / K``. A class PMF therefore never puts probability 0
+        on a category seen in the data. 0: maximum likelihood (with the
+        ridge and ``alpha``).
     n_init : int, default=1
         Number of k-means initialisations (on standardised numeric columns
         and one-hot codes, missing entries at their observed means); the fit
@@ -183,6 +209,9 @@ class LatentClassDensity(_BaseEMDensity):
     nominal_categories_ : list
         Per column, the labels of its codes (None for numeric columns).
     n_iter_, converged_, loglik_trace_, loglik_, ridge_
+        As in :class:`GaussianMixtureDensity` (the log prior includes the
+        class PMFs' Dirichlet pseudo-counts).
+    n_components_, bic_, bic_scores_
         As in :class:`GaussianMixtureDensity`.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -227,7 +256,12 @@ class LatentClassDensity(_BaseEMDensity):
     representation: ClassVar[str] = "mixed"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"bic"}),
+            tuple,
+            list,
+        ],
         "nominal_features": ["array-like", StrOptions({"from_dtype"}), None],
         "handle_unknown": [StrOptions({"missing", "error"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -236,6 +270,7 @@ class LatentClassDensity(_BaseEMDensity):
         "acceleration": [StrOptions({"squarem", "none"})],
         "tol_loglik": [Interval(Real, 0, None, closed="left"), None],
         "ridge": [Interval(Real, 0, None, closed="left")],
+        "prior_rows": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
@@ -254,6 +289,7 @@ class LatentClassDensity(_BaseEMDensity):
         ridge: float = 1e-6,
         n_init: int = 1,
         random_state: Any = 0,
+        prior_rows: float | str = DEFAULT_PRIOR_ROWS,
     ):
         self.n_components = n_components
         self.nominal_features = nominal_features
@@ -266,9 +302,12 @@ class LatentClassDensity(_BaseEMDensity):
         self.ridge = ridge
         self.n_init = n_init
         self.random_state = random_state
+        self.prior_rows = prior_rows
 
     _singular_what: ClassVar[str] = "a class covariance of the numeric columns"
-    _singular_advice: ClassVar[str] = "Increase ridge or use fewer components."
+    _singular_advice: ClassVar[str] = (
+        "Increase prior_rows or ridge, or use fewer components."
+    )
 
     # -- fitting -----------------------------------------------------------
     def _fit_dask(self, X: Any) -> None:
@@ -316,7 +355,10 @@ class LatentClassDensity(_BaseEMDensity):
         mask = np.isnan(Xn)
         Z0 = np.where(mask, 0.0, (Xn - center) / scale)
         groups = pattern_groups(mask) if Xn.shape[1] else None
-        ridge = _starting_ridge(self, constant) if Xn.shape[1] else 0.0
+        ridge, prior_rows, centre = _starting_prior(self, constant)
+        if not Xn.shape[1]:
+            ridge = 0.0
+        onehot = one_hot_codes(codes, sizes)
         data = _MixedEMData(
             Z0,
             groups,
@@ -325,9 +367,12 @@ class LatentClassDensity(_BaseEMDensity):
             ridge,
             len(Z0),
             0 if groups is None else groups.n_patterns,
-            onehot=one_hot_codes(codes, sizes),
+            prior_rows=prior_rows,
+            centre=centre,
+            onehot=onehot,
             nominal_missing=np.isnan(codes),
             sizes=sizes,
+            frequencies=self._normalise(onehot.sum(axis=0)[None, :], sizes)[0],
         )
         self._fit_em(data, (~mask).sum(axis=0))
 
@@ -336,13 +381,13 @@ class LatentClassDensity(_BaseEMDensity):
     ) -> tuple[float, Params]:
         assert isinstance(data, _MixedEMData)
         sums = _latent_class_sums(data, params, True)
-        objective = float(sums[0]) - self._penalty_at(data, params)
+        objective = float(sums[0]) + self._log_prior(data, params)
         return objective, self._m_step(data, params, sums[1:], iteration)
 
     def _objective(self, data: _EMData, params: Params) -> float:
         assert isinstance(data, _MixedEMData)
         loglik = _latent_class_sums(data, params, False)[0]
-        return float(loglik) - self._penalty_at(data, params)
+        return float(loglik) + self._log_prior(data, params)
 
     def _valid_params(self, data: _EMData, params: Params) -> Params | None:
         """An extrapolation SQUAREM may take: positive class weights summing
@@ -373,11 +418,25 @@ class LatentClassDensity(_BaseEMDensity):
         ]
         return out
 
-    def _penalty_at(self, data: _EMData, params: Params) -> float:
-        S = params[-1]
-        if S.shape[-1] == 0:
-            return 0.0
-        return _penalty(S, data.n, data.ridge)
+    def _category_pseudo_counts(self, data: _MixedEMData, K: int) -> np.ndarray:
+        """Dirichlet pseudo-counts of the class PMFs: ``alpha`` for every
+        category, plus each class's share of the pseudo-rows spread as the
+        observed frequencies of the column's categories."""
+        assert data.frequencies is not None
+        return float(self.alpha) + data.prior_rows / K * data.frequencies
+
+    def _log_prior(self, data: _EMData, params: Params) -> float:
+        # The covariances' prior (base class), the Dirichlet pseudo-counts of
+        # the class weights (each class's share of the pseudo-rows) and of
+        # the class PMFs.
+        assert isinstance(data, _MixedEMData)
+        pi, theta = params[0], params[1]
+        K = len(pi)
+        return (
+            super()._log_prior(data, params)
+            + dirichlet_log_prior(pi, data.prior_rows / K)
+            + dirichlet_log_prior(theta, self._category_pseudo_counts(data, K))
+        )
 
     def _starts(self, data: _EMData) -> list[Any]:
         """k-means labels of the rows (standardised numeric columns, one-hot
@@ -387,6 +446,17 @@ class LatentClassDensity(_BaseEMDensity):
         seeds = integer_seeds(self.random_state, self.n_init)
         if K == 1:
             return [np.zeros(data.n, dtype=np.intp)]
+        features = self._start_features(data)
+        return [
+            KMeans(K, n_init=1, random_state=int(seed)).fit_predict(features)
+            for seed in seeds
+        ]
+
+    @staticmethod
+    def _start_features(data: _MixedEMData) -> np.ndarray:
+        """The standardised numeric columns and the one-hot nominal ones,
+        missing entries at their means, for k-means."""
+        assert data.onehot is not None
         assert data.Z0 is not None and data.nominal_missing is not None
         onehot = data.onehot.copy()
         for v, block in enumerate(category_blocks(data.sizes)):
@@ -395,11 +465,14 @@ class LatentClassDensity(_BaseEMDensity):
             onehot[np.ix_(miss, np.arange(block.start, block.stop))] = (
                 seen.mean(axis=0) if len(seen) else 0.0
             )
-        features = np.hstack([data.Z0, onehot])
-        return [
-            KMeans(K, n_init=1, random_state=int(seed)).fit_predict(features)
-            for seed in seeds
-        ]
+        return np.hstack([data.Z0, onehot])
+
+    def _centre_prior(self, data: _EMData, starts: list[Any]) -> _EMData:
+        assert isinstance(data, _MixedEMData)
+        if data.Z0 is None or not data.Z0.shape[1] or data.groups is None:
+            return data
+        labels = _centre_labels(self._start_features(data), int(self.n_components))
+        return within_centre(data, data.Z0, data.groups.missing, labels)
 
     def _initial(self, data: _EMData, start: Any) -> Params:
         assert isinstance(data, _MixedEMData) and data.onehot is not None
@@ -442,19 +515,29 @@ class LatentClassDensity(_BaseEMDensity):
         R, counts, weighted, scatter, cov_sum = sums
         n, (K, p) = data.n, m.shape
         Nk = np.maximum(R, _MIN_RESP * n)
-        pi_new = Nk / Nk.sum()
-        theta_new = self._normalise(counts + float(self.alpha), data.sizes)
+        pi_new = weights_mode(Nk, data.prior_rows / K)
+        theta_new = self._normalise(
+            counts + self._category_pseudo_counts(data, K), data.sizes
+        )
         if not p:
             return pi_new, theta_new, m, S
-        floor = (n / K) * data.ridge * np.eye(p)
+        prior = data.prior.split(K)
         m_new = weighted / Nk[:, None]
         S_new = np.empty_like(S)
         for k in range(K):
             around = _recentre(scatter[k], weighted[k], R[k], m[k], m_new[k])
-            S_k = (around + cov_sum[k] + floor) / Nk[k]
-            S_new[k] = 0.5 * (S_k + S_k.T)
+            S_new[k] = prior.mode(around + cov_sum[k], Nk[k])
             _check_singular(S_new[k], iteration)
         return pi_new, theta_new, m_new, S_new
+
+    def _n_parameters(self) -> int:
+        nominal = self._nominal_mask()
+        levels = [
+            len(c)
+            for c, is_nom in zip(self.nominal_categories_, nominal, strict=True)
+            if is_nom and c is not None
+        ]
+        return n_parameters(len(self.weights_), int((~nominal).sum()), levels)
 
     def _store(self, data: _EMData, params: Params) -> None:
         assert isinstance(data, _MixedEMData)

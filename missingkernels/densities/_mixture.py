@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -24,6 +25,8 @@ from ._em import (
     _recentre,
     _standardise,
 )
+from ._prior import DEFAULT_PRIOR_ROWS, dirichlet_log_prior, n_parameters
+from ._select import _ComponentSearch
 
 __all__ = ["GaussianMixtureDensity"]
 
@@ -98,7 +101,7 @@ def _block_start_rows(
     return Z0, groups.missing
 
 
-class GaussianMixtureDensity(_BaseEMDensity):
+class GaussianMixtureDensity(_ComponentSearch, _BaseEMDensity):
     """Gaussian mixture fitted to incomplete rows by EM (Ghahramani & Jordan).
 
     Each EM iteration computes, for every row and component ``k``, the
@@ -115,8 +118,14 @@ class GaussianMixtureDensity(_BaseEMDensity):
 
     Parameters
     ----------
-    n_components : int, default=3
-        Number of mixture components ``K``.
+    n_components : int, "bic" or (int, int), default=3
+        Number of mixture components ``K``, or how to choose it: ``"bic"``
+        fits ``K = 1, ..., 6`` and keeps the fit with the lowest BIC,
+        ``-2 loglik_ + p log n`` (``p = K - 1 + K (d + d (d + 1) / 2)`` free
+        parameters, ``n`` rows with an observed entry); a pair
+        ``(low, high)`` fits ``K = low, ..., high``. Each count is fitted as
+        a fixed one would be (same ``n_init`` and ``random_state``); counts
+        too many for the rows are skipped.
     max_iter : int, default=500
         Maximum number of EM steps (passes over the rows) per
         initialisation.
@@ -134,20 +143,36 @@ class GaussianMixtureDensity(_BaseEMDensity):
         the simplex, a covariance not positive definite or a lower objective
         falls back to the plain EM step. ``"none"``: plain EM.
     ridge : float, default=1e-6
-        Covariance floor. The M-step returns
-        ``S_k = (scatter_k + (n / K) * ridge * D) / N_k``, with ``D`` the
-        diagonal of the observed feature variances, ``N_k`` the summed
-        posterior weights of component ``k`` and ``n`` the rows with an
-        observed entry: for a component holding its share ``n / K`` this is
-        ``S_ML + ridge * D``. It is the exact EM for the penalised
-        log-likelihood ``loglik - n * ridge / (2 K) * sum_k tr(D S_k^-1)``,
-        which keeps the likelihood bounded (an unpenalised component can
-        collapse onto a single row). With ``ridge=0`` and a singular
+        Covariance floor. Adds ``(n / K) * ridge * D`` to each component's
+        M-step scatter, with ``D`` the diagonal of the observed feature
+        variances and ``n`` the rows with an observed entry: for a component
+        holding its share ``n / K`` (and ``prior_rows=0``) this is
+        ``S_ML + ridge * D``. It is the penalty
+        ``- n * ridge / (2 K) * sum_k tr(D S_k^-1)``, the scale-only case of
+        the prior below, which keeps the likelihood bounded when
+        ``prior_rows=0`` (an unpenalised component can collapse onto a
+        single row). With ``ridge=0``, ``prior_rows=0`` and a singular
         component the fit restarts with ``ridge=1e-6`` and a
         :class:`SingularCovarianceWarning`.
+    prior_rows : float or "auto", default="auto"
+        Strength of the prior (``"auto"``: ``max(10, d)`` for ``d``
+        numeric features), in pseudo-rows shared evenly by the
+        components (see :class:`GaussianEMDensity`): each component gets
+        ``prior_rows / K`` pseudo-rows of scatter ``D_w``, so its M-step
+        covariance is ``(A_k + prior_rows / K * D_w) / (N_k + prior_rows / K)``
+        (``A_k``: expected scatter, ``N_k``: summed posterior weights), and
+        its weight the Dirichlet pseudo-count ``prior_rows / K``:
+        ``pi_k = (N_k + prior_rows / K) / (n + prior_rows)``. ``D_w`` is the
+        diagonal of the pooled within-cluster variances of a k-means
+        clustering of the mean-imputed rows (10 initialisations, fixed
+        seed), at most the observed variances: centring on the whole table's
+        variances would inflate well separated components. 0: maximum
+        likelihood (with the ridge).
     n_init : int, default=1
         Number of k-means initialisations; the fit with the highest
-        penalised log-likelihood is kept.
+        penalised log-likelihood is kept. With ``n_components="bic"`` a few
+        (e.g. 3) make the comparison of the counts less dependent on one
+        start's local maximum.
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means initialisations.
 
@@ -165,11 +190,18 @@ class GaussianMixtureDensity(_BaseEMDensity):
         Whether the kept initialisation met the stopping criterion (else a
         ``ConvergenceWarning`` names the slowest features).
     loglik_trace_ : ndarray of shape (n_accepted + 1,)
-        Observed-data log-likelihood minus the ridge penalty, at the start and
-        at each accepted iterate (every EM step with ``acceleration="none"``);
-        never decreases.
+        The penalised objective (observed-data log-likelihood plus the log
+        prior, minus the ridge penalty), at the start and at each accepted
+        iterate (every EM step with ``acceleration="none"``); never
+        decreases.
     loglik_ : float
-        ``loglik_trace_[-1]``.
+        The observed-data log-likelihood at the returned estimate.
+    n_components_ : int
+        The number of components fitted (chosen, with ``"bic"`` or a range).
+    bic_ : float
+        BIC of the fit, ``-2 loglik_ + p log n``.
+    bic_scores_ : dict
+        With ``"bic"`` or a range only: count -> BIC of each count fitted.
     ridge_ : float
         The ridge used.
     n_features_in_ : int
@@ -209,10 +241,16 @@ class GaussianMixtureDensity(_BaseEMDensity):
     representation: ClassVar[str] = "mixture"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"bic"}),
+            tuple,
+            list,
+        ],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "ridge": [Interval(Real, 0, None, closed="left")],
+        "prior_rows": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "tol_loglik": [Interval(Real, 0, None, closed="left"), None],
@@ -229,11 +267,13 @@ class GaussianMixtureDensity(_BaseEMDensity):
         random_state: Any = None,
         tol_loglik: float | None = None,
         acceleration: str = "squarem",
+        prior_rows: float | str = DEFAULT_PRIOR_ROWS,
     ):
         self.n_components = n_components
         self.max_iter = max_iter
         self.tol = tol
         self.ridge = ridge
+        self.prior_rows = prior_rows
         self.n_init = n_init
         self.random_state = random_state
         self.tol_loglik = tol_loglik
@@ -241,7 +281,9 @@ class GaussianMixtureDensity(_BaseEMDensity):
 
     _e_step = staticmethod(_mixture_sums)
     _singular_what: ClassVar[str] = "a component covariance"
-    _singular_advice: ClassVar[str] = "Increase ridge or use fewer components."
+    _singular_advice: ClassVar[str] = (
+        "Increase prior_rows or ridge, or use fewer components."
+    )
 
     # -- fitting (the loop is _BaseEMDensity's) ----------------------------
     def _check_n_rows(self, n_used: int) -> None:
@@ -274,6 +316,10 @@ class GaussianMixtureDensity(_BaseEMDensity):
             for seed in seeds
         ]
 
+    def _centre_prior(self, data: _EMData, starts: list[Any]) -> _EMData:
+        Z0, mask, _ = starts[0]
+        return within_centre(data, Z0, mask, _centre_labels(Z0, int(self.n_components)))
+
     def _initial(self, data: _EMData, start: Any) -> Params:
         Z0, mask, labels = start
         return _initial_parameters(Z0, mask, labels, self.n_components)
@@ -283,19 +329,26 @@ class GaussianMixtureDensity(_BaseEMDensity):
     ) -> Params:
         m, S = params[1], params[2]
         R, weighted, scatter, cov_sum = sums
-        n, d = data.n, m.shape[1]
-        K = self.n_components
-        floor = (n / K) * data.ridge * np.eye(d)
+        n = data.n
+        K = len(m)
+        prior = data.prior.split(K)
         Nk = np.maximum(R, _MIN_RESP * n)
-        pi_new = Nk / Nk.sum()
+        pi_new = weights_mode(Nk, prior.rows)
         m_new = weighted / Nk[:, None]
         S_new = np.empty_like(S)
         for k in range(K):
             around = _recentre(scatter[k], weighted[k], R[k], m[k], m_new[k])
-            S_k = (around + cov_sum[k] + floor) / Nk[k]
-            S_new[k] = 0.5 * (S_k + S_k.T)
+            S_new[k] = prior.mode(around + cov_sum[k], Nk[k])
             _check_singular(S_new[k], iteration)
         return pi_new, m_new, S_new
+
+    def _log_prior(self, data: _EMData, params: Params) -> float:
+        # The covariances' prior, and each component's share of the
+        # pseudo-rows as a Dirichlet pseudo-count of its weight.
+        K = len(params[0])
+        return super()._log_prior(data, params) + dirichlet_log_prior(
+            params[0], data.prior_rows / K
+        )
 
     def _valid_params(self, data: _EMData, params: Params) -> Params | None:
         # SQUAREM's extrapolation keeps the weights' sum (an affine
@@ -303,6 +356,9 @@ class GaussianMixtureDensity(_BaseEMDensity):
         if not _on_simplex(params[0], floor=0.0):
             return None
         return super()._valid_params(data, params)
+
+    def _n_parameters(self) -> int:
+        return n_parameters(len(self.weights_), self.n_features_in_)
 
     def _store(self, data: _EMData, params: Params) -> None:
         pi, m, S = params
@@ -314,6 +370,59 @@ class GaussianMixtureDensity(_BaseEMDensity):
         return mixture_conditionals(
             X, np.log(self.weights_), self.means_, self.covariances_
         )
+
+
+def _centre_labels(features: np.ndarray, K: int) -> np.ndarray:
+    """k-means labels (10 initialisations, fixed seed) of the start's rows,
+    for :func:`within_centre`: a single k-means run may merge clusters,
+    whose spread would then enter the prior."""
+    if K == 1:
+        return np.zeros(len(features), dtype=np.intp)
+    return KMeans(K, n_init=10, random_state=0).fit_predict(features)
+
+
+def within_centre(
+    data: _EMData, Z0: np.ndarray, mask: np.ndarray, labels: np.ndarray
+) -> _EMData:
+    """``data`` with the prior centred on the pooled within-cluster variances
+    of the start ``labels`` (observed entries of the standardised rows ``Z0``;
+    features constant in the data keep their tiny centre).
+
+    The components' variances, not the whole table's: between-cluster spread
+    in the centre would inflate every component's covariance, the more so the
+    fewer the components (each gets ``prior_rows / K`` pseudo-rows), and
+    bias the BIC towards more components. With one cluster it is the
+    observed variance (1 on this scale), as in :class:`GaussianEMDensity`.
+    """
+    if not len(labels) or labels.max() == 0:
+        return data
+    observed = ~mask
+    K = int(labels.max()) + 1
+    squares = np.zeros(Z0.shape[1])
+    counts = np.zeros(Z0.shape[1])
+    for k in range(K):
+        rows = labels == k
+        n_k = observed[rows].sum(axis=0)
+        m_k = np.divide(
+            (Z0[rows] * observed[rows]).sum(axis=0), n_k, out=np.zeros_like(squares),
+            where=n_k > 0,
+        )  # fmt: skip
+        squares += (observed[rows] * (Z0[rows] - m_k) ** 2).sum(axis=0)
+        counts += np.maximum(n_k - 1, 0)
+    pooled = np.divide(squares, counts, out=np.ones_like(squares), where=counts > 0)
+    # Never above the observed variance, nor vanishing (a cluster may hold
+    # one value of a feature).
+    pooled = np.clip(pooled, 1e-2, 1.0)
+    base = np.ones_like(pooled) if data.centre is None else data.centre
+    return replace(data, centre=np.where(base < 1.0, base, pooled))
+
+
+def weights_mode(counts: np.ndarray, pseudo_rows: float) -> np.ndarray:
+    """Mixture weights maximising ``sum (counts_k + a) log pi_k`` on the
+    simplex, ``a`` = ``pseudo_rows`` per component: the M-step's weights
+    under the Dirichlet prior of the pseudo-rows."""
+    total = counts + pseudo_rows
+    return total / total.sum()
 
 
 def mixture_conditionals(
