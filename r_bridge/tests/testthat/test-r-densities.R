@@ -81,7 +81,8 @@ test_that("density = \"r_amelia\" gives the model of gaussian_em (the same Gauss
     density = "r_amelia", density_params = list(tolerance = 1e-10, max_iter = 5000)
   )
   fit_g <- mk_svm(d$x, d$y, gamma = 0.5,
-    density = "gaussian_em", density_params = list(tol = 1e-10, max_iter = 5000)
+    # the ML fit (no prior), which is what Amelia computes with empri = 0
+    density = "gaussian_em", density_params = list(tol = 1e-10, max_iter = 5000, prior_rows = 0)
   )
   expect_identical(fit_a$density, "r_amelia")
   expect_equal(predict(fit_a, d$x, type = "decision"), predict(fit_g, d$x, type = "decision"),
