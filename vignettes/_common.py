@@ -7,7 +7,10 @@ is the papers' protocol. Results go to ``vignettes/results/<name>/<mode>/``:
 interruption), ``runs.csv`` (the wall time of every run, also of one
 stopped by SIGTERM or Ctrl-C), ``table_<metric>.md``, figures, and
 ``README.md`` with the command, the compute and wall time and the package
-version.
+version. A vignette whose settings differ between datasets (vignette 9's
+gamma per dataset) runs them as *parts*, one results file each
+(``results_<part>.csv``), reported together. ``--dask ADDRESS`` runs the
+cells on a Dask cluster (the ``dask`` extra).
 """
 
 from __future__ import annotations
@@ -72,6 +75,17 @@ def socp_method() -> Any:
     return resolve_method("socp", C_grid=SOCP_C_GRID, gamma_grid=SOCP_GAMMA_GRID)
 
 
+def hgb_single_point() -> Any:
+    """``hgb`` at one setting (learning_rate 0.1, 31 leaves: scikit-learn's
+    defaults), no inner search: for the quick modes, where its 9-point
+    search would be most of the run time."""
+    import dataclasses
+
+    return dataclasses.replace(
+        resolve_method("hgb"), grid={"learning_rate": [0.1], "max_leaf_nodes": [31]}
+    )
+
+
 def load(
     names: Sequence[str],
     max_rows: int | None = None,
@@ -114,7 +128,14 @@ def main(
 
     ``make_config(quick)`` returns the keyword arguments of run_comparison plus
     ``datasets`` (name -> ComparisonData), ``methods``, ``metric`` and
-    optionally ``curves`` (plot score vs rate) and ``intro`` (Markdown).
+    optionally ``curves`` (plot score vs rate), ``intro`` (Markdown),
+    ``blocks`` (the columns of a block of the Friedman test and the Wilcoxon
+    tests; default dataset x mechanism x rate), ``question`` and ``answer``
+    (the README then opens with the question and ``answer(results, extra)``,
+    then the figures and tables, the provenance at the end; ``extra`` as for
+    ``report``: ``summary``, ``out``, ``report``) and ``parts`` (part name ->
+    overrides of the keyword arguments, e.g. ``{"datasets": ..., "gamma_grid":
+    ...}``: each part runs with its own results file, the report covers all).
     """
     parser = argparse.ArgumentParser(description=title)
     mode = parser.add_mutually_exclusive_group(required=True)
@@ -134,6 +155,12 @@ def main(
         "in the output file; rerun without it to complete the rest)",
     )
     parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the cells on the Dask cluster whose scheduler is at ADDRESS "
+        "(e.g. tcp://10.0.0.5:8786; the dask extra); results are appended here",
+    )
+    parser.add_argument(
         "--report-only",
         action="store_true",
         help="only rewrite the report from the results file (safe while a run "
@@ -146,6 +173,10 @@ def main(
     metric = config.pop("metric")
     curves = config.pop("curves", False)
     intro = config.pop("intro", "")
+    blocks = tuple(config.pop("blocks", ("dataset", "mechanism", "rate")))
+    question = config.pop("question", None)
+    answer_of = config.pop("answer", None)
+    parts = config.pop("parts", None) or {"": {}}
     methods, missing = available(config.pop("methods"))
     planned = list(methods)
     if args.methods:
@@ -157,31 +188,42 @@ def main(
     given = sys.argv[1:] if argv is None else list(argv)
     invocation = "python " + " ".join(shlex.quote(a) for a in [script, *given])
     start = time.perf_counter()
-    results_csv = out / "results.csv"
+    runs = {
+        part: (
+            out / (f"results_{part}.csv" if part else "results.csv"),
+            {"datasets": datasets, **config, **overrides},
+        )
+        for part, overrides in parts.items()
+    }
+    files = [path for path, _ in runs.values()]
     if args.report_only:
-        results = read_results(results_csv)
+        results = _read_all(files)
     else:
-        before = _finished_cells(results_csv)
+        before = sum(_finished_cells(path) for path in files)
         status = "interrupted"
         # A run stopped with SIGTERM (kill, a batch scheduler) still records
         # its wall time: the signal becomes SystemExit, which runs the finally.
         previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
         try:
-            results = run_comparison(
-                datasets,
-                methods,
-                output=results_csv,
-                n_jobs=args.n_jobs,
-                progress=args.progress,
-                draws=None
-                if args.draws is None
-                else range(min(args.draws, config.get("n_draws", 10))),
-                **config,
-            )
+            with _backend(args.dask):
+                for path, planned_kwargs in runs.values():
+                    kwargs = dict(planned_kwargs)
+                    run_comparison(
+                        kwargs.pop("datasets"),
+                        methods,
+                        output=path,
+                        n_jobs=-1 if args.dask else args.n_jobs,
+                        progress=args.progress,
+                        draws=None
+                        if args.draws is None
+                        else range(min(args.draws, kwargs.get("n_draws", 10))),
+                        **kwargs,
+                    )
+            results = _read_all(files)
             status = "finished"
         finally:
             signal.signal(signal.SIGTERM, previous)
-            after = _finished_cells(results_csv)
+            after = sum(_finished_cells(path) for path in files)
             _record_run(
                 out / "runs.csv",
                 invocation,
@@ -200,9 +242,12 @@ def main(
         pairwise_file=f"pairwise_{metric}.md",
         title=title,
         curves="curves_{mechanism}.png" if curves else None,
+        blocks=blocks,
     )
     stats = rep.stats
-    n_expected = _expected_cells(datasets, planned, config)
+    n_expected = sum(
+        _expected_cells(kw["datasets"], planned, kw) for _, kw in runs.values()
+    )
     # One row per metric of a cell: count cells (and their time) once.
     cells = results.drop_duplicates([*CELL_COLUMNS, "method"])
     n_done = cells.shape[0]
@@ -214,9 +259,7 @@ def main(
     # The command that reproduces the whole report; --methods, --draws,
     # --n-jobs and --progress only choose what runs now, not the results.
     command = f"python {shlex.quote(script)} --{'quick' if quick else 'full'}"
-    lines = [
-        f"# {title} ({'quick' if quick else 'full'} mode)",
-        "",
+    provenance = [
         f"- Status: **{status}**."
         + (
             ""
@@ -232,9 +275,24 @@ def main(
         + (
             ""
             if n_done >= n_expected
-            else " " + _compute_left(cells, datasets, planned, config)
+            else " "
+            + _compute_left(
+                cells,
+                [kw["datasets"] for _, kw in runs.values()],
+                planned,
+                [kw for _, kw in runs.values()],
+            )
         ),
-        f"- Protocol: {_protocol(config)}.",
+        f"- Protocol: {_protocol(config)}"
+        + (
+            "; per part: "
+            + "; ".join(
+                f"{part}: {_overrides(over)}" for part, over in parts.items() if over
+            )
+            if len(parts) > 1
+            else ""
+        )
+        + ".",
         "- Methods with results: "
         + ", ".join(sorted(results["method"].unique()))
         + "; planned: "
@@ -242,15 +300,14 @@ def main(
         + ".",
     ]
     if missing:
-        lines.append(f"- Not run (not available in this installation): {missing}.")
+        provenance.append(f"- Not run (not available in this installation): {missing}.")
     if rep.errors:
-        lines.append(
+        provenance.append(
             f"- Failed cells: {rep.n_failed_cells} (first error per method: "
             + "; ".join(f"{m}: {e}" for m, e in rep.errors.items())
             + ")."
         )
-    if intro:
-        lines += ["", intro]
+    lines = ["", intro] if intro else []
     lines += [
         "",
         f"## {metric}: mean ± std over draws (each draw: mean over outer folds)",
@@ -260,8 +317,8 @@ def main(
     if stats is not None:
         lines += [
             "",
-            f"Friedman test over {stats.n_blocks} blocks (dataset x mechanism x rate;"
-            f" scores averaged over the {rep.n_common_cells} draw x fold cells that "
+            f"Friedman test over {stats.n_blocks} blocks ({' x '.join(blocks)};"
+            f" scores averaged over the {rep.n_common_cells} cells that "
             "every method finished):"
             f" chi2 = {stats.statistic:.2f}, p = {stats.pvalue:.3g}; Nemenyi critical "
             f"difference {stats.critical_difference:.2f} at alpha = {stats.alpha}. "
@@ -278,13 +335,75 @@ def main(
             "",
             rep.pairwise_table,
         ]
+    extra = {"summary": summary_table(results, metric), "out": out, "report": rep}
     if report is not None:
-        lines += ["", report(results, {"summary": summary_table(results, metric)})]
-    for fig in rep.figures:
-        lines += ["", f"![{fig}]({fig})"]
+        lines += ["", report(results, extra)]
+    figures = [f"![{fig}]({fig})" for fig in rep.figures]
+    heading = [f"# {title} ({'quick' if quick else 'full'} mode)", ""]
+    if question is None:
+        lines = [*heading, *provenance, *lines]
+        for fig in figures:
+            lines += ["", fig]
+    else:
+        # Question and answer first, then the figures and tables; where the
+        # numbers come from at the end.
+        answer = answer_of(results, extra) if answer_of is not None else ""
+        lines = [
+            *heading,
+            f"**Question.** {question}",
+            "",
+            f"**Answer ({status}).** {answer}",
+            "",
+            *[x for fig in figures for x in (fig, "")],
+            *lines,
+            "",
+            "## Provenance",
+            "",
+            *provenance,
+        ]
     (out / "README.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
+
+
+def _read_all(files: Sequence[Path]) -> Any:
+    """The results of every part (files not yet written left out)."""
+    import pandas as pd
+
+    frames = [read_results(path) for path in files if path.is_file()]
+    if not frames:
+        raise SystemExit(f"No results yet in {[str(f) for f in files]}.")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _backend(address: str | None) -> Any:
+    """A context running joblib's cells on the Dask cluster at ``address``
+    (none: the default backend)."""
+    import contextlib
+
+    if not address:
+        return contextlib.nullcontext()
+    import joblib
+    from distributed import Client
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(Client(address))
+    stack.enter_context(joblib.parallel_config(backend="dask"))
+    return stack
+
+
+def _overrides(over: Mapping[str, Any]) -> str:
+    """The settings a part changes, for the protocol line."""
+    shown = []
+    for key, value in over.items():
+        if key == "datasets":
+            shown.append("datasets " + ", ".join(value))
+        elif key in ("C_grid", "gamma_grid"):
+            exps = [np.log2(v) for v in value]
+            shown.append(f"{key} {{" + ", ".join(f"2^{e:g}" for e in exps) + "}")
+        else:
+            shown.append(f"{key} {value}")
+    return ", ".join(shown)
 
 
 def _n_method_cells(results: Any) -> int:
@@ -394,18 +513,28 @@ def _expected_cells(datasets: Mapping, methods: Sequence[str], config: Mapping) 
 
 
 def _compute_left(
-    cells: Any, datasets: Mapping, methods: Sequence[Any], config: Mapping
+    cells: Any,
+    datasets: Mapping | Sequence[Mapping],
+    methods: Sequence[Any],
+    config: Mapping | Sequence[Mapping],
 ) -> str:
     """Estimated compute still to run, per method: its mean seconds per cell on
-    each dataset times the cells it has not finished there."""
-    per_dataset = _cells_per_dataset(config)
+    each dataset times the cells it has not finished there (``datasets`` and
+    ``config`` may be lists, one per part)."""
+    if isinstance(config, Mapping):
+        datasets, config = [datasets], [config]  # type: ignore[list-item]
+    per_dataset = {
+        name: _cells_per_dataset(cfg)
+        for data, cfg in zip(datasets, config, strict=True)  # type: ignore[arg-type]
+        for name in data
+    }
     hours: dict[str, float] = {}
     unknown: dict[str, list[str]] = {}
     for method in (getattr(m, "name", m) for m in methods):
         mine = cells[cells["method"] == method]
-        for dataset in datasets:
+        for dataset, planned in per_dataset.items():
             done = mine[mine["dataset"] == dataset]["cell_seconds"]
-            left = per_dataset - done.size
+            left = planned - done.size
             if left <= 0:
                 continue
             if done.empty:
@@ -521,3 +650,210 @@ def versus_table(  # type: ignore[no-untyped-def]
             f"{versus(means, draws, best, hgb)} |"
         )
     return lines
+
+
+def complete_rows(data: ComparisonData) -> ComparisonData:
+    """``data`` without its rows that have a missing value (the simulated
+    mechanisms need complete data)."""
+    keep = ~np.isnan(data.X).any(axis=1)
+    return ComparisonData(data.X[keep], data.y[keep], data.task)
+
+
+#: Rate bands of the sweeps' summaries (the genRBF paper's Figure 6 reads
+#: low, middle and high rates apart).
+BANDS = (("10-30%", 0.0, 0.35), ("40-50%", 0.35, 0.55), ("60%+", 0.55, 1.0))
+
+
+def _ranked_blocks(results: Any, metric: str, blocks: Sequence[str]) -> Any:
+    """Block scores (cells every method finished) and their ranks (1 best)."""
+    from missingkernels.experiments import block_scores
+    from missingkernels.experiments._report import common_cells
+
+    scores = block_scores(common_cells(results), metric, blocks=blocks)
+    return scores, scores.rank(axis=1, ascending=False)
+
+
+def plot_rank_curves(results: Any, metric: str, blocks: Sequence[str], path: Path):  # type: ignore[no-untyped-def]
+    """Mean rank per missing rate, one panel per mechanism (the genRBF
+    paper's Figure 6); returns the table of mean ranks (rate x method) per
+    mechanism as a dict."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from missingkernels.experiments._stats import CD_COLOURS
+
+    _, ranks = _ranked_blocks(results, metric, blocks)
+    by = ranks.groupby(level=["mechanism", "rate"]).mean()
+    present = set(by.index.get_level_values("mechanism"))
+    known = ["mcar", "mar", "mnar", "self_masking"]
+    mechs = [m for m in known if m in present] + sorted(present - set(known))
+    fig, axes = plt.subplots(
+        1, len(mechs), figsize=(4.6 * len(mechs), 3.6), squeeze=False, sharey=True
+    )
+    tables = {}
+    order = by.mean().sort_values().index
+    for ax, mech in zip(axes.flat, mechs, strict=True):
+        table = by.loc[mech][order]
+        tables[mech] = table
+        for i, method in enumerate(order):
+            ax.plot(
+                100 * table.index,
+                table[method],
+                marker="o",
+                color=CD_COLOURS[i % len(CD_COLOURS)],
+                label=method,
+            )
+        ax.set_title(mech.upper())
+        ax.set_xlabel("missing entries (%)")
+        ax.grid(alpha=0.3)
+    axes.flat[0].set_ylabel(f"mean rank ({metric}; 1 = best)")
+    axes.flat[0].invert_yaxis()
+    axes.flat[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return tables
+
+
+def rank_tables(tables: Mapping[str, Any]) -> list[str]:
+    """Markdown: mean rank per rate (columns) and method (rows), per mechanism."""
+    lines: list[str] = []
+    for mech, table in tables.items():
+        rates = [f"{100 * r:g}%" for r in table.index]
+        lines += [
+            f"**{mech.upper()}**",
+            "",
+            "| method | " + " | ".join(rates) + " | all |",
+            "|---|" + "---|" * (len(rates) + 1),
+        ]
+        for method in table.columns:
+            cells = " | ".join(f"{v:.2f}" for v in table[method])
+            lines.append(f"| {method} | {cells} | {table[method].mean():.2f} |")
+        lines.append("")
+    return lines
+
+
+def band_table(
+    results: Any,
+    metric: str,
+    ours: str,
+    imputation: Sequence[str],
+    blocks: Sequence[str],
+    rival: str = "hgb",
+) -> list[str]:
+    """Markdown rows, per mechanism and rate band (:data:`BANDS`): the
+    Friedman p over the band's blocks, the mean rank of ``ours``, of the best
+    imputation pipeline (the one of ``imputation`` with the lowest mean rank
+    in the band, picked after the fact) and of ``rival``; ``ours`` minus each
+    (mean score difference over blocks, blocks where ours is higher / the
+    same / lower); and the pairs with ``ours`` that Holm leaves significant
+    over all pairs of the band."""
+    from missingkernels.experiments import friedman_nemenyi, pairwise_wilcoxon
+
+    scores, ranks = _ranked_blocks(results, metric, blocks)
+    lines = [
+        f"| mechanism | rates | blocks | Friedman p | {ours} rank | best imputation "
+        f"(rank) | {rival} rank | {ours} - imputation | {ours} - {rival} | "
+        f"significant pairs with {ours} (Holm) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    mech_level = scores.index.get_level_values("mechanism")
+    rate_level = scores.index.get_level_values("rate").astype(float)
+    for mech in sorted(mech_level.unique()):
+        for band, lo, hi in BANDS:
+            sel = (mech_level == mech) & (rate_level > lo) & (rate_level <= hi)
+            s, r = scores[sel], ranks[sel]
+            if s.shape[0] == 0 or ours not in s.columns:
+                continue
+            mean_rank = r.mean()
+            have = [m for m in imputation if m in s.columns]
+            imp = min(have, key=lambda m: mean_rank[m]) if have else None
+            p = "-"
+            if s.shape[0] >= 2 and s.shape[1] >= 3:
+                p = f"{friedman_nemenyi(s).pvalue:.2g}"
+            sig = "-"
+            if s.shape[0] >= 2:
+                pw = pairwise_wilcoxon(s).significant()
+                pw = pw[(pw["method_a"] == ours) | (pw["method_b"] == ours)]
+                sig = (
+                    ", ".join(
+                        f"{row.method_a} {'>' if row.median_difference > 0 else '<'}"
+                        f" {row.method_b}"
+                        for row in pw.itertuples(index=False)
+                    )
+                    or "none"
+                )
+
+            rank = {m: f"{mean_rank[m]:.2f}" for m in s.columns}
+            lines.append(
+                f"| {mech} | {band} | {s.shape[0]} | {p} | {rank[ours]} | "
+                + (f"{imp} ({rank[imp]})" if imp else "-")
+                + f" | {rank.get(rival, '-')} | {_versus_blocks(s, ours, imp)} | "
+                f"{_versus_blocks(s, ours, rival)} | {sig} |"
+            )
+    return lines
+
+
+def _versus_blocks(scores: Any, ours: str, other: str | None) -> str:
+    """Mean of ours minus other over blocks, and the blocks where ours is
+    higher / the same / lower."""
+    if other is None or other not in scores.columns:
+        return "-"
+    d = scores[ours] - scores[other]
+    higher, same = int((d > 0).sum()), int((d == 0).sum())
+    return f"{d.mean():+.3f} ({higher}/{same}/{d.size - higher - same})"
+
+
+def sweep_answer(
+    results: Any,
+    metric: str,
+    ours: str,
+    imputation: Sequence[str],
+    blocks: Sequence[str],
+    rival: str = "hgb",
+) -> str:
+    """Two or three sentences with the numbers: ``ours``'s mean rank over all
+    blocks, and per mechanism and rate band (:data:`BANDS`) whether it ranks
+    ahead of the best imputation pipeline and of ``rival``."""
+    from missingkernels.experiments import friedman_nemenyi
+
+    scores, ranks = _ranked_blocks(results, metric, blocks)
+    if scores.shape[0] < 2 or ours not in scores.columns:
+        return f"Not enough finished blocks yet to rank {ours}."
+    mean = ranks.mean().sort_values()
+    place = list(mean.index).index(ours) + 1
+    text = (
+        f"Over {scores.shape[0]} blocks ({' x '.join(blocks)}), {ours} has mean "
+        f"rank {mean[ours]:.2f}, {place} of {len(mean)} methods (best: "
+        f"{mean.index[0]} {mean.iloc[0]:.2f}"
+    )
+    if scores.shape[1] >= 3:
+        text += f"; Friedman p = {friedman_nemenyi(scores).pvalue:.2g}"
+    text += ")."
+    ahead_imp, ahead_rival, bands = [], [], 0
+    mech_level = scores.index.get_level_values("mechanism")
+    rate_level = scores.index.get_level_values("rate").astype(float)
+    for mech in sorted(mech_level.unique()):
+        for band, lo, hi in BANDS:
+            sel = (mech_level == mech) & (rate_level > lo) & (rate_level <= hi)
+            if not sel.any():
+                continue
+            bands += 1
+            r = ranks[sel].mean()
+            have = [m for m in imputation if m in r.index]
+            label = f"{mech.upper()} {band}"
+            if have and r[ours] < min(r[m] for m in have):
+                ahead_imp.append(label)
+            if rival in r.index and r[ours] < r[rival]:
+                ahead_rival.append(label)
+    text += (
+        f" By mechanism and rate band, {ours} ranks ahead of the best imputation "
+        f"pipeline of the band in {len(ahead_imp)} of {bands} bands"
+        + (f" ({', '.join(ahead_imp)})" if ahead_imp else "")
+        + f" and ahead of {rival} in {len(ahead_rival)} of {bands}"
+        + (f" ({', '.join(ahead_rival)})" if ahead_rival else "")
+        + "; the table below gives the ranks, differences and tests."
+    )
+    return text
