@@ -923,7 +923,7 @@ def _plan_of(data, **kwargs):  # type: ignore[no-untyped-def]
     return [(job[0], job[2], job[5], job[6]) for job in jobs]
 
 
-def _toy(n: int = 90, seed: int = 3) -> ComparisonData:
+def _shift_toy(n: int = 90, seed: int = 3) -> ComparisonData:
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4))
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
@@ -934,7 +934,7 @@ def _toy(n: int = 90, seed: int = 3) -> ComparisonData:
 def test_train_rate_takes_training_rows_from_their_own_draw(mechanism):
     from missingkernels.experiments import simulate_missing
 
-    data = _toy()
+    data = _shift_toy()
     same = _plan_of(data, mechanisms=[mechanism])
     for train_rate in (0.0, 0.1):
         shifted = _plan_of(data, mechanisms=[mechanism], train_rate=train_rate)
@@ -959,7 +959,7 @@ def test_train_rate_takes_training_rows_from_their_own_draw(mechanism):
 
 
 def test_train_rate_zero_fits_every_model_on_complete_rows(recording_plugin, tmp_path):
-    data = _toy()
+    data = _shift_toy()
     res = run_comparison(
         {"toy": data},
         ["test_recording", "test_recording_baseline"],
@@ -995,7 +995,7 @@ def test_train_rate_zero_fits_every_model_on_complete_rows(recording_plugin, tmp
 
 
 def test_train_size_subsamples_training_rows_stratified_and_shared():
-    data = _toy(n=150)
+    data = _shift_toy(n=150)
     jobs = _plan_of(data, train_size=20)
     full = _plan_of(data)
     by_location: dict[tuple, np.ndarray] = {}
@@ -1016,7 +1016,7 @@ def test_train_size_subsamples_training_rows_stratified_and_shared():
 
 def test_train_size_reaches_the_results():
     res = run_comparison(
-        {"toy": _toy(n=150)},
+        {"toy": _shift_toy(n=150)},
         ["mean"],
         mechanisms=["mcar"],
         rates=[0.6],
@@ -1053,7 +1053,7 @@ def test_train_options_are_checked_before_any_cell(kwargs, match):
     )
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        run_comparison({"toy": _toy()}, ["mean"], **args)
+        run_comparison({"toy": _shift_toy()}, ["mean"], **args)
 
 
 def test_train_size_too_small_for_the_classes_names_the_dataset():
