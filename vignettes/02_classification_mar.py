@@ -25,6 +25,8 @@ import dataclasses
 import sys
 
 from _common import (
+    GENRBF_PAPER_DATASETS,
+    IMPUTATION_PIPELINES,
     PLAIN_EM_NOTE,
     complete_rows,
     load,
@@ -40,16 +42,7 @@ from missingkernels.experiments import (
     resolve_method,
 )
 
-DATASETS = [
-    "australian",
-    "banknote_authentication",
-    "breast_cancer_wisconsin",
-    "climate_model_crashes",
-    "pima_indians_diabetes",
-    "statlog_heart",
-    "ionosphere",
-    "liver_disorders_bupa",
-]
+DATASETS = list(GENRBF_PAPER_DATASETS)
 # genRBF in the fitted covariance's scalar product (the paper's Appendix D and
 # the authors' experiments); "genrbf" is the Euclidean default.
 GENRBF_MAHALANOBIS = dataclasses.replace(
@@ -235,16 +228,7 @@ DIFFERENCES = """## What differs from the paper
 
 
 OURS = ("genrbf", "genrbf_mahalanobis", "expected_rbf")
-IMPUTATION = (
-    "zero",
-    "mean",
-    "knn",
-    "iterative",
-    "missforest",
-    "gmm",
-    "mean_indicator",
-    "knn_indicator",
-)
+IMPUTATION = IMPUTATION_PIPELINES
 
 COMPARISON = """\
 Our kernels against what a user would otherwise pick, on the tables above

@@ -31,7 +31,8 @@ core-hours, so the full mode runs the full rate grid on the four cheapest
 datasets of vignette 2 (liver_disorders_bupa, statlog_heart,
 breast_cancer_wisconsin, pima_indians_diabetes: 0.63 times the mean cost per
 cell there), about 4 x 3 x 7 x 3 x 5 x 40 s = 14 core-hours; the other four
-datasets are left for a longer run (add them to FULL_DATASETS).
+datasets of GENRBF_PAPER_DATASETS are left for a longer run (add them to
+FULL_DATASETS).
 """
 
 from __future__ import annotations
@@ -39,28 +40,17 @@ from __future__ import annotations
 import sys
 
 from _common import (
-    band_table,
+    IMPUTATION_PIPELINES,
     complete_rows,
     hgb_single_point,
     load,
     main,
-    plot_rank_curves,
-    rank_tables,
     sweep_answer,
+    sweep_report,
 )
 
-#: The eight datasets of the paper's Table 1 (vignette 2).
-DATASETS = [
-    "australian",
-    "banknote_authentication",
-    "breast_cancer_wisconsin",
-    "climate_model_crashes",
-    "pima_indians_diabetes",
-    "statlog_heart",
-    "ionosphere",
-    "liver_disorders_bupa",
-]
-#: The four with the smallest cells in vignette 2's full run (see above).
+#: The four of the paper's eight (GENRBF_PAPER_DATASETS) with the smallest
+#: cells in vignette 2's full run (see above).
 FULL_DATASETS = [
     "liver_disorders_bupa",
     "statlog_heart",
@@ -82,16 +72,7 @@ METHODS = [
     "knn_indicator",
     "hgb",
 ]
-IMPUTATION = (
-    "zero",
-    "mean",
-    "knn",
-    "iterative",
-    "missforest",
-    "gmm",
-    "mean_indicator",
-    "knn_indicator",
-)
+IMPUTATION = IMPUTATION_PIPELINES
 #: The lighter protocol's grids: 5 x 5 points of the paper's 8 x 9, covering
 #: 87% of the C and 98% of the gamma values chosen in vignette 2's full run.
 C_GRID = [2.0**k for k in (-3, -1, 1, 3, 5)]
@@ -171,29 +152,15 @@ def config(quick: bool) -> dict:
 
 def report(results, extra) -> str:  # type: ignore[no-untyped-def]
     """Ranks per rate (Figure 6), the rate-band table, the paper's claim."""
-    out = extra["out"]
-    tables = plot_rank_curves(results, "accuracy", BLOCKS, out / "ranks_by_rate.png")
-    lines = [
-        "## genRBF against the best imputation pipeline and hgb, by rate band",
-        "",
-        "Per mechanism and band: the blocks (dataset x rate x draw), Friedman's "
-        "p over all methods, mean ranks (1 = best) of genrbf, of the imputation "
-        "pipeline with the best mean rank in the band (picked after the fact, "
-        "which favours it) and of hgb; genrbf minus each in accuracy (mean over "
-        "blocks; blocks where genrbf is higher / the same / lower); and the "
-        "pairs with genrbf that the Wilcoxon signed-rank test leaves "
-        "significant after Holm's correction over all pairs of the band.",
-        "",
-        *band_table(results, "accuracy", "genrbf", IMPUTATION, BLOCKS),
-        "",
+    return sweep_report(
+        results,
+        extra,
+        "accuracy",
+        IMPUTATION,
+        BLOCKS,
         PAPER_CLAIM,
-        "",
-        "## Mean rank per missing rate (the paper's Figure 6)",
-        "",
-        *rank_tables(tables),
-        "![ranks_by_rate.png](ranks_by_rate.png)",
-    ]
-    return "\n".join(lines)
+        " (the paper's Figure 6)",
+    )
 
 
 if __name__ == "__main__":
