@@ -192,6 +192,11 @@ def main(
         "in the output file; rerun without it to complete the rest)",
     )
     parser.add_argument(
+        "--parts",
+        help="run only these parts now (comma-separated; a vignette that runs "
+        "parts, e.g. 9: one per dataset); the report covers every results file",
+    )
+    parser.add_argument(
         "--dask",
         metavar="ADDRESS",
         help="run the cells on the Dask cluster whose scheduler is at ADDRESS "
@@ -243,7 +248,10 @@ def main(
         previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
         try:
             with _backend(args.dask):
-                for path, planned_kwargs in runs.values():
+                now = set(args.parts.split(",")) if args.parts else set(runs)
+                for part, (path, planned_kwargs) in runs.items():
+                    if part not in now:
+                        continue
                     kwargs = dict(planned_kwargs)
                     run_comparison(
                         kwargs.pop("datasets"),
