@@ -30,10 +30,13 @@ Protocol (full): the lighter one of vignette 8 (5 outer x 3 inner folds, C in
 {2^-3, ..., 2^5} and gamma in {2^-5, ..., 2^3}, step 2^2; hgb over its 9
 settings), 3 draws, on australian, pima_indians_diabetes and
 banknote_authentication (690-1372 rows, enough for 200 training rows in
-(d)). Budget: estimated from vignette 2's cell times scaled as in vignette 8
-(about 2-3 s per cell for the kernels and indicator pipelines, 16 s for
-iterative imputation, 2 s for hgb on these sets), the 2,430 cells of (a)
-to (d) per method-set come to about 4 core-hours.
+(d)). Budget, estimated from vignette 2's cell times on these three datasets
+scaled to this protocol as in vignette 8: per (dataset, mechanism, rate,
+draw, fold) the eight methods of (a), (b) and (d) cost about 26 s (iterative
+imputation 13 s of it), the six of (c) about 12 s; (a) has 360 such units, (b)
+180, (c) 180 and (d) 135, so the 6,480 cells come to about 5.5 core-hours,
+under 3 hours on 2 cores. Not yet measured: the quick mode's cells are too
+small to scale from.
 """
 
 from __future__ import annotations
