@@ -344,6 +344,13 @@ def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
         }
         lines, mean = _column_table(cols, "mechanism and rate")
         v = _verdict(mean, OURS)
+        if {"genrbf", "genrbf_mask"} <= set(mean.index):
+            gain = mean.loc["genrbf_mask"] - mean.loc["genrbf"]
+            v += (
+                " The mask factor changes genRBF's accuracy by "
+                + ", ".join(f"{g:+.3f} ({c})" for c, g in gain.items())
+                + "."
+            )
         answer.append(f"(c) Informative missingness: {v}")
         body += [
             "## (c) Informative missingness",
