@@ -58,6 +58,14 @@ TUNED = [
 ]
 IMPUTATION = IMPUTATION_PIPELINES
 BLOCKS = ("dataset", "mechanism", "rate")
+# Remove when the full run is redone after the default density's prior and
+# the exact kernels under ill-conditioning have landed (issue 33).
+PRE_PRIOR_NOTE = (
+    " **The committed full results are a cost measurement, not the answer:** "
+    "one dataset (concrete_compressive_strength), computed with the "
+    "maximum-likelihood Gaussian (EM without a prior) before the default "
+    "density got its prior; they are to be rerun with the whole grid."
+)
 QUESTION = (
     "As more entries go missing (10% to 80%, MCAR and MAR), does the "
     "genRBF SVR keep the lead over imputation that Struski et al. report "
@@ -91,8 +99,9 @@ def config(quick: bool) -> dict:
         blocks=BLOCKS,
         intro=intro,
         question=QUESTION,
-        answer=lambda results, extra: sweep_answer(
-            results, "r2", "genrbf", IMPUTATION, BLOCKS
+        answer=lambda results, extra: (
+            ("" if quick else PRE_PRIOR_NOTE.strip() + " ")
+            + sweep_answer(results, "r2", "genrbf", IMPUTATION, BLOCKS)
         ),
         parts={
             name: {"datasets": {name: datasets[name]}, "gamma_grid": [GAMMA[name]]}
