@@ -593,6 +593,14 @@ def _compute_left(
         + "; each method's mean time per cell on a dataset times its cells "
         "still to run there)"
     )
+    # Datasets no method has started are named once, not once per method.
+    untouched = [d for d in per_dataset if not (cells["dataset"] == d).any()]
+    if untouched:
+        text += "; no estimate for the datasets without a finished cell: " + (
+            ", ".join(map(str, untouched))
+        )
+    unknown = {m: [d for d in ds if d not in untouched] for m, ds in unknown.items()}
+    unknown = {m: ds for m, ds in unknown.items() if ds}
     if unknown:
         text += "; no estimate where a method has no finished cell: " + "; ".join(
             f"{m} on {', '.join(ds)}" for m, ds in unknown.items()
