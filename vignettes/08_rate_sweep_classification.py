@@ -45,9 +45,8 @@ from _common import (
     hgb_single_point,
     load,
     main,
-    sweep_answer,
-    sweep_report,
 )
+from _sweeps import sweep_answer, sweep_report
 
 #: The four of the paper's eight (GENRBF_PAPER_DATASETS) with the smallest
 #: cells in vignette 2's full run (see above).

@@ -37,9 +37,8 @@ from _common import (
     hgb_single_point,
     load,
     main,
-    sweep_answer,
-    sweep_report,
 )
+from _sweeps import sweep_answer, sweep_report
 
 from missingkernels.experiments import resolve_method
 
