@@ -17,14 +17,15 @@ results file under ``results/09_rate_sweep_regression/full/``; rerun the same
 command to resume. ``--parts`` (dataset names), ``--methods`` and
 ``--draws`` run a subset now.
 
-Cost, measured on concrete_compressive_strength (1030 rows, one core, the
-machine shared, load 8-13 on 2 cores): the eleven methods take 18.2 s per
-(mechanism, rate, draw, outer fold), hgb's 9-setting inner search 59% of it
-(10.8 s), missForest 3.2 s, the GMM draws 1.4 s, genRBF 0.3 s. The full run
+Cost, measured by the full run on concrete_compressive_strength (1030 rows,
+all 3 draws, 2640 cells, one core of a machine shared with other jobs, load
+7-14 on 2 cores): the eleven methods take 12.8 s per (mechanism, rate, draw,
+outer fold), hgb's 9-setting inner search 57% of it (7.2 s), missForest 2.4
+s, the GMM draws 1.1 s, genRBF 0.2 s; 51 min for the dataset. The full run
 has 7 x 2 x 8 x 3 x 5 = 1680 such units; weighting the datasets by their
-cell times in vignette 3 (abalone about five times concrete) gives about 1.7
-times concrete's cost per unit on average, so about 14 core-hours at that
-load: within 8 hours on 2 cores with ``--n-jobs 2``, less on an idle machine.
+cell times in vignette 3 (abalone 5.4 times concrete, the mean 1.7 times)
+gives about 1680 x 12.8 s x 1.7 = 10 core-hours: within 8 hours on 2 cores
+with ``--n-jobs 2``.
 """
 
 from __future__ import annotations

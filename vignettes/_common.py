@@ -582,6 +582,10 @@ def _compute_left(
             left = planned - done.size
             if left <= 0:
                 continue
+            if done.empty and not (cells["dataset"] == dataset).any():
+                # No method has started this dataset: assume its cells cost
+                # what this method's cost elsewhere (said below).
+                done = mine["cell_seconds"]
             if done.empty:
                 unknown.setdefault(method, []).append(str(dataset))
             else:
@@ -591,16 +595,16 @@ def _compute_left(
         f"Estimated compute left: {sum(hours.values()):.1f} core-hours ("
         + ", ".join(parts)
         + "; each method's mean time per cell on a dataset times its cells "
-        "still to run there)"
+        "still to run there"
     )
-    # Datasets no method has started are named once, not once per method.
     untouched = [d for d in per_dataset if not (cells["dataset"] == d).any()]
     if untouched:
-        text += "; no estimate for the datasets without a finished cell: " + (
-            ", ".join(map(str, untouched))
+        text += (
+            "; on the datasets without a finished cell ("
+            + ", ".join(map(str, untouched))
+            + ") its mean over the finished ones, which misses their size"
         )
-    unknown = {m: [d for d in ds if d not in untouched] for m, ds in unknown.items()}
-    unknown = {m: ds for m, ds in unknown.items() if ds}
+    text += ")"
     if unknown:
         text += "; no estimate where a method has no finished cell: " + "; ".join(
             f"{m} on {', '.join(ds)}" for m, ds in unknown.items()
