@@ -19,20 +19,19 @@ command after an interruption to resume, ``--methods``/``--draws`` to run a
 subset now, ``--n-jobs 2`` for two cores, ``--dask ADDRESS`` for a cluster.
 
 Budget (stated in the report): a full run must fit 8 hours on 2 cores (16
-core-hours). Per (dataset, mechanism, rate, draw, outer fold) the twelve
-methods cost about 63 s on one core under this protocol, estimated from the
-measured cell times of vignette 2's full run (the paper's protocol, 30% MAR,
-the same datasets: 134 s for these twelve methods, averaged over its eight
-datasets) scaled by the work each method repeats: SVM fits x 75/360 (3 inner
-folds x 25 grid points against 5 x 72), density and imputer fits x 4/6 (3 inner
-folds + refit against 5 + 1), hgb x 3/5, geom x 75/360. All eight datasets at
-seven rates, three mechanisms and three draws would be 840 x 3 x 63 s = 44
-core-hours, so the full mode runs the full rate grid on the four cheapest
-datasets of vignette 2 (liver_disorders_bupa, statlog_heart,
-breast_cancer_wisconsin, pima_indians_diabetes: 0.63 times the mean cost per
-cell there), about 4 x 3 x 7 x 3 x 5 x 40 s = 14 core-hours; the other four
-datasets of GENRBF_PAPER_DATASETS are left for a longer run (add them to
-FULL_DATASETS).
+core-hours). Measured on pima_indians_diabetes (768 rows, the largest cells of
+the four smallest sets in vignette 2) with this protocol, MAR at 20% and 60%,
+one draw x 5 outer folds, two processes on a machine at load about 2: the
+twelve methods take 11.0 s (20%) and 17.6 s (60%) per (dataset, mechanism,
+rate, draw, outer fold) on one core, missForest 4 s, geom 2-4 s, the GMM
+draws 0.5-3.5 s, hgb 1.2-1.7 s, genRBF 0.4-0.5 s. The full run has 8 x 3 x 7
+x 3 x 5 = 2520 such units; at 14.3 s (the mean of the two rates) times 1.15
+(vignette 2's mean cell cost over the eight sets against pima's) that is
+about 11.5 core-hours, so all eight datasets run, within 8 hours on 2 cores
+with ``--n-jobs 2`` if the machine is not shared. (An estimate scaled from
+vignette 2's cell times, 63 s per unit, was 3-4 times too high and had cut the
+run to four datasets.) If a first draw shows it will not fit, ``--parts``
+runs the full rate grid on fewer datasets: say so in the report.
 """
 
 from __future__ import annotations
@@ -40,6 +39,7 @@ from __future__ import annotations
 import sys
 
 from _common import (
+    GENRBF_PAPER_DATASETS,
     IMPUTATION_PIPELINES,
     complete_rows,
     hgb_single_point,
@@ -48,14 +48,8 @@ from _common import (
 )
 from _sweeps import sweep_answer, sweep_report
 
-#: The four of the paper's eight (GENRBF_PAPER_DATASETS) with the smallest
-#: cells in vignette 2's full run (see above).
-FULL_DATASETS = [
-    "liver_disorders_bupa",
-    "statlog_heart",
-    "breast_cancer_wisconsin",
-    "pima_indians_diabetes",
-]
+#: The datasets of the full run: all eight (see the budget above).
+FULL_DATASETS = list(GENRBF_PAPER_DATASETS)
 RATES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
 METHODS = [
     "genrbf",
@@ -102,13 +96,10 @@ def config(quick: bool) -> dict:
         "Protocol cuts against the paper, all for the budget: 3 draws (paper "
         "10), 3 inner folds (paper 5), C in {2^-3, 2^-1, 2^1, 2^3, 2^5} and "
         "gamma in {2^-5, 2^-3, 2^-1, 2^1, 2^3} (paper: 8 x 9 values), rates "
-        "10-70% (paper 10-90%), and four of the eight datasets, the cheapest "
-        "in vignette 2: estimated from its measured cell times, the twelve "
-        "methods cost about 63 s per (dataset, mechanism, rate, draw, fold) "
-        "under this protocol on the eight datasets and 40 s on these four, so "
-        "all eight at 3 draws would take about 44 core-hours and these four "
-        "about 14, within 8 hours on 2 cores (the derivation is in the "
-        "script's docstring). The "
+        "10-70% (paper 10-90%). Measured on pima_indians_diabetes at load "
+        "about 2, the twelve methods take 11.0-17.6 s per (dataset, mechanism, "
+        "rate, draw, fold) on one core, about 11.5 core-hours for the whole "
+        "run (the derivation is in the script's docstring). The "
         "paper's MICE runs as `iterative` (scikit-learn, one posterior draw), "
         "its genRBF Gaussian is fitted by our EM; missForest uses 30 trees and "
         "5 iterations; karma is not implemented (see vignettes/README.md). "
