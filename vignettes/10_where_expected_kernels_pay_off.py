@@ -35,8 +35,8 @@ scaled to this protocol as in vignette 8: per (dataset, mechanism, rate,
 draw, fold) the eight methods of (a), (b) and (d) cost about 26 s (iterative
 imputation 13 s of it), the six of (c) about 12 s; (a) has 360 such units, (b)
 180, (c) 180 and (d) 135, so the 6,480 cells come to about 5.5 core-hours,
-under 3 hours on 2 cores. Not yet measured: the quick mode's cells are too
-small to scale from.
+under 3 hours on 2 cores. Not yet measured, and probably high: the same
+scaling overestimated vignette 8's measured cost 3-4 times.
 """
 
 from __future__ import annotations
