@@ -924,3 +924,180 @@ def test_binary_only_methods_run_one_vs_rest_on_multiclass_data():
     shared = _density_to_share(model, X)
     inner = model[-1].estimators_[0].density_
     assert shared["density"].state.density is inner
+
+
+# -- missingness that differs between training and prediction; small n -------
+
+
+def _plan_of(data, **kwargs):  # type: ignore[no-untyped-def]
+    """The runner's jobs for ``kwargs`` (cell, X, train, test of each)."""
+    from missingkernels.experiments._runner import _plan
+
+    defaults = dict(
+        mechanisms=["mcar"],
+        rates=[0.4],
+        run_draws=[0, 1],
+        outer_folds=3,
+        inner_folds=2,
+        selection_metric=None,
+        random_state=5,
+        done=set(),
+    )
+    defaults.update(kwargs)
+    specs = [
+        resolve_method(m, C_grid=[1.0], gamma_grid=[0.5]) for m in ("mean", "zero")
+    ]
+    jobs = _plan({"toy": data}, specs, **defaults)
+    return [(job[0], job[2], job[5], job[6]) for job in jobs]
+
+
+def _shift_toy(n: int = 90, seed: int = 3) -> ComparisonData:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    return ComparisonData(X, y, "classification")
+
+
+@pytest.mark.parametrize("mechanism", ["mcar", "mar", "self_masking"])
+def test_train_rate_takes_training_rows_from_their_own_draw(mechanism):
+    from missingkernels.experiments import simulate_missing
+
+    data = _shift_toy()
+    same = _plan_of(data, mechanisms=[mechanism])
+    for train_rate in (0.0, 0.1):
+        shifted = _plan_of(data, mechanisms=[mechanism], train_rate=train_rate)
+        assert len(shifted) == len(same)
+        for (cell, X, train, test), (_, X0, train0, test0) in zip(
+            shifted, same, strict=True
+        ):
+            np.testing.assert_array_equal(train, train0)
+            np.testing.assert_array_equal(test, test0)
+            # Test rows: exactly those of the run without train_rate.
+            np.testing.assert_array_equal(X[test], X0[test])
+            assert np.isnan(X[test]).any()
+            # Training rows: the draw at train_rate, written independently.
+            if train_rate == 0.0:
+                expected = data.X
+            else:
+                seed = _seed(5, "missing", "toy", mechanism, "0.1", cell.draw)
+                expected = simulate_missing(
+                    data.X, mechanism, train_rate, random_state=seed
+                )
+            np.testing.assert_array_equal(X[train], expected[train])
+
+
+def test_train_rate_zero_fits_every_model_on_complete_rows(recording_plugin, tmp_path):
+    data = _shift_toy()
+    res = run_comparison(
+        {"toy": data},
+        ["test_recording", "test_recording_baseline"],
+        mechanisms=["mar"],
+        rates=[0.5],
+        n_draws=1,
+        outer_folds=3,
+        inner_folds=2,
+        C_grid=[1.0, 2.0],
+        gamma_grid=[0.5],
+        train_rate=0.0,
+        output=tmp_path / "r.csv",
+    )
+    assert SEEN and not any(mask.any() for mask in SEEN)
+    assert (res["error"] == "").all()
+    config = json.loads((tmp_path / "r.csv.config.json").read_text())
+    assert config["train_rate"] == "0"
+    # Another train_rate is another configuration: not resumed into this file.
+    with pytest.raises(ValueError, match="another configuration"):
+        run_comparison(
+            {"toy": data},
+            ["mean"],
+            mechanisms=["mar"],
+            rates=[0.5],
+            n_draws=1,
+            outer_folds=3,
+            inner_folds=2,
+            C_grid=[1.0],
+            gamma_grid=[0.5],
+            train_rate=0.1,
+            output=tmp_path / "r.csv",
+        )
+
+
+def test_train_size_subsamples_training_rows_stratified_and_shared():
+    data = _shift_toy(n=150)
+    jobs = _plan_of(data, train_size=20)
+    full = _plan_of(data)
+    by_location: dict[tuple, np.ndarray] = {}
+    for (cell, _, train, test), (_, _, train0, test0) in zip(jobs, full, strict=True):
+        assert train.size == 20
+        assert set(train) <= set(train0)
+        np.testing.assert_array_equal(test, test0)  # the test rows stay whole
+        # Stratified: each class within one row of its share.
+        share = np.mean(data.y[train0])
+        assert abs(np.sum(data.y[train]) - 20 * share) <= 1.0
+        where = (cell.draw, cell.fold)
+        if where in by_location:  # every method of a cell fits on the same rows
+            np.testing.assert_array_equal(train, by_location[where])
+        by_location[where] = train
+    # Different folds and draws draw different subsamples.
+    assert len({tuple(t) for t in by_location.values()}) == len(by_location)
+
+
+def test_train_size_reaches_the_results():
+    res = run_comparison(
+        {"toy": _shift_toy(n=150)},
+        ["mean"],
+        mechanisms=["mcar"],
+        rates=[0.6],
+        n_draws=1,
+        outer_folds=2,
+        inner_folds=2,
+        C_grid=[1.0],
+        gamma_grid=[0.5],
+        train_size=30,
+    )
+    assert (res["n_train"] == 30).all()
+    assert (res["n_test"] == 75).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(train_rate=1.0), "train_rate must be a missing rate"),
+        (dict(train_rate="0.1"), "train_rate must be a missing rate"),
+        (dict(train_rate=0.1, mechanisms=["mnar"]), "'mnar' hides other columns"),
+        (dict(train_size=3), "train_size must be an int >= 2 \\* inner_folds"),
+        (dict(train_size=2.5), "train_size must be an int"),
+    ],
+)
+def test_train_options_are_checked_before_any_cell(kwargs, match):
+    args = dict(
+        mechanisms=["mcar"],
+        rates=[0.3],
+        n_draws=1,
+        outer_folds=2,
+        inner_folds=2,
+        C_grid=[1.0],
+        gamma_grid=[0.5],
+    )
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        run_comparison({"toy": _shift_toy()}, ["mean"], **args)
+
+
+def test_train_size_too_small_for_the_classes_names_the_dataset():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 3))
+    y = np.repeat([0, 1, 2], 30)
+    with pytest.raises(ValueError, match="too small for datasets\\['three'\\]"):
+        run_comparison(
+            {"three": ComparisonData(X, y, "classification")},
+            ["mean"],
+            mechanisms=["mcar"],
+            rates=[0.3],
+            n_draws=1,
+            outer_folds=2,
+            inner_folds=3,
+            C_grid=[1.0],
+            gamma_grid=[0.5],
+            train_size=7,
+        )

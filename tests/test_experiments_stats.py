@@ -342,3 +342,39 @@ def test_critical_difference_diagram_shows_every_marker_at_tied_ranks(rng):
     assert sorted(np.round(points[:, 0], 6)) == sorted(
         np.round(result.mean_ranks.to_numpy(), 6)
     )
+
+
+def test_rate_curves_give_each_method_one_distinct_colour_in_every_panel():
+    pytest.importorskip("matplotlib")
+    from matplotlib.colors import to_hex
+
+    from missingkernels.experiments import plot_rate_curves
+
+    # Twelve methods: matplotlib's default cycle would repeat after ten.
+    rows = [
+        {
+            "dataset": d,
+            "mechanism": "mcar",
+            "rate": r,
+            "draw": draw,
+            "fold": 0,
+            "method": f"m{k:02d}",
+            "metric": "accuracy",
+            "score": 0.5 + 0.01 * k + 0.001 * draw,
+        }
+        for d in ("a", "b")
+        for r in (0.1, 0.5)
+        for draw in range(2)
+        for k in range(12)
+    ]
+    fig = plot_rate_curves(pd.DataFrame(rows), "accuracy", mechanism="mcar")
+    panels = [ax for ax in fig.axes if ax.containers]
+    assert len(panels) == 2
+    # One error-bar container per method and panel, labelled by the method.
+    labelled = [
+        {bars.get_label(): to_hex(bars.lines[0].get_color()) for bars in ax.containers}
+        for ax in panels
+    ]
+    assert sorted(labelled[0]) == [f"m{k:02d}" for k in range(12)]
+    assert len(set(labelled[0].values())) == 12
+    assert labelled[0] == labelled[1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -208,3 +209,49 @@ def test_degenerate_removal_only_hits_rows_equal_to_their_reference():
     for i, r in enumerate(info.reference_rows):
         same = np.all(X == X[r], axis=1)
         assert not np.isnan(Xm[~same, i]).any()
+
+
+# -- self-masking -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.1, 0.5, 0.9])
+def test_self_masking_hits_the_rate_exactly(X, rate):
+    Xm, info = simulate_missing(
+        X, "self_masking", rate, random_state=1, return_info=True
+    )
+    assert Xm.shape == X.shape
+    k = round(rate * X.size)
+    assert int(np.isnan(Xm).sum()) == k
+    assert info.missing_rate == pytest.approx(k / X.size)
+    np.testing.assert_array_equal(Xm[~np.isnan(Xm)], X[~np.isnan(Xm)])
+    assert info.hidden.size == 0 and info.reference_rows is None
+
+
+def test_self_masking_follows_the_logistic_in_the_standardised_value(rng):
+    # One column of 200,000 standard normals: the removal frequency per bin
+    # of z must match sigmoid(2 z + c) (c as calibrated) within 4 standard
+    # errors, the form written here independently of the implementation.
+    x = rng.normal(size=(200_000, 1))
+    Xm, info = simulate_missing(
+        x, "self_masking", 0.3, random_state=2, return_info=True
+    )
+    z = (x[:, 0] - x.mean()) / x.std()
+    removed = np.isnan(Xm[:, 0])
+    edges = np.linspace(-2.5, 2.5, 11)
+    for lo, hi in itertools.pairwise(edges):
+        inside = (z >= lo) & (z < hi)
+        p = 1.0 / (1.0 + np.exp(-(2.0 * z[inside] + info.t)))
+        expected = p.mean()
+        se = np.sqrt(np.sum(p * (1 - p))) / inside.sum()
+        assert abs(removed[inside].mean() - expected) < 4 * se + 1e-12
+    # Large values go missing more often: not missing at random.
+    assert x[removed, 0].mean() > x[~removed, 0].mean() + 0.5
+
+
+def test_self_masking_constant_column_is_mcar_and_seeded(X):
+    Xc = X.copy()
+    Xc[:, 2] = 7.0
+    a = simulate_missing(Xc, "self_masking", 0.3, random_state=4)
+    b = simulate_missing(Xc, "self_masking", 0.3, random_state=4)
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+    assert 0 < np.isnan(a[:, 2]).mean() < 1

@@ -24,9 +24,11 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-import numpy as np
 from _common import (
+    GENRBF_PAPER_DATASETS,
+    IMPUTATION_PIPELINES,
     PLAIN_EM_NOTE,
+    complete_rows,
     load,
     main,
     paper_beside,
@@ -36,21 +38,11 @@ from _common import (
 from missingkernels.experiments import (
     PAPER_C_GRID,
     PAPER_GAMMA_GRID,
-    ComparisonData,
     format_table,
     resolve_method,
 )
 
-DATASETS = [
-    "australian",
-    "banknote_authentication",
-    "breast_cancer_wisconsin",
-    "climate_model_crashes",
-    "pima_indians_diabetes",
-    "statlog_heart",
-    "ionosphere",
-    "liver_disorders_bupa",
-]
+DATASETS = list(GENRBF_PAPER_DATASETS)
 # genRBF in the fitted covariance's scalar product (the paper's Appendix D and
 # the authors' experiments); "genrbf" is the Euclidean default.
 GENRBF_MAHALANOBIS = dataclasses.replace(
@@ -166,14 +158,9 @@ PAPER_TABLE_2 = {
 }
 
 
-def _complete(data: ComparisonData) -> ComparisonData:
-    keep = ~np.isnan(data.X).any(axis=1)
-    return ComparisonData(data.X[keep], data.y[keep], data.task)
-
-
 def config(quick: bool) -> dict:
     names = ["statlog_heart", "liver_disorders_bupa"] if quick else DATASETS
-    datasets = {k: _complete(v) for k, v in load(names).items()}
+    datasets = {k: complete_rows(v) for k, v in load(names).items()}
     common = dict(datasets=datasets, metric="accuracy", mechanisms=["mar"], rates=[0.3])
     intro = (
         "Paper: Śmieja et al. (2019), Table 2. Of the paper's peers, geom is "
@@ -241,16 +228,7 @@ DIFFERENCES = """## What differs from the paper
 
 
 OURS = ("genrbf", "genrbf_mahalanobis", "expected_rbf")
-IMPUTATION = (
-    "zero",
-    "mean",
-    "knn",
-    "iterative",
-    "missforest",
-    "gmm",
-    "mean_indicator",
-    "knn_indicator",
-)
+IMPUTATION = IMPUTATION_PIPELINES
 
 COMPARISON = """\
 Our kernels against what a user would otherwise pick, on the tables above
@@ -290,7 +268,7 @@ and mostly ahead of boosting.
 def _labels(dataset: str):  # type: ignore[no-untyped-def]
     # The labels of the rows simulated on (breast_cancer_wisconsin: the 683
     # complete rows).
-    return _complete(load([dataset])[dataset]).y
+    return complete_rows(load([dataset])[dataset]).y
 
 
 def _versus_section(results) -> str:  # type: ignore[no-untyped-def]

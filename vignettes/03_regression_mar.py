@@ -19,21 +19,13 @@ from __future__ import annotations
 
 import sys
 
-from _common import PLAIN_EM_NOTE, best_of, load, main, mean_std
+from _common import PLAIN_EM_NOTE, STRUSKI_GAMMA, best_of, load, main, mean_std
 
 OURS = ("genrbf", "expected_rbf")
 IMPUTATION = ("zero", "mean", "knn", "iterative", "mean_indicator", "knn_indicator")
 
 # Struski et al., Table 1: gamma per dataset.
-GAMMA = {
-    "abalone": 2.0**-4,
-    "airfoil_self_noise": 2.0**-5,
-    "concrete_compressive_strength": 2.0**-5,
-    "friedman": 2.0**-4,
-    "laser": 2.0**-6,
-    "mortgage": 2.0**-4,
-    "stock": 2.0**-4,
-}
+GAMMA = STRUSKI_GAMMA
 METHODS = [
     "zero",
     "mean",

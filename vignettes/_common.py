@@ -7,7 +7,10 @@ is the papers' protocol. Results go to ``vignettes/results/<name>/<mode>/``:
 interruption), ``runs.csv`` (the wall time of every run, also of one
 stopped by SIGTERM or Ctrl-C), ``table_<metric>.md``, figures, and
 ``README.md`` with the command, the compute and wall time and the package
-version.
+version. A vignette whose settings differ between datasets (vignette 9's
+gamma per dataset) runs them as *parts*, one results file each
+(``results_<part>.csv``), reported together. ``--dask ADDRESS`` runs the
+cells on a Dask cluster (the ``dask`` extra).
 """
 
 from __future__ import annotations
@@ -63,6 +66,43 @@ PLAIN_EM_NOTE = (
     "these."
 )
 
+#: The eight classification datasets of the genRBF paper's Table 1
+#: (vignettes 2 and 8).
+GENRBF_PAPER_DATASETS = (
+    "australian",
+    "banknote_authentication",
+    "breast_cancer_wisconsin",
+    "climate_model_crashes",
+    "pima_indians_diabetes",
+    "statlog_heart",
+    "ionosphere",
+    "liver_disorders_bupa",
+)
+#: Struski et al., Table 1: the regression datasets and the gamma of each
+#: (standardised features; vignettes 3 and 9).
+STRUSKI_GAMMA = {
+    "abalone": 2.0**-4,
+    "airfoil_self_noise": 2.0**-5,
+    "concrete_compressive_strength": 2.0**-5,
+    "friedman": 2.0**-4,
+    "laser": 2.0**-6,
+    "mortgage": 2.0**-4,
+    "stock": 2.0**-4,
+}
+
+#: The imputation pipelines of the classification vignettes (2 and 8): the
+#: genRBF paper's imputation baselines and those with missingness indicators.
+IMPUTATION_PIPELINES = (
+    "zero",
+    "mean",
+    "knn",
+    "iterative",
+    "missforest",
+    "gmm",
+    "mean_indicator",
+    "knn_indicator",
+)
+
 SOCP_C_GRID = (1.0, 8.0, 64.0)
 SOCP_GAMMA_GRID = (2.0**-5, 2.0**-3)
 
@@ -70,6 +110,17 @@ SOCP_GAMMA_GRID = (2.0**-5, 2.0**-3)
 def socp_method() -> Any:
     """The ``socp`` method (kappa 0.9) on the smaller grid above."""
     return resolve_method("socp", C_grid=SOCP_C_GRID, gamma_grid=SOCP_GAMMA_GRID)
+
+
+def hgb_single_point() -> Any:
+    """``hgb`` at one setting (learning_rate 0.1, 31 leaves: scikit-learn's
+    defaults), no inner search: for the quick modes, where its 9-point
+    search would be most of the run time."""
+    import dataclasses
+
+    return dataclasses.replace(
+        resolve_method("hgb"), grid={"learning_rate": [0.1], "max_leaf_nodes": [31]}
+    )
 
 
 def load(
@@ -114,7 +165,14 @@ def main(
 
     ``make_config(quick)`` returns the keyword arguments of run_comparison plus
     ``datasets`` (name -> ComparisonData), ``methods``, ``metric`` and
-    optionally ``curves`` (plot score vs rate) and ``intro`` (Markdown).
+    optionally ``curves`` (plot score vs rate), ``intro`` (Markdown),
+    ``blocks`` (the columns of a block of the Friedman test and the Wilcoxon
+    tests; default dataset x mechanism x rate), ``question`` and ``answer``
+    (the README then opens with the question and ``answer(results, extra)``,
+    then the figures and tables, the provenance at the end; ``extra`` as for
+    ``report``: ``summary``, ``out``, ``report``) and ``parts`` (part name ->
+    overrides of the keyword arguments, e.g. ``{"datasets": ..., "gamma_grid":
+    ...}``: each part runs with its own results file, the report covers all).
     """
     parser = argparse.ArgumentParser(description=title)
     mode = parser.add_mutually_exclusive_group(required=True)
@@ -134,6 +192,17 @@ def main(
         "in the output file; rerun without it to complete the rest)",
     )
     parser.add_argument(
+        "--parts",
+        help="run only these parts now (comma-separated; a vignette that runs "
+        "parts, e.g. 9: one per dataset); the report covers every results file",
+    )
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the cells on the Dask cluster whose scheduler is at ADDRESS "
+        "(e.g. tcp://10.0.0.5:8786; the dask extra); results are appended here",
+    )
+    parser.add_argument(
         "--report-only",
         action="store_true",
         help="only rewrite the report from the results file (safe while a run "
@@ -146,6 +215,10 @@ def main(
     metric = config.pop("metric")
     curves = config.pop("curves", False)
     intro = config.pop("intro", "")
+    blocks = tuple(config.pop("blocks", ("dataset", "mechanism", "rate")))
+    question = config.pop("question", None)
+    answer_of = config.pop("answer", None)
+    parts = config.pop("parts", None) or {"": {}}
     methods, missing = available(config.pop("methods"))
     planned = list(methods)
     if args.methods:
@@ -157,31 +230,45 @@ def main(
     given = sys.argv[1:] if argv is None else list(argv)
     invocation = "python " + " ".join(shlex.quote(a) for a in [script, *given])
     start = time.perf_counter()
-    results_csv = out / "results.csv"
+    runs = {
+        part: (
+            out / (f"results_{part}.csv" if part else "results.csv"),
+            {"datasets": datasets, **config, **overrides},
+        )
+        for part, overrides in parts.items()
+    }
+    files = [path for path, _ in runs.values()]
     if args.report_only:
-        results = read_results(results_csv)
+        results = _read_all(files)
     else:
-        before = _finished_cells(results_csv)
+        before = sum(_finished_cells(path) for path in files)
         status = "interrupted"
         # A run stopped with SIGTERM (kill, a batch scheduler) still records
         # its wall time: the signal becomes SystemExit, which runs the finally.
         previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
         try:
-            results = run_comparison(
-                datasets,
-                methods,
-                output=results_csv,
-                n_jobs=args.n_jobs,
-                progress=args.progress,
-                draws=None
-                if args.draws is None
-                else range(min(args.draws, config.get("n_draws", 10))),
-                **config,
-            )
+            with _backend(args.dask):
+                now = set(args.parts.split(",")) if args.parts else set(runs)
+                for part, (path, planned_kwargs) in runs.items():
+                    if part not in now:
+                        continue
+                    kwargs = dict(planned_kwargs)
+                    run_comparison(
+                        kwargs.pop("datasets"),
+                        methods,
+                        output=path,
+                        n_jobs=-1 if args.dask else args.n_jobs,
+                        progress=args.progress,
+                        draws=None
+                        if args.draws is None
+                        else range(min(args.draws, kwargs.get("n_draws", 10))),
+                        **kwargs,
+                    )
+            results = _read_all(files)
             status = "finished"
         finally:
             signal.signal(signal.SIGTERM, previous)
-            after = _finished_cells(results_csv)
+            after = sum(_finished_cells(path) for path in files)
             _record_run(
                 out / "runs.csv",
                 invocation,
@@ -200,9 +287,12 @@ def main(
         pairwise_file=f"pairwise_{metric}.md",
         title=title,
         curves="curves_{mechanism}.png" if curves else None,
+        blocks=blocks,
     )
     stats = rep.stats
-    n_expected = _expected_cells(datasets, planned, config)
+    n_expected = sum(
+        _expected_cells(kw["datasets"], planned, kw) for _, kw in runs.values()
+    )
     # One row per metric of a cell: count cells (and their time) once.
     cells = results.drop_duplicates([*CELL_COLUMNS, "method"])
     n_done = cells.shape[0]
@@ -214,9 +304,7 @@ def main(
     # The command that reproduces the whole report; --methods, --draws,
     # --n-jobs and --progress only choose what runs now, not the results.
     command = f"python {shlex.quote(script)} --{'quick' if quick else 'full'}"
-    lines = [
-        f"# {title} ({'quick' if quick else 'full'} mode)",
-        "",
+    provenance = [
         f"- Status: **{status}**."
         + (
             ""
@@ -232,9 +320,24 @@ def main(
         + (
             ""
             if n_done >= n_expected
-            else " " + _compute_left(cells, datasets, planned, config)
+            else " "
+            + _compute_left(
+                cells,
+                [kw["datasets"] for _, kw in runs.values()],
+                planned,
+                [kw for _, kw in runs.values()],
+            )
         ),
-        f"- Protocol: {_protocol(config)}.",
+        f"- Protocol: {_protocol(config)}"
+        + (
+            "; per part: "
+            + "; ".join(
+                f"{part}: {_overrides(over)}" for part, over in parts.items() if over
+            )
+            if len(parts) > 1
+            else ""
+        )
+        + ".",
         "- Methods with results: "
         + ", ".join(sorted(results["method"].unique()))
         + "; planned: "
@@ -242,15 +345,14 @@ def main(
         + ".",
     ]
     if missing:
-        lines.append(f"- Not run (not available in this installation): {missing}.")
+        provenance.append(f"- Not run (not available in this installation): {missing}.")
     if rep.errors:
-        lines.append(
+        provenance.append(
             f"- Failed cells: {rep.n_failed_cells} (first error per method: "
             + "; ".join(f"{m}: {e}" for m, e in rep.errors.items())
             + ")."
         )
-    if intro:
-        lines += ["", intro]
+    lines = ["", intro] if intro else []
     lines += [
         "",
         f"## {metric}: mean ± std over draws (each draw: mean over outer folds)",
@@ -260,7 +362,7 @@ def main(
     if stats is not None:
         lines += [
             "",
-            f"Friedman test over {stats.n_blocks} blocks (dataset x mechanism x rate;"
+            f"Friedman test over {stats.n_blocks} blocks ({' x '.join(blocks)};"
             f" scores averaged over the {rep.n_common_cells} draw x fold cells that "
             "every method finished):"
             f" chi2 = {stats.statistic:.2f}, p = {stats.pvalue:.3g}; Nemenyi critical "
@@ -278,13 +380,75 @@ def main(
             "",
             rep.pairwise_table,
         ]
+    extra = {"summary": summary_table(results, metric), "out": out, "report": rep}
     if report is not None:
-        lines += ["", report(results, {"summary": summary_table(results, metric)})]
-    for fig in rep.figures:
-        lines += ["", f"![{fig}]({fig})"]
+        lines += ["", report(results, extra)]
+    figures = [f"![{fig}]({fig})" for fig in rep.figures]
+    heading = [f"# {title} ({'quick' if quick else 'full'} mode)", ""]
+    if question is None:
+        lines = [*heading, *provenance, *lines]
+        for fig in figures:
+            lines += ["", fig]
+    else:
+        # Question and answer first, then the figures and tables; where the
+        # numbers come from at the end.
+        answer = answer_of(results, extra) if answer_of is not None else ""
+        lines = [
+            *heading,
+            f"**Question.** {question}",
+            "",
+            f"**Answer ({status}).** {answer}",
+            "",
+            *[x for fig in figures for x in (fig, "")],
+            *lines,
+            "",
+            "## Provenance",
+            "",
+            *provenance,
+        ]
     (out / "README.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
+
+
+def _read_all(files: Sequence[Path]) -> Any:
+    """The results of every part (files not yet written left out)."""
+    import pandas as pd
+
+    frames = [read_results(path) for path in files if path.is_file()]
+    if not frames:
+        raise SystemExit(f"No results yet in {[str(f) for f in files]}.")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _backend(address: str | None) -> Any:
+    """A context running joblib's cells on the Dask cluster at ``address``
+    (none: the default backend)."""
+    import contextlib
+
+    if not address:
+        return contextlib.nullcontext()
+    import joblib
+    from distributed import Client
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(Client(address))
+    stack.enter_context(joblib.parallel_config(backend="dask"))
+    return stack
+
+
+def _overrides(over: Mapping[str, Any]) -> str:
+    """The settings a part changes, for the protocol line."""
+    shown = []
+    for key, value in over.items():
+        if key == "datasets":
+            shown.append("datasets " + ", ".join(value))
+        elif key in ("C_grid", "gamma_grid"):
+            exps = [np.log2(v) for v in value]
+            shown.append(f"{key} {{" + ", ".join(f"2^{e:g}" for e in exps) + "}")
+        else:
+            shown.append(f"{key} {value}")
+    return ", ".join(shown)
 
 
 def _n_method_cells(results: Any) -> int:
@@ -394,20 +558,34 @@ def _expected_cells(datasets: Mapping, methods: Sequence[str], config: Mapping) 
 
 
 def _compute_left(
-    cells: Any, datasets: Mapping, methods: Sequence[Any], config: Mapping
+    cells: Any,
+    datasets: Mapping | Sequence[Mapping],
+    methods: Sequence[Any],
+    config: Mapping | Sequence[Mapping],
 ) -> str:
     """Estimated compute still to run, per method: its mean seconds per cell on
-    each dataset times the cells it has not finished there."""
-    per_dataset = _cells_per_dataset(config)
+    each dataset times the cells it has not finished there (``datasets`` and
+    ``config`` may be lists, one per part)."""
+    if isinstance(config, Mapping):
+        datasets, config = [datasets], [config]  # type: ignore[list-item]
+    per_dataset = {
+        name: _cells_per_dataset(cfg)
+        for data, cfg in zip(datasets, config, strict=True)  # type: ignore[arg-type]
+        for name in data
+    }
     hours: dict[str, float] = {}
     unknown: dict[str, list[str]] = {}
     for method in (getattr(m, "name", m) for m in methods):
         mine = cells[cells["method"] == method]
-        for dataset in datasets:
+        for dataset, planned in per_dataset.items():
             done = mine[mine["dataset"] == dataset]["cell_seconds"]
-            left = per_dataset - done.size
+            left = planned - done.size
             if left <= 0:
                 continue
+            if done.empty and not (cells["dataset"] == dataset).any():
+                # No method has started this dataset: assume its cells cost
+                # what this method's cost elsewhere (said below).
+                done = mine["cell_seconds"]
             if done.empty:
                 unknown.setdefault(method, []).append(str(dataset))
             else:
@@ -417,8 +595,16 @@ def _compute_left(
         f"Estimated compute left: {sum(hours.values()):.1f} core-hours ("
         + ", ".join(parts)
         + "; each method's mean time per cell on a dataset times its cells "
-        "still to run there)"
+        "still to run there"
     )
+    untouched = [d for d in per_dataset if not (cells["dataset"] == d).any()]
+    if untouched:
+        text += (
+            "; on the datasets without a finished cell ("
+            + ", ".join(map(str, untouched))
+            + ") its mean over the finished ones, which misses their size"
+        )
+    text += ")"
     if unknown:
         text += "; no estimate where a method has no finished cell: " + "; ".join(
             f"{m} on {', '.join(ds)}" for m, ds in unknown.items()
@@ -521,3 +707,10 @@ def versus_table(  # type: ignore[no-untyped-def]
             f"{versus(means, draws, best, hgb)} |"
         )
     return lines
+
+
+def complete_rows(data: ComparisonData) -> ComparisonData:
+    """``data`` without its rows that have a missing value (the simulated
+    mechanisms need complete data)."""
+    keep = ~np.isnan(data.X).any(axis=1)
+    return ComparisonData(data.X[keep], data.y[keep], data.task)

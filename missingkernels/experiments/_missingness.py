@@ -1,4 +1,5 @@
-"""Missingness mechanisms of the genRBF experiments (MCAR, MAR, MNAR)."""
+"""Missingness mechanisms of the genRBF experiments (MCAR, MAR, MNAR) and
+self-masking."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ class MissingnessInfo:
 
     Attributes
     ----------
-    mechanism : {"mcar", "mar", "mnar"}
+    mechanism : {"mcar", "mar", "mnar", "self_masking"}
         The mechanism used.
     rate : float
         The requested fraction of missing entries.
@@ -50,7 +51,9 @@ class MissingnessInfo:
         removal of returned column ``i`` (``"mar"``/``"mnar"``); None for MCAR.
     t : float or None
         The calibrated rate ``t`` of eqs. (26)-(27): entry ``i`` of row ``x``
-        is removed with probability ``p_zero * exp(-t ||x - x_i||^2_Sigma)``.
+        is removed with probability ``p_zero * exp(-t ||x - x_i||^2_Sigma)``;
+        for ``"self_masking"`` the calibrated offset ``c`` of the logistic
+        removal probability ``sigmoid(2 z + c)``.
     p_zero : float
         Removal probability at distance 0: 1 as in the paper, below 1 (with
         ``t = inf``) only when more entries tie with their reference row than
@@ -159,10 +162,40 @@ def _distance_driven_removal(
     return tau > t, refs, float(t), 1.0
 
 
+# Slope of the self-masking mechanism's logistic removal probability in the
+# standardised value: an entry two standard deviations above its column mean
+# is ``exp(2 * 2) ~ 55`` times likelier to go missing, in odds, than one at
+# the mean.
+_SELF_MASKING_SLOPE = 2.0
+
+
+def _self_masking_removal(
+    X: np.ndarray, rate: float, rng: np.random.RandomState
+) -> tuple[np.ndarray, float]:
+    """Entries removed iff ``U < sigmoid(s z + c)``, ``z`` the entry
+    standardised in its column, with ``c`` set so that exactly
+    ``round(rate * n * d)`` entries go (one uniform ``U`` per entry)."""
+    n, d = X.shape
+    k = round(rate * n * d)
+    sd = X.std(axis=0)
+    z = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    u = rng.uniform(size=(n, d))
+    # U < sigmoid(s z + c)  <=>  c > logit(U) - s z =: tau.
+    with np.errstate(divide="ignore"):
+        tau = np.log(u) - np.log1p(-u) - _SELF_MASKING_SLOPE * z
+    if k == 0:
+        return np.zeros((n, d), dtype=bool), -np.inf
+    order = np.sort(tau, axis=None)
+    hi = order[k - 1]  # largest tau removed
+    lo = order[k] if k < n * d else np.inf  # smallest tau kept
+    c = 0.5 * (hi + lo) if np.isfinite(lo) else hi + 1.0
+    return tau < c, float(c)
+
+
 @validate_params(
     {
         "X": ["array-like"],
-        "mechanism": [StrOptions({"mcar", "mar", "mnar"})],
+        "mechanism": [StrOptions({"mcar", "mar", "mnar", "self_masking"})],
         "rate": [Interval(Real, 0, 1, closed="left")],
         "random_state": ["random_state"],
         "return_info": ["boolean"],
@@ -195,6 +228,12 @@ def simulate_missing(
       ``x`` is removed with probability ``exp(-t ||x_H - x_{i,H}||^2_Sigma_H)``
       (distance on the hidden features only); the hidden features are then
       dropped, so **the returned array has only the visible columns**.
+    - ``"self_masking"`` (not in the paper; MNAR where a value decides its own
+      removal): entry ``x_ij`` is removed with probability
+      ``sigmoid(s z_ij + c)``, ``z_ij`` the entry standardised by its
+      column's mean and standard deviation, and slope ``s = 2``, so large
+      values go missing more often; the offset ``c`` is calibrated like
+      ``t`` below.
 
     Every mechanism removes exactly ``round(rate * n_entries)`` entries, so
     the realised rate is within ``0.5 / n_entries`` of ``rate`` whatever the
@@ -202,7 +241,8 @@ def simulate_missing(
     calibrated to this: each entry gets one uniform ``U``, is removed iff
     ``U < exp(-t dist)``, and ``t`` is the point where exactly that many
     entries satisfy this. Given ``t``, each removal is the paper's
-    independent Bernoulli draw.
+    independent Bernoulli draw. Self-masking calibrates its offset ``c``
+    the same way.
 
     Entries whose row equals its reference row on the driving features
     (distance 0) are removed for every ``t``. When there are more of them
@@ -220,7 +260,7 @@ def simulate_missing(
     ----------
     X : array-like of shape (n_samples, n_features)
         Complete numeric data (no NaN, no inf).
-    mechanism : {"mcar", "mar", "mnar"}, default="mcar"
+    mechanism : {"mcar", "mar", "mnar", "self_masking"}, default="mcar"
         The missingness mechanism.
     rate : float in [0, 1), default=0.3
         Fraction of the returned entries to remove.
@@ -269,6 +309,9 @@ def simulate_missing(
     .. [1] M. Smieja, L. Struski, J. Tabor and M. Marzec, "Generalized RBF
        kernel for incomplete data", Knowledge-Based Systems 173, 150-162,
        2019, sec. 5.1, eqs. (26)-(27).
+    .. [2] K. Mohan, J. Pearl. "Graphical models for processing missing
+       data", Journal of the American Statistical Association 116 (2021)
+       1023-1037 (self-masking: a variable causes its own missingness).
 
     Examples
     --------
@@ -310,6 +353,9 @@ def simulate_missing(
         visible = all_columns
     elif mechanism == "mar":
         removed, refs, t, p_zero = _distance_driven_removal(X, d, rate, rng, mechanism)
+        visible = all_columns
+    elif mechanism == "self_masking":
+        removed, t = _self_masking_removal(X, rate, rng)
         visible = all_columns
     else:
         if d < 2:

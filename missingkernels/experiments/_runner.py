@@ -147,6 +147,8 @@ def run_comparison(
     random_state: int = 0,
     progress: bool = False,
     draws: Sequence[int] | None = None,
+    train_rate: float | None = None,
+    train_size: int | None = None,
 ) -> Any:
     """Compare methods by nested cross-validation over missingness draws.
 
@@ -165,9 +167,12 @@ def run_comparison(
         Name -> data.
     methods : sequence of str or MethodSpec
         Method names (see :func:`resolve_method`) or ready specs.
-    mechanisms : sequence of {"mcar", "mar", "mnar", "none"}, default=("mar",)
+    mechanisms : sequence of {"mcar", "mar", "mnar", "self_masking", "none"}, \
+default=("mar",)
+        See :func:`simulate_missing`; ``"none"`` keeps the data's own NaN.
     rates : sequence of float, default=(0.3,)
         Missing rates (ignored, recorded as the data's own rate, for "none").
+        With ``train_rate``, the rates of the test rows.
     n_draws : int, default=10
         Missingness draws (for "none": repetitions with new fold splits).
     outer_folds, inner_folds : int, default=5
@@ -200,6 +205,21 @@ def run_comparison(
         others stay part of the configuration and a later call with the same
         ``output`` computes them. A draw's data, splits and seeds do not
         depend on which draws run. None: all draws.
+    train_rate : float in [0, 1) or None, default=None
+        Missingness that differs between training and prediction: the outer
+        training rows of a cell come from a draw at ``train_rate`` (0:
+        complete), its test rows from the draw at the cell's ``rate``, both
+        of the same mechanism on the whole data (with their own seeds).
+        Missing values only at prediction time are ``train_rate=0``; a shift
+        is e.g. ``train_rate=0.1, rates=[0.5]``. The ``rate`` column is then
+        the test rows' rate (``missing_rate`` that of all rows). Not for
+        ``"mnar"`` (its hidden columns differ between draws) or ``"none"``.
+        None: training and test rows share one draw.
+    train_size : int or None, default=None
+        Fit on a subsample of this many outer training rows (stratified for
+        classification, the same rows for every method of a cell); the test
+        rows stay whole. For small-sample experiments. None: every
+        training row.
 
     Returns
     -------
@@ -272,6 +292,7 @@ def run_comparison(
         n_jobs,
         random_state,
     )
+    _check_train_options(datasets, mechanisms, train_rate, train_size, inner_folds)
     for label, grid in (("C_grid", C_grid), ("gamma_grid", gamma_grid)):
         _check_grid(label, grid)
     if draws is None:
@@ -329,6 +350,10 @@ def run_comparison(
     }
     if class_weight is not None:  # absent otherwise: older results resume
         config["class_weight"] = class_weight
+    if train_rate is not None:  # likewise
+        config["train_rate"] = _rate_key(train_rate)
+    if train_size is not None:
+        config["train_size"] = int(train_size)
     nominal = {
         name: np.flatnonzero(data.nominal_mask()).tolist()
         for name, data in sorted(datasets.items())
@@ -363,6 +388,8 @@ def run_comparison(
                     random_state,
                     done,
                     class_weight,
+                    train_rate,
+                    train_size,
                 )
             _merge_tallies(tallies, _tally_warnings(caught))
             rows = _execute(jobs, n_jobs, progress, path, tallies) if jobs else []
@@ -390,6 +417,8 @@ def _plan(
     random_state: int,
     done: set,
     class_weight: Any = None,
+    train_rate: float | None = None,
+    train_size: int | None = None,
 ) -> list[tuple]:
     """The arguments of :func:`._cv._run_cell` for every cell not ``done``."""
     # Draws outermost: an interrupted long run has every dataset covered by
@@ -413,17 +442,44 @@ def _plan(
             )
             splits = _splitter(task, outer_folds, split_seed).split(data.X, y)
             for fold, (train, test) in enumerate(splits):
+                if train_size is not None:
+                    train = _subsample(
+                        train,
+                        y,
+                        task,
+                        train_size,
+                        _seed(
+                            random_state,
+                            "subsample",
+                            dname,
+                            mech,
+                            _rate_key(rate),
+                            draw,
+                            fold,
+                        ),
+                    )
+                X_cell = None
                 for spec in specs:
                     cell = _Cell(dname, mech, rate, draw, fold, spec.name)
                     if cell.key() in done:
                         continue
                     if X is None:
                         X = _missing_data(data, dname, mech, rate, draw, random_state)
+                        if train_rate is not None:
+                            X_train = _missing_data(
+                                data, dname, mech, train_rate, draw, random_state
+                            )
+                    if X_cell is None:
+                        X_cell = X
+                        if train_rate is not None:
+                            # The training rows from the draw at train_rate.
+                            X_cell = X.copy()
+                            X_cell[train] = X_train[train]
                     jobs.append(
                         (
                             cell,
                             spec,
-                            X,
+                            X_cell,
                             y,
                             task,
                             train,
@@ -436,6 +492,62 @@ def _plan(
                         )
                     )
     return jobs
+
+
+def _subsample(
+    train: np.ndarray, y: np.ndarray, task: str, size: int, seed: int
+) -> np.ndarray:
+    """``size`` of the ``train`` indices (stratified for classification, every
+    class kept), sorted; all of them if there are no more."""
+    if train.size <= size:
+        return train
+    from sklearn.model_selection import train_test_split
+
+    stratify = y[train] if task == "classification" else None
+    keep, _ = train_test_split(
+        train, train_size=size, stratify=stratify, random_state=seed % 2**32
+    )
+    return np.sort(keep)
+
+
+def _check_train_options(
+    datasets: Mapping[str, ComparisonData],
+    mechanisms: Sequence[str],
+    train_rate: Any,
+    train_size: Any,
+    inner_folds: int,
+) -> None:
+    """``train_rate`` and ``train_size`` of :func:`run_comparison`."""
+    if train_rate is not None:
+        if not _is_real(train_rate) or not 0.0 <= float(train_rate) < 1.0:
+            raise ValueError(
+                f"train_rate must be a missing rate in [0, 1) or None, got "
+                f"{train_rate!r}."
+            )
+        bad = [m for m in mechanisms if m in ("mnar", "none")]
+        if bad:
+            raise ValueError(
+                f"train_rate needs a mechanism that keeps every column "
+                f"('mcar', 'mar', 'self_masking'), got {bad}: 'mnar' hides other "
+                "columns in each draw, and 'none' has no rate to set."
+            )
+    if train_size is not None:
+        if not _is_int(train_size) or train_size < 2 * inner_folds:
+            raise ValueError(
+                f"train_size must be an int >= 2 * inner_folds = {2 * inner_folds} "
+                f"(rows to fit on), or None; got {train_size!r}."
+            )
+        for name, data in datasets.items():
+            if data.task != "classification":
+                continue
+            _, counts = np.unique(np.asarray(data.y), return_counts=True)
+            if train_size < counts.size * inner_folds:
+                raise ValueError(
+                    f"train_size={train_size} is too small for datasets[{name!r}]: "
+                    f"its {counts.size} classes need at least inner_folds="
+                    f"{inner_folds} training rows each; use train_size >= "
+                    f"{counts.size * inner_folds}."
+                )
 
 
 def _merge_tallies(
@@ -526,10 +638,10 @@ def _check_args(
     if not datasets:
         raise ValueError("datasets is empty; pass at least one name -> ComparisonData.")
     for mech in mechanisms:
-        if mech not in ("mcar", "mar", "mnar", "none"):
+        if mech not in ("mcar", "mar", "mnar", "self_masking", "none"):
             raise ValueError(
-                f"Unknown mechanism {mech!r}; use 'mcar', 'mar', 'mnar' or 'none' "
-                "(the data's own missing values)."
+                f"Unknown mechanism {mech!r}; use 'mcar', 'mar', 'mnar', "
+                "'self_masking' or 'none' (the data's own missing values)."
             )
     if not list(mechanisms):
         raise ValueError("mechanisms is empty; e.g. mechanisms=['mar'].")

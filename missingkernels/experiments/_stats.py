@@ -737,6 +737,10 @@ def plot_rate_curves(
         mechanism = mechs[0]
     table = table[table["mechanism"] == mechanism]
     datasets = sorted(table["dataset"].unique())
+    # One colour per method in every panel, distinct for up to 16 methods
+    # (matplotlib's default cycle repeats after 10).
+    methods = sorted(table["method"].unique())
+    colours = {m: CD_COLOURS[i % len(CD_COLOURS)] for i, m in enumerate(methods)}
     ncols = min(3, len(datasets))
     nrows = int(np.ceil(len(datasets) / ncols))
     fig, axes = plt.subplots(
@@ -751,6 +755,7 @@ def plot_rate_curves(
                 line["mean"],
                 yerr=line["std"].fillna(0.0),
                 marker="o",
+                color=colours[method],
                 capsize=2,
                 label=method,
             )

@@ -13,7 +13,7 @@ mk_log "missingkernels compare sklearn_breast_cancer --quick"
     --output-dir "$mk_cmp_out"
 rm -rf "$mk_cmp_out"
 
-for mk_vignette in vignettes/0*.py; do
+for mk_vignette in vignettes/[0-9]*.py; do
     mk_log "vignette $mk_vignette --quick"
     .venv/bin/python "$mk_vignette" --quick >/dev/null
 done
