@@ -355,15 +355,17 @@ class FactorAnalysisDensity(_BaseEMDensity):
         psi = np.maximum(psi, 1e-12)
         return coef[:, q1 - 1].copy(), np.ascontiguousarray(coef[:, : q1 - 1]), psi
 
-    def _penalty_at(self, data: _EMData, params: Params) -> float:
+    def _log_prior(self, data: _EMData, params: Params) -> float:
+        # The noise variances' own prior replaces the shared covariance prior
+        # (the factor model has no full covariance to put it on).
         psi = params[-1]
         nu = float(self.noise_prior)
         if self.noise == "isotropic":
             sigma2 = float(psi[0] * data.scale[0] ** 2)
-            return -_noise_log_prior(
+            return _noise_log_prior(
                 np.array([sigma2 / float(np.mean(data.scale**2))]), nu
             )
-        return -_noise_log_prior(psi, nu)
+        return _noise_log_prior(psi, nu)
 
     def _valid_params(self, data: _EMData, params: Params) -> Params | None:
         if not all(np.all(np.isfinite(a)) for a in params):
