@@ -330,13 +330,13 @@ def test_schur_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_gamma, m
     d = 8
     gamma = 2.0**log2_gamma
     mean, S = random_gaussian(rng, d)
-    n = 4 * _compiled._LANES + 45
+    n = 4 * _compiled.LANES + 45
     X = rng.multivariate_normal(mean, S, size=n)
     # 0 to 7 missing features per row, in every proportion.
     for r in range(len(X)):
         X[r, rng.permutation(d)[: r % 8]] = np.nan
     X[10] = X[11]  # duplicated rows
-    Y = mcar(rng, rng.multivariate_normal(mean, S, size=_compiled._LANES + 37), 0.45)
+    Y = mcar(rng, rng.multivariate_normal(mean, S, size=_compiled.LANES + 37), 0.45)
     Y[1:4] = X[20:23]  # duplicates across the sides
     density = FixedGaussian(mean, S)
     S_metric = S if metric == "mahalanobis" else None
