@@ -20,7 +20,7 @@ class SideArrays(NamedTuple):
 
     x: np.ndarray  # (n, d) centred rows; whitened ``W x`` for Mahalanobis
     z: np.ndarray  # (n, d) centred rows times ``G`` (Mahalanobis), else ``x``
-    order: np.ndarray  # (n,) rows sorted by pattern (:class:`._rbf.Packed`)
+    order: np.ndarray  # (n,) rows sorted by pattern (:class:`._sides.Packed`)
     start: np.ndarray  # (P + 1,) rows of p are ``order[start[p]:start[p + 1]]``
     mask: np.ndarray  # (P, d) missing features of each pattern
     cov: np.ndarray  # (P, k, k) compact covariance blocks (Euclidean)
@@ -80,7 +80,7 @@ class RowFactors(NamedTuple):
 
 class SortedRows(NamedTuple):
     """The rows of a side sorted by their number of missing features (ties
-    by row), for :func:`._compiled.rbf_rows`; see :func:`._rbf.sorted_rows`."""
+    by row), for :func:`._compiled.rbf_rows`; see :func:`._sides.sorted_rows`."""
 
     order: np.ndarray  # (n,) rows in sorted order
     rank: np.ndarray  # (n,) position of each row in ``order``
