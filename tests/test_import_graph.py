@@ -13,6 +13,8 @@ ROOT = Path(missingkernels.__file__).parent
 
 # Modules (dotted, below missingkernels) kept free of circles among themselves.
 WATCHED = (
+    "experiments._baselines",
+    "experiments._transformers",
     "kernels._compiled",
     "kernels._layouts",
     "kernels._linalg_compiled",
