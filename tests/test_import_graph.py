@@ -13,6 +13,10 @@ ROOT = Path(missingkernels.__file__).parent
 
 # Modules (dotted, below missingkernels) kept free of circles among themselves.
 WATCHED = (
+    "cli",
+    "cli.__main__",
+    "cli._compare",
+    "cli._main",
     "experiments._baselines",
     "experiments._transformers",
     "kernels._compiled",
