@@ -6,6 +6,11 @@ Small in-place factorisations shared by the loops of :mod:`._pairs_compiled`,
 (:func:`mahalanobis_factors`, :func:`schur_row_factors`). ``FAST`` is the
 fastmath flag set of every loop; ``BIG`` the rescaling threshold of running
 products of Cholesky pivots.
+
+numba's disk cache of a loop is keyed on the source file of the loop only,
+not on the helpers it inlines from here: after editing this module, touch
+the loop modules (or delete their ``__pycache__/*.nbi`` and ``*.nbc``), or
+they keep running the old helpers.
 """
 
 from __future__ import annotations
