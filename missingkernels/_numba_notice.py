@@ -22,6 +22,9 @@ _noticed: set[str] = set()
 #: Modules handed to :func:`notice_if_compiling`: what their loops are and
 #: how long they take to compile, for the notice of a later compile.
 _watched: dict[str, tuple[str, int]] = {}
+#: Module defining a watched loop -> the watched module that gathers it (a
+#: module may re-export loops defined in modules of its own).
+_owner: dict[str, str] = {}
 _listening = False
 
 
@@ -51,7 +54,7 @@ def _listen() -> None:
             def on_start(self, ev: Any) -> None:
                 data = ev.data or {}
                 func = getattr(data.get("dispatcher"), "py_func", None)
-                name = getattr(func, "__module__", None)
+                name = _owner.get(getattr(func, "__module__", None) or "")
                 if name in _watched and name not in _noticed:
                     _noticed.add(name)
                     what, seconds = _watched[name]
@@ -111,7 +114,8 @@ def notice_if_compiling(module: ModuleType, what: str, seconds: int = 20) -> boo
     Parameters
     ----------
     module : module
-        A module of ``@njit(cache=True)`` functions, imported, not yet called.
+        A module of ``@njit(cache=True)`` functions (defined there or imported
+        from modules of its own), imported, not yet called.
     what : str
         What is compiled, for the message (e.g. ``"the RBF kernels' loops"``).
     seconds : int, default=20
@@ -125,6 +129,11 @@ def notice_if_compiling(module: ModuleType, what: str, seconds: int = 20) -> boo
         (one not run before, e.g. a kernel's own loop).
     """
     _watched[module.__name__] = (what, seconds)
+    _owner[module.__name__] = module.__name__
+    for obj in vars(module).values():
+        defined_in = getattr(getattr(obj, "py_func", None), "__module__", None)
+        if isinstance(defined_in, str):
+            _owner.setdefault(defined_in, module.__name__)
     _listen()
     if module.__name__ in _noticed or not needs_compiling(module):
         return False

@@ -618,7 +618,7 @@ def test_unknown_nominal_or_dropped_columns_are_refused(
 def test_quick_searches_a_small_hgb_grid():
     """--quick: hgb searches 2 points (its full grid has 9: most of a quick
     run's time on a nominal table), under its own name."""
-    from missingkernels.cli import _with_quick_grids
+    from missingkernels.cli._compare import _with_quick_grids
     from missingkernels.experiments import resolve_method
 
     full = resolve_method("hgb")

@@ -153,12 +153,13 @@ def test_cli_lists_the_baselines_with_their_plugin(capsys):
 
 def test_cli_lists_the_new_baselines(capsys):
     from missingkernels import cli
+    from missingkernels.cli._compare import FULL_METHODS
 
     assert cli.main(["list", "baselines"]) == 0
     out = capsys.readouterr().out
     for name in ("hgb", "mean_indicator", "knn_indicator", "missforest"):
         assert f"  {name} " in out
-    assert {"hgb", "mean_indicator", "knn_indicator"} <= set(cli._FULL_METHODS)
+    assert {"hgb", "mean_indicator", "knn_indicator"} <= set(FULL_METHODS)
 
 
 # One OpenMP thread for the boosting: on a machine whose cores are busy with

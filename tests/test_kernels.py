@@ -330,13 +330,13 @@ def test_schur_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_gamma, m
     d = 8
     gamma = 2.0**log2_gamma
     mean, S = random_gaussian(rng, d)
-    n = 4 * _compiled._LANES + 45
+    n = 4 * _compiled.LANES + 45
     X = rng.multivariate_normal(mean, S, size=n)
     # 0 to 7 missing features per row, in every proportion.
     for r in range(len(X)):
         X[r, rng.permutation(d)[: r % 8]] = np.nan
     X[10] = X[11]  # duplicated rows
-    Y = mcar(rng, rng.multivariate_normal(mean, S, size=_compiled._LANES + 37), 0.45)
+    Y = mcar(rng, rng.multivariate_normal(mean, S, size=_compiled.LANES + 37), 0.45)
     Y[1:4] = X[20:23]  # duplicates across the sides
     density = FixedGaussian(mean, S)
     S_metric = S if metric == "mahalanobis" else None
@@ -584,7 +584,7 @@ def test_blas_is_held_to_one_thread_while_a_kernel_runs_on_several(rng, monkeypa
     BLAS to one thread (through a recording stand-in for threadpoolctl's
     controller here) and lifts the limit afterwards, once for nested uses;
     with one loop thread it sets no limit."""
-    from missingkernels.kernels import _rbf
+    from missingkernels.kernels import _rbf, _threads
 
     log = []
 
@@ -597,7 +597,7 @@ def test_blas_is_held_to_one_thread_while_a_kernel_runs_on_several(rng, monkeypa
             log.append(("limit", limits, user_api))
             return Limiter()
 
-    monkeypatch.setattr(_rbf.serial_blas, "_controller", Controller())
+    monkeypatch.setattr(_threads.serial_blas, "_controller", Controller())
     during = []
     exp = _rbf.exp_inplace
 
@@ -614,8 +614,8 @@ def test_blas_is_held_to_one_thread_while_a_kernel_runs_on_several(rng, monkeypa
     assert during and all(seen == [("limit", 1, "blas")] for seen in during)
     assert log == [("limit", 1, "blas"), "restore"]
     log.clear()
-    with _rbf.serial_blas:
-        with _rbf.serial_blas:
+    with _threads.serial_blas:
+        with _threads.serial_blas:
             assert log == [("limit", 1, "blas")]
         assert log == [("limit", 1, "blas")]
     assert log == [("limit", 1, "blas"), "restore"]
@@ -631,7 +631,7 @@ def test_blas_runs_on_one_thread_while_a_kernel_is_evaluated(rng, monkeypatch):
     can be set (not where it was started with one thread)."""
     from threadpoolctl import ThreadpoolController, threadpool_limits
 
-    from missingkernels.kernels import _rbf
+    from missingkernels.kernels import _rbf, _threads
 
     def blas_threads():
         return {lib["num_threads"] for lib in ThreadpoolController().info()
@@ -655,8 +655,8 @@ def test_blas_runs_on_one_thread_while_a_kernel_is_evaluated(rng, monkeypatch):
         K = k(X)
         assert seen and all(s == {1} for s in seen)
         assert blas_threads() == {2}
-        with _rbf.serial_blas:
-            with _rbf.serial_blas:
+        with _threads.serial_blas:
+            with _threads.serial_blas:
                 assert blas_threads() == {1}
             assert blas_threads() == {1}
         assert blas_threads() == {2}

@@ -1,7 +1,6 @@
 """Experiment tools: missingness mechanisms, baselines, peers, the nested-CV runner."""
 
 from ..estimators import GeomSVC  # re-exported: it lived here before
-from ._baselines import DensityDrawImputer, DropSparseFeatures, MixedTableImputer
 from ._methods import PAPER_C_GRID, PAPER_GAMMA_GRID, MethodSpec, resolve_method
 from ._missingness import (
     DegenerateMissingnessWarning,
@@ -26,6 +25,7 @@ from ._stats import (
     plot_rate_curves,
     summary_table,
 )
+from ._transformers import DensityDrawImputer, DropSparseFeatures, MixedTableImputer
 
 __all__ = [
     "CELL_COLUMNS",

@@ -31,8 +31,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 
 from .._registry import _RENAMED
-from ._baselines import DropSparseFeatures, MixedTableImputer
 from ._methods import MethodSpec
+from ._transformers import DropSparseFeatures, MixedTableImputer
 
 _METRICS: dict[str, Callable[[Any, Any], float]] = {
     "accuracy": accuracy_score,

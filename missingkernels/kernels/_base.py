@@ -19,8 +19,8 @@ from .._validation import (
     validate_missing_data,
 )
 from ._base_kernels import BaseKernel
-from ._rbf import serial_blas
 from ._table import DrawOptions, expected_gram, expected_variance, supported
+from ._threads import serial_blas
 
 
 def _representation_class(density: Any) -> type | None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..conditionals import FactorConditionals, GaussianConditionals
 from ..hookspecs import hookimpl
-from . import _rbf
+from . import _rbf, _threads
 from ._base_kernels import RBF
 from ._features import gaussian_fourier
 from ._table import Expectation, find_expectation
@@ -228,7 +228,7 @@ _SIDES: weakref.WeakKeyDictionary[Any, dict[tuple, _Side]] = weakref.WeakKeyDict
 
 def _side(c: FactorConditionals, metric: Any, gamma: float) -> Any:
     key = (id(metric), float(gamma))
-    with _rbf._LOCK:
+    with _threads.LOCK:
         memo = _SIDES.setdefault(c, {})
         side: Any = memo.get(key)
     if side is None:
@@ -238,7 +238,7 @@ def _side(c: FactorConditionals, metric: Any, gamma: float) -> Any:
             side = MahalanobisSide(c, metric.center, gamma, _COLS)
         else:
             side = _Side(c, metric.center, gamma)
-        with _rbf._LOCK:
+        with _threads.LOCK:
             for old in list(memo)[:-1]:
                 del memo[old]
             memo[key] = side
@@ -309,15 +309,15 @@ def _log_gram(
     if a.n == 0 or other.n == 0:
         return out
     n_tiles = -(-a.n // _ROWS)
-    T = max(1, min(_rbf.n_threads(), n_tiles))
-    tile_lists = _rbf._deal(np.arange(n_tiles, dtype=np.int64), T, symmetric)
+    T = max(1, min(_threads.n_threads(), n_tiles))
+    tile_lists = _threads.deal(np.arange(n_tiles, dtype=np.int64), T, symmetric)
 
     def task(tiles: np.ndarray) -> Any:
         return lambda: a.tile_rows(
             loops, other, tiles, _ROWS, gamma, symmetric, oa, ob, out
         )
 
-    for code in _rbf._run([task(tl) for tl in tile_lists]):
+    for code in _threads.run([task(tl) for tl in tile_lists]):
         if code:
             raise ValueError(
                 "The factor density's conditionals give a matrix that is not "
@@ -326,7 +326,7 @@ def _log_gram(
             )
     if symmetric:
         starts = np.arange(0, a.n, 64, dtype=np.int64)
-        _rbf._run(
+        _threads.run(
             [
                 functools.partial(loops.mirror_lower, out, starts[t::T])
                 for t in range(min(T, len(starts)))

@@ -12,22 +12,32 @@ from __future__ import annotations
 
 import functools
 import math
-import os
-import threading
 import weakref
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-from scipy import linalg
 from scipy.special import logsumexp
 
 from ..conditionals import (
     GaussianConditionals,
     MixtureConditionals,
     SampleConditionals,
+)
+from ._layouts import MahalanobisFactors, RowFactors, SideArrays
+from ._sides import (
+    Metric,
+    Packed,
+    Side,
+    pattern_pair_arrays,
+    raise_invalid,
+    sorted_rows,
+)
+from ._threads import (
+    LOCK,
+    deal,
+    n_threads,
+    run,
 )
 
 
@@ -40,530 +50,6 @@ def _loops() -> Any:
 
     notice_if_compiling(_compiled, "the RBF kernels' loops")
     return _compiled
-
-
-NUM_THREADS_ENV_VAR = "MISSINGKERNELS_NUM_THREADS"
-
-# One Gram computation at a time: each already uses every allowed core, and
-# this bounds the peak memory of concurrent calls from user threads.
-_LOCK = threading.RLock()
-
-
-class _SerialBlas:
-    """One BLAS thread while the compiled loops run on several.
-
-    Idle BLAS worker threads spin-wait after each call (OpenBLAS: about
-    0.1 s) and take the cores from the loops: measured on two cores, a cross
-    Gram after the small BLAS calls that prepare it ran twice as slow. The
-    BLAS work around the loops is on small matrices, so one thread costs it
-    nothing. Nested and concurrent uses share one limit, set by the first to
-    enter and lifted by the last to leave.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._controller: Any = None
-        self._limit: Any = None
-
-    def __enter__(self) -> None:
-        with self._lock:
-            self._depth += 1
-            if self._depth == 1 and n_threads() > 1:
-                if self._controller is None:
-                    from threadpoolctl import ThreadpoolController
-
-                    self._controller = ThreadpoolController()
-                self._limit = self._controller.limit(limits=1, user_api="blas")
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._depth -= 1
-            if self._depth == 0 and self._limit is not None:
-                self._limit.restore_original_limits()
-                self._limit = None
-
-
-serial_blas = _SerialBlas()
-
-
-def n_threads() -> int:
-    """Threads used by the compiled loops.
-
-    ``MISSINGKERNELS_NUM_THREADS`` if set, else ``OMP_NUM_THREADS`` if set
-    (joblib sets it in its worker processes to avoid oversubscription), else
-    the available cores (at most 16).
-    """
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        available = os.cpu_count() or 1
-    value = os.environ.get(NUM_THREADS_ENV_VAR, "").strip()
-    if not value:
-        omp = os.environ.get("OMP_NUM_THREADS", "").strip()
-        if omp.isdigit() and int(omp) > 0:
-            return int(omp)
-    if value:
-        try:
-            requested = int(value)
-        except ValueError:
-            raise ValueError(
-                f"{NUM_THREADS_ENV_VAR} must be a positive integer, got {value!r}."
-            ) from None
-        if requested < 1:
-            raise ValueError(
-                f"{NUM_THREADS_ENV_VAR} must be a positive integer, got {value!r}."
-            )
-        return requested
-    return max(1, min(available, 16))
-
-
-def _run(tasks: Sequence[Callable[[], object]]) -> list[object]:
-    """Run callables, on threads when there are several."""
-    if len(tasks) <= 1:
-        return [task() for task in tasks]
-    with ThreadPoolExecutor(max_workers=len(tasks)) as pool:
-        futures = [pool.submit(task) for task in tasks]
-        return [f.result() for f in futures]
-
-
-@dataclass(frozen=True)
-class Metric:
-    """Coordinates in which the RBF is taken.
-
-    ``precision`` is None for the Euclidean metric, ``S^-1`` for the
-    Mahalanobis one. ``center`` is subtracted from every row first (the kernel
-    is translation invariant; centring keeps rounding errors relative to the
-    spread of the data rather than its offset).
-    """
-
-    center: np.ndarray
-    precision: np.ndarray | None = None
-    whitening: np.ndarray | None = None  # W^T, with W^T W = precision
-
-    @classmethod
-    def euclidean(cls, center: np.ndarray) -> Metric:
-        return cls(center=np.asarray(center, dtype=np.float64))
-
-    @classmethod
-    def mahalanobis_from(cls, center: np.ndarray, covariance: np.ndarray) -> Metric:
-        """The metric of ``S^-1``; ValueError unless ``S`` is positive definite.
-
-        The whitening is ``W = L^-1`` with ``S = L L^T`` (Cholesky of ``S``,
-        one triangular inverse), and the precision ``W^T W``: the inverse of
-        ``S`` is never formed by elimination on ``S^-1``, whose rounding
-        error grows with the square of the condition number of ``L``, and the
-        precision is positive semi-definite by construction.
-        """
-        S = np.asarray(covariance, dtype=np.float64)
-        try:
-            L = np.linalg.cholesky(S) if np.all(np.isfinite(S)) else None
-        except np.linalg.LinAlgError:
-            L = None
-        if L is None or not np.all(np.diagonal(L) > 0.0):
-            raise ValueError(
-                "metric='mahalanobis' needs a positive definite covariance, but "
-                "the density's covariance is singular or not finite. Use "
-                "metric='euclidean', drop constant or duplicated features, or "
-                "regularise the density (e.g. a ridge)."
-            )
-        W = linalg.solve_triangular(L, np.eye(len(S)), lower=True)
-        if not np.all(np.isfinite(W)):
-            raise ValueError(
-                "metric='mahalanobis': the density's covariance is too badly "
-                "conditioned to invert. Use metric='euclidean' or regularise "
-                "the density."
-            )
-        G = W.T @ W
-        G = 0.5 * (G + G.T)
-        # Rows y = x W^T.
-        return cls(np.asarray(center, dtype=np.float64), G, np.ascontiguousarray(W.T))
-
-    @property
-    def mahalanobis(self) -> bool:
-        return self.precision is not None
-
-    def coordinates(self, means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(x, x)`` (Euclidean) or the whitened ``(W x, G x)`` (Mahalanobis)."""
-        x = np.ascontiguousarray(means - self.center, dtype=np.float64)
-        if self.precision is None or self.whitening is None:
-            return x, x
-        y = x @ self.whitening
-        # G x = W^T (W x): from the whitened rows, as every other product
-        # with G in the loops' inputs (see Side.build).
-        return np.ascontiguousarray(y), np.ascontiguousarray(y @ self.whitening.T)
-
-    def whitened_factors(self, J: np.ndarray, F: np.ndarray) -> np.ndarray:
-        """``W[:, J] F`` for a stack of patterns (``J``: (P, k) missing
-        features, ``F``: (P, k, k) factors of their covariances): the
-        whitened covariances are ``Fw Fw^T``."""
-        assert self.whitening is not None
-        Wt = self.whitening  # W^T: W[:, J] = Wt[J].T
-        return np.swapaxes(Wt[J], 1, 2) @ F
-
-    @functools.cached_property
-    def largest_precision(self) -> float:
-        """The largest eigenvalue of the precision (1 for the Euclidean metric)."""
-        if self.whitening is None:
-            return 1.0
-        return float(np.linalg.norm(self.whitening, 2) ** 2)
-
-    def G(self) -> np.ndarray:
-        if self.precision is None:
-            return np.zeros((1, 1))
-        return np.ascontiguousarray(self.precision, dtype=np.float64)
-
-
-@dataclass(frozen=True)
-class Packed:
-    """Rows grouped by missing pattern, in the layout of the compiled loops.
-
-    Patterns are numbered by their first row, so that with nearly all-distinct
-    patterns (MCAR) the pattern order is the row order and the output is
-    written sequentially.
-    """
-
-    order: np.ndarray  # (n,) int64, rows sorted by pattern
-    start: np.ndarray  # (P + 1,) int64: rows of p are order[start[p]:start[p + 1]]
-    mask: np.ndarray  # (P, d) bool, missing features of each pattern
-    source: np.ndarray  # (P,) int64, index of each pattern in the input patterns
-
-    @classmethod
-    def build(cls, patterns: np.ndarray, pattern_index: np.ndarray) -> Packed:
-        patterns = np.asarray(patterns, dtype=bool)
-        pattern_index = np.asarray(pattern_index, dtype=np.int64).reshape(-1)
-        P = len(patterns)
-        first = np.full(P, len(pattern_index), dtype=np.int64)
-        np.minimum.at(first, pattern_index, np.arange(len(pattern_index)))
-        source = np.argsort(first, kind="stable").astype(np.int64)
-        relabel = np.empty(P, dtype=np.int64)
-        relabel[source] = np.arange(P)
-        index = relabel[pattern_index]
-        order = np.argsort(index, kind="stable").astype(np.int64)
-        counts = np.bincount(index, minlength=P)
-        start = np.zeros(P + 1, dtype=np.int64)
-        np.cumsum(counts, out=start[1:])
-        return cls(order, start, np.ascontiguousarray(patterns[source]), source)
-
-    @classmethod
-    def complete(cls, n: int, d: int) -> Packed:
-        return cls.build(np.zeros((1, d), bool), np.zeros(n, np.int64))
-
-    @property
-    def n_patterns(self) -> int:
-        return len(self.mask)
-
-    def rank(self) -> np.ndarray:
-        rank = np.empty_like(self.order)
-        rank[self.order] = np.arange(len(self.order))
-        return rank
-
-    def pattern_of_row(self) -> np.ndarray:
-        """(n,) int64, the pattern of each row."""
-        pattern = np.empty(len(self.order), np.int64)
-        pattern[self.order] = np.repeat(np.arange(self.n_patterns), np.diff(self.start))
-        return pattern
-
-
-def _raise_invalid(codes: Sequence[object]) -> None:
-    for code in codes:
-        if code:
-            raise ValueError(
-                "A conditional covariance of the density is not positive "
-                f"semi-definite (pattern {int(code) - 1}), so the expected RBF "  # type: ignore[call-overload]
-                "is undefined. Refit the density (e.g. with a ridge) or check "
-                "the covariances it returns."
-            )
-
-
-def _psd_factors(covs: np.ndarray) -> np.ndarray:
-    """``F`` with ``F F^T = C`` for a stack of PSD matrices (eigh, clipped);
-    ValueError when one is not positive semi-definite."""
-    from .._numerics import psd_factor
-
-    return psd_factor(covs, check=True, what="the expected RBF")
-
-
-def _factors_of(covs: np.ndarray) -> np.ndarray:
-    """``F`` with ``F F^T = C`` for a stack of covariances: Cholesky (any such
-    ``F`` serves the loops), or the checked eigh of :func:`_psd_factors` when
-    a block is not numerically positive definite."""
-    try:
-        return np.linalg.cholesky(covs)
-    except np.linalg.LinAlgError:
-        return _psd_factors(covs)
-
-
-class SideArrays(NamedTuple):
-    """The arrays of one side, as the compiled loops take them (numba reads a
-    named tuple's fields by name). ``P`` patterns, ``k`` = the largest number
-    of missing features (at least 1); unused fields hold placeholders."""
-
-    x: np.ndarray  # (n, d) centred rows; whitened ``W x`` for Mahalanobis
-    z: np.ndarray  # (n, d) centred rows times ``G`` (Mahalanobis), else ``x``
-    order: np.ndarray  # (n,) rows sorted by pattern (:class:`Packed`)
-    start: np.ndarray  # (P + 1,) rows of p are ``order[start[p]:start[p + 1]]``
-    mask: np.ndarray  # (P, d) missing features of each pattern
-    cov: np.ndarray  # (P, k, k) compact covariance blocks (Euclidean)
-    missing: np.ndarray  # (P, k) missing features of each pattern, sorted
-    n_missing: np.ndarray  # (P,) number of missing features
-    factor_t: np.ndarray  # (P, k, k) ``F^T``, ``F F^T = C`` (Mahalanobis)
-    gfactor_t: np.ndarray  # (P, k, d) ``(G[:, J] F)^T`` (Mahalanobis)
-    inner: np.ndarray  # (P, k, k) ``F^T G[J, J] F`` (Mahalanobis)
-    own: np.ndarray  # (n, k) ``F^T z[J]`` of each row (Mahalanobis)
-    off: np.ndarray  # (n,) offsets added inside the exponent
-    weight: np.ndarray  # (n,) weights of accumulated Grams
-
-
-class MahalanobisFactors(NamedTuple):
-    """Per-pattern factors of a side (:func:`._compiled.mahalanobis_factors`)."""
-
-    logdet: np.ndarray  # (P,) ``log det K_p``
-    w_t: np.ndarray  # (P, k, k) ``L_p^-1 F_p^T``
-    v_t: np.ndarray  # (P, k, d) ``L_p^-1 (G F_p)^T``
-    own_w: np.ndarray  # (n, k) ``L_p^-1 F_p^T z_i[J_p]``
-
-
-class RowFactors(NamedTuple):
-    """Per-pattern factors of a side for the row-pair loops
-    (:func:`._compiled.rbf_tiles`, Euclidean; :func:`._compiled.rbf_rows`,
-    Mahalanobis), at one ``gamma``; see :func:`row_factors`.
-
-    Euclidean (``P_p = I + 2 gamma C_p``): ``logdet = log det P_p``,
-    ``dmat = D_p = I - P_p^-1``, ``root`` = upper triangular ``R_p`` with
-    ``R_p^T R_p = D_p``, ``pinv = P_p^-1``. Mahalanobis (``Lam`` the precision
-    of the metric): ``logdet = log det(I + 2 gamma C_p Lam[J_p, J_p])``,
-    ``gmat = G_p = (C_p^-1 / (2 gamma) + Lam[J_p, J_p])^-1`` and its upper
-    triangular ``root`` (``R_p^T R_p = G_p``), ``cinv`` the lower triangles
-    of ``(2 gamma C_p)^-1 + Lam[J_p, J_p]``,
-    packed by rows (pattern ``p``'s from ``cstart[p]``: entry ``(a, b <= a)``
-    at ``cstart[p] + a (a + 1) / 2 + b``, so that the loop streams them from
-    cache) and
-    ``logdet_c = log det(2 gamma C_p)`` (``pivot_ratio``: the smallest
-    squared Cholesky pivot of a ``C_p`` relative to its largest variance,
-    about the reciprocal of the largest condition number, 0 if a ``C_p`` is
-    singular; see :func:`_schur_error`). Fields of the other metric hold
-    placeholders.
-    """
-
-    pattern: np.ndarray  # (n,) pattern of each row
-    position: np.ndarray  # (P, d) position of each feature in J_p, or -1
-    logdet: np.ndarray  # (P,)
-    gmat: np.ndarray  # (P, k, k) (Mahalanobis)
-    cinv: np.ndarray  # (sum k_p (k_p + 1) / 2,) (Mahalanobis)
-    cstart: np.ndarray  # (P,) (Mahalanobis)
-    logdet_c: np.ndarray  # (P,) (Mahalanobis)
-    pivot_ratio: float  # (Mahalanobis)
-    dmat: np.ndarray  # (P, k, k) (Euclidean)
-    root: np.ndarray  # (P, k, k)
-    pinv: np.ndarray  # (P, k, k) (Euclidean)
-
-
-class SortedRows(NamedTuple):
-    """The rows of a side sorted by their number of missing features (ties
-    by row), for :func:`._compiled.rbf_rows`; see :func:`sorted_rows`."""
-
-    order: np.ndarray  # (n,) rows in sorted order
-    rank: np.ndarray  # (n,) position of each row in ``order``
-    start: np.ndarray  # (K + 2,) rows with k missing: ``order[start[k]:start[k + 1]]``
-    xT: np.ndarray  # (d, n) ``x`` of the sorted rows, transposed
-    zT: np.ndarray  # (d, n) ``z`` of the sorted rows, transposed
-
-
-def sorted_rows(side: Side, pattern: np.ndarray, kmax: int) -> SortedRows:
-    """:class:`SortedRows` of a side (``pattern``: of each row; ``kmax`` at
-    least the largest number of missing features of either side), kept in
-    ``side.memo``."""
-    return side.memoized(
-        ("sorted_rows", kmax), lambda: _sorted_rows(side, pattern, kmax)
-    )
-
-
-def _sorted_rows(side: Side, pattern: np.ndarray, kmax: int) -> SortedRows:
-    counts = side.arrays.n_missing[pattern]
-    order = np.argsort(counts, kind="stable").astype(np.int64)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    start = np.searchsorted(counts[order], np.arange(kmax + 2)).astype(np.int64)
-    c = np.ascontiguousarray
-    return SortedRows(
-        order, rank, start, c(side.arrays.x[order].T), c(side.arrays.z[order].T)
-    )
-
-
-@dataclass(frozen=True)
-class Side:
-    """One argument of a Gram, in the layout of :mod:`._compiled`.
-
-    Build with :meth:`build`; ``arrays`` is what the compiled loops take.
-    ``memo`` keeps the per-pattern factors of :func:`row_factors` by gamma
-    (and, Euclidean, the PSD factors of the covariances, computed once by
-    :meth:`build`); it is shared with :meth:`with_offsets` (the factors do
-    not depend on the offsets), so a self-similarity and the Gram that
-    follows factor once.
-    """
-
-    arrays: SideArrays
-    packed: Packed
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    @property
-    def n(self) -> int:
-        return int(self.arrays.x.shape[0])
-
-    def memoized(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
-        """``memo[key]``, computed on first use. Of the entries of one kind
-        (``key[0]``: factors at one gamma, ...) the last two are kept, so that
-        a search over gamma on a kept side does not pile up factors."""
-        with _LOCK:
-            if key in self.memo:
-                return self.memo[key]
-        value = compute()
-        with _LOCK:
-            same_kind = [k for k in self.memo if k[0] == key[0]]
-            for old in same_kind[: max(0, len(same_kind) - 1)]:
-                del self.memo[old]
-            self.memo[key] = value
-        return value
-
-    @property
-    def weight(self) -> np.ndarray:
-        return self.arrays.weight
-
-    def with_offsets(self, off: np.ndarray) -> Side:
-        """The same rows with other offsets (added inside the exponent)."""
-        off = np.ascontiguousarray(off, dtype=np.float64)
-        return Side(self.arrays._replace(off=off), self.packed, self.memo)
-
-    @classmethod
-    def build(
-        cls,
-        means: np.ndarray,
-        packed: Packed,
-        covariances: Sequence[np.ndarray],
-        metric: Metric,
-        off: np.ndarray | None = None,
-        weight: np.ndarray | None = None,
-    ) -> Side:
-        """Rows ``means`` with per-pattern covariances (in missing-feature order).
-
-        ``covariances`` is indexed like the input patterns of ``packed``.
-        """
-        covariances = [covariances[int(i)] for i in packed.source]
-        n = means.shape[0]
-        x, z = metric.coordinates(means)
-        mask = packed.mask
-        P = packed.n_patterns
-        kk = mask.sum(axis=1).astype(np.int64)
-        kmax = int(kk.max(initial=0))
-        off = np.zeros(n) if off is None else np.ascontiguousarray(off, np.float64)
-        weight = (
-            np.ones(n) if weight is None else np.ascontiguousarray(weight, np.float64)
-        )
-        size = max(kmax, 1)
-        J_idx = np.zeros((P, size), np.int64)
-        for k in np.unique(kk):
-            if k:
-                pats = np.flatnonzero(kk == k)
-                J_idx[pats, :k] = np.nonzero(mask[pats])[1].reshape(len(pats), k)
-        if not metric.mahalanobis:
-            # Compact blocks, in the order of the missing features.
-            cov = np.zeros((P, size, size))
-            for p in range(P):
-                k = kk[p]
-                if k:
-                    cov[p, :k, :k] = covariances[p]
-            # The PSD factors, once: they reject indefinite covariances here
-            # and give _row_factors its factors at every gamma.
-            psd = np.zeros((P, size, size))
-            for k in np.unique(kk):
-                if k:
-                    pats = np.flatnonzero(kk == k)
-                    psd[pats, :k, :k] = _factors_of(cov[pats, :k, :k])
-            F = np.zeros((P, 1, 1))
-            A = np.zeros((P, 1, 1))
-            GF = np.zeros((P, 1, 1))
-            own = np.zeros((n, 1))
-        else:
-            cov = np.zeros((1, 1, 1))
-            # Stored transposed (F^T): the compiled loops run along rows. The
-            # fields that only the pattern-pair loop reads come later
-            # (pattern_pair_arrays).
-            F = np.zeros((P, size, size))
-            A = np.zeros((P, size, size))
-            GF = np.zeros((P, 1, 1))
-            own = np.zeros((n, 1))
-            for k in np.unique(kk):
-                if k == 0:
-                    continue
-                pats = np.flatnonzero(kk == k)
-                Jk = J_idx[pats, :k]
-                Fk = _factors_of(np.stack([covariances[p] for p in pats]))
-                F[pats, :k, :k] = np.swapaxes(Fk, 1, 2)
-                # F^T G[J, J] F = Fw^T Fw (Fw = W[:, J] F): a Gram of the
-                # whitened factor, PSD whatever the conditioning of S (the
-                # triple product with G loses the square of its condition).
-                for s0 in range(0, len(pats), _CHUNK):
-                    sl = slice(s0, s0 + _CHUNK)
-                    Fw = metric.whitened_factors(Jk[sl], Fk[sl])
-                    A[pats[sl], :k, :k] = np.swapaxes(Fw, 1, 2) @ Fw
-        c = np.ascontiguousarray
-        arrays = SideArrays(
-            x=c(x), z=c(z), order=c(packed.order), start=c(packed.start),
-            mask=c(packed.mask), cov=c(cov), missing=c(J_idx), n_missing=c(kk),
-            factor_t=c(F), gfactor_t=c(GF), inner=c(A), own=c(own), off=c(off),
-            weight=c(weight),
-        )  # fmt: skip
-        side = cls(arrays, packed)
-        if not metric.mahalanobis:
-            side.memo[("psd_factors",)] = psd
-        return side
-
-
-def pattern_pair_arrays(side: Side, metric: Metric) -> SideArrays:
-    """The side's arrays with the fields that only the Mahalanobis
-    pattern-pair loops (pairs and aligned rows) read, ``gfactor_t`` and
-    ``own``, computed on first use and kept in ``side.memo``: the row-pair
-    loops, for rows of about one pattern each, never need them."""
-    if not metric.mahalanobis:
-        return side.arrays
-    fields = side.memoized(("pattern_fields",), lambda: _pattern_fields(side, metric))
-    return side.arrays._replace(gfactor_t=fields[0], own=fields[1])
-
-
-def _pattern_fields(side: Side, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
-    """``F^T G[J, :] = Fw^T W`` and ``F^T z[J] = Fw^T (W x)`` from the
-    whitened factor ``Fw = W[:, J] F`` (as ``inner``, see :meth:`Side.build`)."""
-    arrays, packed = side.arrays, side.packed
-    P, n, d = packed.n_patterns, side.n, arrays.x.shape[1]
-    kk = arrays.n_missing
-    size = arrays.missing.shape[1]
-    assert metric.whitening is not None
-    W = metric.whitening.T
-    GF = np.zeros((P, size, d))  # (G[:, J] F)^T = F^T G[J, :]
-    own = np.zeros((n, size))  # F^T z[J] of each row
-    pattern_of_row = packed.pattern_of_row()
-    for k in np.unique(kk):
-        if k == 0:
-            continue
-        pats = np.flatnonzero(kk == k)
-        Jk = arrays.missing[pats, :k]
-        FwT = np.empty((len(pats), k, d))
-        for s0 in range(0, len(pats), _CHUNK):
-            sl = slice(s0, s0 + _CHUNK)
-            Fk = np.swapaxes(arrays.factor_t[pats[sl], :k, :k], 1, 2)
-            FwT[sl] = np.swapaxes(metric.whitened_factors(Jk[sl], Fk), 1, 2)
-        GF[pats, :k, :] = FwT @ W
-        local = np.full(P, -1)
-        local[pats] = np.arange(len(pats))
-        rows = np.flatnonzero(local[pattern_of_row] >= 0)
-        lp = local[pattern_of_row[rows]]
-        own[rows, :k] = np.einsum("nsr,nr->ns", FwT[lp], arrays.x[rows])
-    return np.ascontiguousarray(GF), np.ascontiguousarray(own)
-
-
-# Patterns per batch of whitened factors (bounds their temporary memory).
-_CHUNK = 256
 
 
 # The pattern-pair loop shares each factor between all the row pairs of two
@@ -634,7 +120,7 @@ def _row_loop(a: Side, b: Side, gamma: float, metric: Metric) -> str | None:
         return None
     if not metric.mahalanobis and not _EUCLIDEAN_SCHUR:
         return "tiles"
-    with _LOCK:
+    with LOCK:
         fa = row_factors(a, gamma, metric, schur=True)
         fb = fa if b is a else row_factors(b, gamma, metric, schur=True)
     if _schur_error(a, b, fa, fb, gamma, metric) <= _SCHUR_MAX_ERROR:
@@ -701,11 +187,11 @@ def pairs(
             bool(symmetric), bool(accumulate), out,
         )  # fmt: skip
 
-    with _LOCK:
+    with LOCK:
         arrays_a = pattern_pair_arrays(a, metric)
         arrays_b = arrays_a if b is a else pattern_pair_arrays(b, metric)
         factors = _factors(arrays_a, gamma, metric)
-        _raise_invalid(_run([task(pl, factors) for pl in p_lists]))
+        raise_invalid(run([task(pl, factors) for pl in p_lists]))
         if symmetric and not accumulate:
             rank = a.packed.rank()
             size = 64
@@ -716,7 +202,7 @@ def pairs(
             def mirror(bl: np.ndarray) -> Callable[[], object]:
                 return lambda: _loops().mirror_by_rank(out, rank, bl, size)
 
-            _run([mirror(bl) for bl in blocks])
+            run([mirror(bl) for bl in blocks])
 
 
 def _row_pairs(
@@ -734,15 +220,15 @@ def _row_pairs(
     (Euclidean, shared missing features) or, with ``schur`` (always in the
     Mahalanobis metric), :func:`._compiled.rbf_rows`."""
     schur = schur or metric.mahalanobis
-    with _LOCK:
+    with LOCK:
         fa = row_factors(a, gamma, metric, schur=schur)
         # (a is b for self-similarities: one set of factors)
         fb = fa if symmetric or b is a else row_factors(b, gamma, metric, schur=schur)
         if not schur:
-            size = _loops()._TILE
+            size = _loops().TILE
             n_tiles = -(-a.n // size)
             T = max(1, min(n_threads(), n_tiles))
-            tile_lists = _deal(np.arange(n_tiles, dtype=np.int64), T, symmetric)
+            tile_lists = deal(np.arange(n_tiles, dtype=np.int64), T, symmetric)
             xaT = np.ascontiguousarray(a.arrays.x.T)
             xbT = xaT if symmetric or b is a else np.ascontiguousarray(b.arrays.x.T)
 
@@ -752,7 +238,7 @@ def _row_pairs(
                     bool(symmetric), bool(accumulate), bool(diagonal), out,
                 )  # fmt: skip
 
-            _raise_invalid(_run([tile_task(tl) for tl in tile_lists]))
+            raise_invalid(run([tile_task(tl) for tl in tile_lists]))
             return
         d = a.arrays.x.shape[1]
         lam = np.zeros((d + 1, d))  # the padding lanes read the zero row
@@ -768,8 +254,8 @@ def _row_pairs(
         # The work of a tile grows along the sorted order (more partners,
         # larger factorisations): pairs from both ends.
         T = max(1, min(n_threads(), len(starts_a) + len(starts_b)))
-        lists_a = _deal(starts_a, T, growing=not diagonal)
-        lists_b = _deal(starts_b, T, growing=not diagonal)
+        lists_a = deal(starts_a, T, growing=not diagonal)
+        lists_b = deal(starts_b, T, growing=not diagonal)
 
         def task(t: int) -> Callable[[], object]:
             return lambda: _loops().rbf_rows(
@@ -778,7 +264,7 @@ def _row_pairs(
                 width, out,
             )  # fmt: skip
 
-        _raise_invalid(_run([task(t) for t in range(T)]))
+        raise_invalid(run([task(t) for t in range(T)]))
 
 
 # Bytes of K_p per tile of the Schur row loop (per thread): fewer lanes
@@ -789,21 +275,7 @@ _LANE_TILE_BYTES = 4 << 20
 def _lanes(d: int) -> int:
     """Lanes (big rows per tile) of the Schur row loop at ``d`` features."""
     per_lane = 8 * d * (d + 1) // 2
-    return int(min(_loops()._LANES, max(8, _LANE_TILE_BYTES // max(per_lane, 1))))
-
-
-def _deal(tiles: np.ndarray, n_lists: int, growing: bool) -> list[np.ndarray]:
-    """``tiles`` dealt round robin into ``n_lists`` lists; with ``growing``
-    (the work of tile t grows with t: it pairs with the tiles before it) in
-    pairs of one tile from each end, first with last, second with second
-    last, so that each list gets an equal share of the work."""
-    order, per_turn = tiles, 1
-    if growing:
-        order, per_turn = np.empty_like(tiles), 2
-        order[0::2] = tiles[: (len(tiles) + 1) // 2]
-        order[1::2] = tiles[::-1][: len(tiles) // 2]
-    owner = (np.arange(len(order)) // per_turn) % n_lists
-    return [np.ascontiguousarray(order[owner == t]) for t in range(n_lists)]
+    return int(min(_loops().LANES, max(8, _LANE_TILE_BYTES // max(per_lane, 1))))
 
 
 def row_factors(
@@ -846,7 +318,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric, schur: bool) -> RowFa
             FT, inner, arrays.missing, kk, lam, float(gamma),
             cstart, ldk, gmat, groot, cinv, logdet_c,
         )  # fmt: skip
-        _raise_invalid([code])
+        raise_invalid([code])
         return RowFactors(
             pattern, position, ldk, gmat, cinv,
             cstart, logdet_c, float(ratio), none, groot, none,
@@ -867,7 +339,7 @@ def _row_factors(side: Side, gamma: float, metric: Metric, schur: bool) -> RowFa
         try:
             L = np.linalg.cholesky(eye + g2 * C)
         except np.linalg.LinAlgError:
-            _raise_invalid([1 + int(pats[0])])
+            raise_invalid([1 + int(pats[0])])
         logdet[pats] = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
         tri = np.linalg.inv(L)
         Pi = np.swapaxes(tri, 1, 2) @ tri
@@ -901,7 +373,7 @@ def _factors(a: SideArrays, gamma: float, metric: Metric) -> MahalanobisFactors:
             np.zeros(1), np.zeros((1, 1, 1)), np.zeros((1, 1, 1)), np.zeros((1, 1))
         )
     logdet, w_t, v_t, own_w, code = _loops().mahalanobis_factors(a, float(gamma))
-    _raise_invalid([code])
+    raise_invalid([code])
     return MahalanobisFactors(logdet, w_t, v_t, own_w)
 
 
@@ -926,7 +398,7 @@ def aligned(a: Side, b: Side, gamma: float, metric: Metric) -> np.ndarray:
         metric.mahalanobis,
         out,
     )
-    _raise_invalid([code])
+    raise_invalid([code])
     return out
 
 
@@ -972,7 +444,7 @@ def exp_inplace(
 
         return run
 
-    _run([work(t) for t in range(T)])
+    run([work(t) for t in range(T)])
 
 
 def symmetrize(K: np.ndarray, block: int = 512) -> None:
@@ -1003,14 +475,14 @@ def gaussian_side(
     c: GaussianConditionals, metric: Metric, off: np.ndarray | None = None
 ) -> Side:
     if off is None:
-        with _LOCK:
+        with LOCK:
             cached = _SIDES.get(c)
         if cached is not None and cached[0] is metric:
             return cached[1]
     packed = Packed.build(c.patterns, c.pattern_index)
     side = Side.build(c.means, packed, c.covariances, metric, off)
     if off is None:
-        with _LOCK:
+        with LOCK:
             _SIDES[c] = (metric, side)
     return side
 

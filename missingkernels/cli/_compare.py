@@ -1,54 +1,29 @@
-"""The ``missingkernels`` command line."""
+"""The ``compare`` command: method line-ups, checks and the run.
+
+``QUICK_METHODS``, ``QUICK_MIXED`` and ``FULL_METHODS`` are the default
+line-ups (quick, quick on a table with nominal columns, full);
+:func:`cmd_compare` runs the command.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-import textwrap
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _registry
-from ._version import __version__
+from .. import _registry
 
-_DATA_ENV = "MISSINGKERNELS_DATA_DIR"  # as missingkernels.datasets.DATA_DIR_ENV
-
-_LISTERS = {
-    "kernels": _registry.list_kernels,
-    "densities": _registry.list_densities,
-    "baselines": _registry.list_baselines,
-}
-
-
-def _cmd_list(args: argparse.Namespace) -> int:
-    kinds = [args.kind] if args.kind else list(_LISTERS)
-    for kind in kinds:
-        entries = _LISTERS[kind]()
-        print(f"{kind}:")
-        if not entries:
-            print("  (none registered)")
-        width = max((len(name) for name in entries), default=0)
-        for name, entry in entries.items():
-            print(f"  {name:<{width}}  {entry.description}  [{entry.plugin}]")
-        print()
-    errors = _registry.plugin_errors()
-    if errors:
-        print("plugins that failed to load:")
-        for name, message in errors.items():
-            print(f"  {name}: {message}")
-    return 0
-
-
-_QUICK_METHODS = ("zero", "mean", "knn", "genrbf")
+QUICK_METHODS = ("zero", "mean", "knn", "genrbf")
 # On a table with nominal columns: the mixed kernel (ours for such tables) and
 # histogram gradient boosting (native missing values and categories) join.
-_QUICK_MIXED = ("zero", "mean", "knn", "mixed_rbf", "hgb")
+QUICK_MIXED = ("zero", "mean", "knn", "mixed_rbf", "hgb")
 # genrbf is left out of it: over one-hot codes its Gaussian EM meets a
 # singular covariance (the 0/1 columns of a column sum to 1) and runs to
 # max_iter (about 45 s per fit on horse_colic); name it in --methods.
-_FULL_METHODS = (
+FULL_METHODS = (
     "zero",
     "mean",
     "knn",
@@ -67,7 +42,7 @@ def _missing_extra(extra: str) -> list[str]:
     """The modules of an extra (``_optional.EXTRAS``) that cannot be imported."""
     import importlib
 
-    from ._optional import EXTRAS
+    from .._optional import EXTRAS
 
     missing = []
     for module in EXTRAS[extra]:
@@ -109,7 +84,7 @@ def _output_dir_error(out: Path) -> str | None:
     return None
 
 
-def _ridge_methods() -> list[str]:
+def ridge_methods() -> list[str]:
     """The registered kernels whose default density is the Gaussian EM one."""
     names = []
     for name in _registry.list_kernels():
@@ -125,17 +100,17 @@ def _ridge_methods() -> list[str]:
 def _with_ridge(
     methods: list[str], ridge: float, C_grid: Any, gamma_grid: Any
 ) -> list[Any]:
-    """``methods`` with those of :func:`_ridge_methods` as specs whose Gaussian
+    """``methods`` with those of :func:`ridge_methods` as specs whose Gaussian
     EM density has ``ridge`` instead of the default prior (``prior_rows=0``,
     as the runs that used it before the prior), named e.g.
     ``genrbf[ridge=0.001]`` so that their results never mix with those
     without it in a resumed results file."""
     import dataclasses
 
-    from .densities import GaussianEMDensity
-    from .experiments import resolve_method
+    from ..densities import GaussianEMDensity
+    from ..experiments import resolve_method
 
-    with_ridge = set(_ridge_methods())
+    with_ridge = set(ridge_methods())
     out: list[Any] = []
     for name in methods:
         if name not in with_ridge:
@@ -151,11 +126,11 @@ def _with_ridge(
     return out
 
 
-def _matching_methods() -> dict[str, Any]:
+def matching_methods() -> dict[str, Any]:
     """The registered kernels whose default density models category codes and
     has ``handle_unknown`` (the matching kernels ``belanche_*``): name -> that
     density's registry name or object."""
-    from .experiments._methods import _models_category_codes
+    from ..experiments._methods import _models_category_codes
 
     found = {}
     for name in _registry.list_kernels():
@@ -177,7 +152,7 @@ def _with_quick_grids(methods: list[Any], C_grid: Any, gamma_grid: Any) -> list[
     """``methods`` with those of :data:`_QUICK_GRIDS` searching that grid."""
     import dataclasses
 
-    from .experiments import resolve_method
+    from ..experiments import resolve_method
 
     return [
         dataclasses.replace(
@@ -193,15 +168,15 @@ def _with_quick_grids(methods: list[Any], C_grid: Any, gamma_grid: Any) -> list[
 def _with_handle_unknown(
     methods: list[Any], handle_unknown: str, C_grid: Any, gamma_grid: Any
 ) -> list[Any]:
-    """``methods`` with those of :func:`_matching_methods` as specs whose
+    """``methods`` with those of :func:`matching_methods` as specs whose
     density has ``handle_unknown``, named e.g.
     ``belanche_k1[handle_unknown=ignore]`` (their failed cells of a run without
     it are not resumed as theirs)."""
     import dataclasses
 
-    from .experiments import resolve_method
+    from ..experiments import resolve_method
 
-    matching = _matching_methods()
+    matching = matching_methods()
     out: list[Any] = []
     for method in methods:
         if not isinstance(method, str) or method not in matching:
@@ -279,7 +254,7 @@ def _sparse_columns_note(ds: Any) -> str:
     give their 0-based positions."""
     import numpy as np
 
-    from ._validation import MIN_OBSERVED, sparse_features
+    from .._validation import MIN_OBSERVED, sparse_features
 
     sparse = sparse_features(ds.X)
     if sparse.size == 0:
@@ -343,7 +318,7 @@ def _repetitions_text(mechanism: str, reps: int) -> str:
     return f"{reps} missingness draw(s)"
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
+def cmd_compare(args: argparse.Namespace) -> int:
     try:
         return _compare(args)
     except KeyboardInterrupt:
@@ -371,8 +346,8 @@ def _compare(args: argparse.Namespace) -> int:
         )
         return 2
 
-    from . import datasets as mkd
-    from .experiments import (
+    from .. import datasets as mkd
+    from ..experiments import (
         CELL_COLUMNS,
         PAPER_C_GRID,
         PAPER_GAMMA_GRID,
@@ -382,8 +357,8 @@ def _compare(args: argparse.Namespace) -> int:
         resolve_method,
         run_comparison,
     )
-    from .experiments._cv import accepts_class_weight
-    from .experiments._results import _RunInProgressError
+    from ..experiments._cv import accepts_class_weight
+    from ..experiments._results import _RunInProgressError
 
     if (args.dataset is None) == (args.csv is None):
         return _fail("give a dataset name or --csv PATH (not both).")
@@ -431,9 +406,9 @@ def _compare(args: argparse.Namespace) -> int:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     else:
         if ds.nominal:
-            methods = list(_QUICK_MIXED if quick else (*_FULL_METHODS, "mixed_rbf"))
+            methods = list(QUICK_MIXED if quick else (*FULL_METHODS, "mixed_rbf"))
         else:
-            methods = list(_QUICK_METHODS if quick else _FULL_METHODS)
+            methods = list(QUICK_METHODS if quick else FULL_METHODS)
         known = set(_registry.list_kernels()) | set(_registry.list_baselines())
         skipped = [m for m in methods if m not in known]
         if skipped:
@@ -456,11 +431,11 @@ def _compare(args: argparse.Namespace) -> int:
         if run_methods == methods:
             return _fail(
                 "--ridge applies to the expected-kernel methods with a Gaussian "
-                f"EM density ({', '.join(_ridge_methods())}); none of "
+                f"EM density ({', '.join(ridge_methods())}); none of "
                 f"{', '.join(methods)} has one."
             )
     if args.density_params is not None:
-        from ._density_options import apply_density_params
+        from .._density_options import apply_density_params
 
         run_methods, problem = apply_density_params(
             args.density_params, run_methods, C_grid, gamma_grid
@@ -475,7 +450,7 @@ def _compare(args: argparse.Namespace) -> int:
         if run_methods == before:
             return _fail(
                 "--handle-unknown applies to the matching-kernel methods "
-                f"({', '.join(_matching_methods())}); none of "
+                f"({', '.join(matching_methods())}); none of "
                 f"{', '.join(methods)} is one."
             )
     if quick:
@@ -639,305 +614,3 @@ def _compare(args: argparse.Namespace) -> int:
         + f" in {elapsed:.1f} s"
     )
     return 0
-
-
-def _cmd_datasets(args: argparse.Namespace) -> int:
-    import os
-
-    from . import datasets as mkd
-
-    rows = mkd.describe_datasets(args.data_dir)
-    if args.task:
-        rows = [r for r in rows if r["task"] == args.task]
-    directory = mkd.get_data_dir(args.data_dir)
-    origin = (
-        "--data-dir"
-        if args.data_dir
-        else f"${mkd.DATA_DIR_ENV}"
-        if os.environ.get(mkd.DATA_DIR_ENV)
-        else f"default; set ${mkd.DATA_DIR_ENV} to change it"
-    )
-    print(f"data directory: {directory} ({origin})\n")
-    header = ("name", "task", "rows x features", "source", "status", "note")
-    table = [
-        (
-            r["name"],
-            r["task"],
-            "" if r["shape"] is None else f"{r['shape'][0]} x {r['shape'][1]}",
-            r["source"],
-            r["status"],
-            r["note"],
-        )
-        for r in rows
-    ]
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *table, strict=True)]
-    for line in (header, *table):
-        cells = zip(line, widths, strict=True)
-        print("  ".join(f"{c:<{w}}" for c, w in cells).rstrip())
-    print()
-    print(
-        textwrap.fill(
-            "status: bundled = shipped with scikit-learn; present = <name>.csv is "
-            "in the data directory; fetchable = downloaded from OpenML on first "
-            "use; absent = put <name>.csv (header row, numeric features, last "
-            "column 'target') in the data directory. Run one with "
-            "'missingkernels compare NAME'.",
-            width=79,
-        )
-    )
-    return 0
-
-
-_COMPARE_EXAMPLES = """\
-examples:
-  # a quick run on a dataset shipped with scikit-learn (about 20 s)
-  missingkernels compare sklearn_breast_cancer --quick
-
-  # the data's own missing values, chosen methods, two processes
-  missingkernels compare pima_indians_diabetes_na --methods mean,knn,genrbf \\
-      --n-jobs 2 --output-dir pima
-
-  # your CSV: simulated MCAR at three rates, rate curves and CD diagram
-  missingkernels compare --csv mydata.csv --target label --mechanism mcar \\
-      --rate 0.1 --rate 0.3 --rate 0.5
-
-  # a table with nominal columns (codes or text) and its own missing values
-  missingkernels compare --csv horse_colic.csv --nominal surgery,age,pain \\
-      --drop outcome --quick
-
-  # which datasets have a name; which methods exist
-  missingkernels datasets
-  missingkernels list
-"""
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keep the examples' line breaks; wrap the option help as usual."""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of the ``missingkernels`` command."""
-    parser = argparse.ArgumentParser(
-        prog="missingkernels",
-        description=(
-            "Kernels and SVMs for data with missing values, without imputation."
-        ),
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"missingkernels {__version__}"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    p_list = sub.add_parser(
-        "list",
-        help="list the registered kernels, densities and baselines",
-        description="List the registry: name, one-line description, plugin.",
-    )
-    p_list.add_argument(
-        "kind",
-        nargs="?",
-        choices=sorted(_LISTERS),
-        help="only this kind (default: all three)",
-    )
-    p_list.set_defaults(func=_cmd_list)
-
-    p_data = sub.add_parser(
-        "datasets",
-        help="list the named datasets, bundled or fetchable",
-        description=(
-            "List the datasets 'compare' knows by name: task, size, where they "
-            "come from and whether they are available here."
-        ),
-    )
-    p_data.add_argument(
-        "--task",
-        choices=["classification", "regression"],
-        help="only datasets of this task (default: both)",
-    )
-    p_data.add_argument(
-        "--data-dir",
-        help=f"directory of the dataset CSV files (default: ${_DATA_ENV}, "
-        "else ~/.cache/missingkernels/data)",
-    )
-    p_data.set_defaults(func=_cmd_datasets)
-
-    p_cmp = sub.add_parser(
-        "compare",
-        help="compare methods by nested cross-validation on a dataset",
-        description=textwrap.fill(
-            "Nested cross-validation of imputation baselines and expected-kernel "
-            "SVMs on a named dataset (see 'missingkernels datasets') or a CSV, "
-            "with simulated or real missingness. Writes results.csv (long "
-            "format, resumable), table.md and figures to --output-dir. Needs "
-            'the experiments extra: pip install "missingkernels[experiments,plots]".',
-            width=79,
-        ),
-        epilog=_COMPARE_EXAMPLES,
-        formatter_class=_HelpFormatter,
-    )
-    p_cmp.add_argument(
-        "dataset",
-        nargs="?",
-        help="a dataset name, e.g. sklearn_breast_cancer (see 'missingkernels "
-        "datasets'); give this or --csv",
-    )
-    p_cmp.add_argument(
-        "--csv", help="a CSV file instead of a named dataset (default: none)"
-    )
-    p_cmp.add_argument(
-        "--target",
-        default="target",
-        help="target column of --csv (default: %(default)s)",
-    )
-    p_cmp.add_argument(
-        "--task",
-        choices=["classification", "regression"],
-        help="task of --csv (default: regression for a float target with more "
-        "than 10 values, else classification)",
-    )
-    p_cmp.add_argument(
-        "--nominal",
-        help="comma-separated nominal columns of --csv (category codes, e.g. "
-        "1 = yes, 2 = no); columns with text are nominal anyway. The kernels "
-        "with nominal support (mixed_rbf) and hgb take them as nominal, the "
-        "imputation baselines and the other kernels one-hot code them "
-        "(default: the text columns only; a named dataset's come from the "
-        "catalogue)",
-    )
-    p_cmp.add_argument(
-        "--drop",
-        help="comma-separated columns of --csv to leave out, e.g. a post-hoc "
-        "column that would leak the target (default: none)",
-    )
-    p_cmp.add_argument(
-        "--data-dir",
-        help=f"directory of the dataset CSV files (default: ${_DATA_ENV}, "
-        "else ~/.cache/missingkernels/data)",
-    )
-    p_cmp.add_argument(
-        "--mechanism",
-        default="auto",
-        choices=["auto", "mcar", "mar", "mnar", "none"],
-        help="simulated missingness; 'none' keeps the data's own NaN; 'auto': "
-        "none if the data has missing values, else simulated mar (the banner "
-        "says which) (default: %(default)s)",
-    )
-    p_cmp.add_argument(
-        "--rate",
-        type=float,
-        action="append",
-        help="missing rate of the simulated mechanism, repeatable (default: 0.3)",
-    )
-    p_cmp.add_argument(
-        "--methods",
-        help="comma-separated kernels and baselines, see 'missingkernels list' "
-        f"(default: {','.join(_FULL_METHODS)}, and mixed_rbf on a table with "
-        f"nominal columns; with --quick {','.join(_QUICK_METHODS)}, or "
-        f"{','.join(_QUICK_MIXED)} with nominal columns)",
-    )
-    p_cmp.add_argument(
-        "--folds", type=int, help="outer folds (default: 5; with --quick 3)"
-    )
-    p_cmp.add_argument(
-        "--inner-folds",
-        type=int,
-        help="inner folds of the grid search (default: 5; with --quick 3)",
-    )
-    p_cmp.add_argument(
-        "--repetitions",
-        type=int,
-        help="repetitions of the comparison: with simulated missingness, new "
-        "missingness draws (each with new CV splits); with the data's own "
-        "missingness, repeated CV splits of the same data (the 'draw' column "
-        "of results.csv numbers them) (default: 10; with --quick 1)",
-    )
-    p_cmp.add_argument(
-        "--selection-metric",
-        choices=["accuracy", "balanced_accuracy", "r2"],
-        help="criterion of the inner grid search; balanced_accuracy for "
-        "imbalanced classes (default: accuracy for classification, r2 for "
-        "regression)",
-    )
-    p_cmp.add_argument(
-        "--class-weight",
-        choices=["none", "balanced"],
-        default="none",
-        help="class weights of the classifiers that take them (the SVM of every "
-        "kernel and imputation method, hgb); 'balanced' weighs classes "
-        "inversely to their frequency; the methods without (e.g. geom) are "
-        "named in the output (default: %(default)s)",
-    )
-    p_cmp.add_argument(
-        "--quick",
-        action="store_true",
-        help="a smoke run: 3x3 CV, 1 repetition, a 3x3 grid of C and gamma, methods "
-        f"{','.join(_QUICK_METHODS)} ({','.join(_QUICK_MIXED)} on a table with "
-        "nominal columns) (default: off, the genRBF paper's protocol and grids)",
-    )
-    p_cmp.add_argument(
-        "--output-dir",
-        default="missingkernels-compare",
-        help="where results.csv, table.md and the figures go; a rerun resumes "
-        "from its results.csv (default: %(default)s)",
-    )
-    p_cmp.add_argument(
-        "--ridge",
-        type=float,
-        help="ridge of the Gaussian EM density of the expected-kernel methods "
-        f"({', '.join(_ridge_methods())}), the remedy of a singular covariance "
-        "(SingularCovarianceWarning); their results are named e.g. "
-        "genrbf[ridge=0.001]; the ridge replaces the density's default prior "
-        "(as --density-params ridge=R,prior_rows=0) (default: none)",
-    )
-    p_cmp.add_argument(
-        "--density-params",
-        metavar="KEY=VALUE,...",
-        help="parameters of the default density of the expected-kernel methods "
-        "whose density takes them, e.g. 'prior_rows=0' (the maximum-likelihood "
-        "density of the papers) or 'n_components=bic' (latent_class chooses its "
-        "number of classes by BIC; a range: 'n_components=(1,6)'); their results "
-        "are named e.g. genrbf[prior_rows=0] (default: none, each density's "
-        "defaults)",
-    )
-    p_cmp.add_argument(
-        "--handle-unknown",
-        choices=["error", "ignore"],
-        help="what the matching-kernel methods "
-        f"({', '.join(_matching_methods())}) do with a category level seen only "
-        "in test rows: 'error' fails the cell, 'ignore' lets it match no "
-        "training value; their results are named e.g. "
-        "belanche_k1[handle_unknown=ignore] (default: none given, their "
-        "density's own, 'error')",
-    )
-    p_cmp.add_argument(
-        "--n-jobs",
-        type=int,
-        default=1,
-        help="cells run in parallel by joblib processes (default: %(default)s)",
-    )
-    p_cmp.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the missingness draws, folds and fits (default: %(default)s)",
-    )
-    p_cmp.add_argument(
-        "--no-progress",
-        action="store_true",
-        help="no progress bar (default: a bar on stderr)",
-    )
-    p_cmp.set_defaults(func=_cmd_compare)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
-    return int(args.func(args))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -1,0 +1,7 @@
+"""``python -m missingkernels.cli``."""
+
+import sys
+
+from ._main import main
+
+sys.exit(main())
