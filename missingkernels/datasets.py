@@ -231,6 +231,11 @@ class Dataset:
         those the catalogue declares for a named dataset, the string columns
         and those named for :func:`load_csv`. Pass ``nominal_indices`` as
         ``nominal_features`` to the estimators.
+    categories : dict of str to dict
+        Per nominal column, its codes in ``X`` and the labels they stand for
+        (``{0.0: "no", 1.0: "yes"}`` for a text column; a numeric code stands
+        for itself, ``{1.0: 1, 2.0: 2}``): what messages show instead of the
+        codes.
     """
 
     name: str
@@ -240,6 +245,7 @@ class Dataset:
     feature_names: list[str]
     note: str = ""
     nominal: list[str] = field(default_factory=list)
+    categories: dict[str, dict[float, Any]] = field(default_factory=dict)
 
     @property
     def nominal_indices(self) -> list[int]:
@@ -460,6 +466,7 @@ def _from_frame(
             f"are {[str(c) for c in frame.columns]}."
         )
     text = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    categories: dict[str, dict[float, Any]] = {}
     for c in text:
         # A non-numeric column is nominal; one whose non-empty values are all
         # numbers was read as text only because of a stray token: refuse it.
@@ -475,7 +482,15 @@ def _from_frame(
         labels = sorted({str(v) for v in values})
         codes = {label: float(k) for k, label in enumerate(labels)}
         frame[c] = [np.nan if v is None or v != v else codes[str(v)] for v in frame[c]]
+        categories[str(c)] = {code: label for label, code in codes.items()}
     nominal = [str(c) for c in frame.columns if str(c) in nominal or c in text]
+    for c in nominal:
+        if c not in categories:  # numeric codes: each stands for itself
+            values = frame[c].to_numpy(dtype=np.float64)
+            categories[c] = {
+                float(v): int(v) if float(v).is_integer() else float(v)
+                for v in np.unique(values[~np.isnan(values)])
+            }
     if task is None:
         numeric = pd.api.types.is_float_dtype(y)
         task = "regression" if numeric and y.nunique() > 10 else "classification"
@@ -498,6 +513,7 @@ def _from_frame(
         feature_names=[str(c) for c in frame.columns],
         note=note,
         nominal=nominal,
+        categories={c: categories[c] for c in nominal},
     )
 
 

@@ -289,6 +289,7 @@ def _drop_columns(ds: Any, drop: Sequence[str]) -> Any:
         X=ds.X[:, keep],
         feature_names=[ds.feature_names[j] for j in keep],
         nominal=[c for c in ds.nominal if c not in drop],
+        categories={c: v for c, v in ds.categories.items() if c not in drop},
         note=(ds.note + "; " if ds.note else "") + f"dropped {', '.join(drop)}",
     )
 
@@ -525,7 +526,12 @@ def _compare(args: argparse.Namespace) -> int:
             results = run_comparison(
                 {
                     ds.name: ComparisonData(
-                        ds.X, ds.y, ds.task, ds.nominal_indices or None
+                        ds.X,
+                        ds.y,
+                        ds.task,
+                        ds.nominal_indices or None,
+                        feature_names=ds.feature_names,
+                        categories=ds.categories,
                     )
                 },
                 specs,

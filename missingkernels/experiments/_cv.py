@@ -17,7 +17,8 @@ import time
 import warnings
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -176,6 +177,51 @@ def _tally_warnings(
 # -- method preparation -----------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """The user's column names and, per nominal column (0-based index), the
+    labels of its codes ``0 .. k-1`` (the runner's codes).
+
+    The kernel methods get their rows as a DataFrame with these names (and,
+    for a kernel that takes nominal columns, categorical columns with these
+    labels), so that their warnings and errors name the user's columns and
+    categories as they do for a user's DataFrame.
+    """
+
+    names: tuple[str, ...]
+    labels: Mapping[int, tuple] = field(default_factory=dict)
+
+    def frame(self, X: np.ndarray, *, labelled: bool = False) -> Any:
+        """``X`` as a DataFrame; ``labelled``: nominal columns categorical."""
+        import pandas as pd
+
+        frame = pd.DataFrame(X, columns=list(self.names), copy=False)
+        if labelled:
+            for j, labels in self.labels.items():
+                codes = np.where(np.isnan(X[:, j]), -1, X[:, j]).astype(np.int64)
+                frame[self.names[j]] = pd.Categorical.from_codes(
+                    codes, categories=list(labels)
+                )
+        return frame
+
+    def one_hot(self, prep: MixedTableImputer) -> _Columns:
+        """The names of ``prep``'s output columns: the numeric columns, then
+        ``name=label`` per one-hot column (its indicators unnamed: none here)."""
+        kept = list(self.names)
+        if prep._kept is not None:
+            kept = [kept[j] for j in prep._kept]
+        index = (
+            np.arange(len(self.names)) if prep._kept is None else np.asarray(prep._kept)
+        )
+        names = [kept[j] for j in prep._num]
+        for col, codes in zip(prep._nom, prep.categories_, strict=True):
+            labels = self.labels.get(int(index[col]))
+            for code in codes:
+                label = labels[int(code)] if labels is not None else code
+                names.append(f"{kept[col]}={label}")
+        return _Columns(tuple(names))
+
+
 class _Holder:
     """Opaque box: ``clone`` deep-copies it rather than re-creating contents."""
 
@@ -213,9 +259,10 @@ def _prepare_kernel(
     X: np.ndarray,
     seed: int,
     nominal: np.ndarray | None = None,
+    columns: _Columns | None = None,
 ) -> _Prepared:
     if nominal is not None:
-        return _prepare_mixed_kernel(spec, task, X, seed, nominal)
+        return _prepare_mixed_kernel(spec, task, X, seed, nominal, columns)
     # A feature missing in every training row divides 0 by 0 in the scaler;
     # it stays NaN, and the kernel drops it (naming it).
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -231,13 +278,15 @@ def _prepare_kernel(
         if shared and "density" in accepted:
             # The density does not depend on gamma: fit it once per fit.
             kernel.set_params(density=_FittedDensity(_Holder(*shared[0])))
-        kernel.fit(Xs)
+        train = Xs if columns is None else columns.frame(Xs)
+        kernel.fit(train)
         if not shared and hasattr(kernel, "density_"):
             # Fitted on the columns the kernel kept (dropped_features_ aside).
             shared.append((kernel.density_, _density_rows(kernel, Xs)))
         with np.errstate(invalid="ignore", divide="ignore"):
             Xn = scaler.transform(X_new) if scaler is not None else X_new
-        return kernel(Xs), kernel(Xn, Xs)
+        new = Xn if columns is None else columns.frame(Xn)
+        return kernel(train), kernel(new, train)
 
     return _Prepared(gram)
 
@@ -277,29 +326,44 @@ class _NumericScaler(BaseEstimator):
 
 
 def _prepare_mixed_kernel(
-    spec: MethodSpec, task: str, X: np.ndarray, seed: int, nominal: np.ndarray
+    spec: MethodSpec,
+    task: str,
+    X: np.ndarray,
+    seed: int,
+    nominal: np.ndarray,
+    columns: _Columns | None = None,
 ) -> _Prepared:
     """A kernel method on a table with nominal columns: a kernel that takes
     them (``nominal="native"``) gets them as codes, with the numeric columns
     standardised; any other sees them one-hot coded (missing: NaN in all of
-    a column's 0/1 columns), the numeric columns standardised if it scales."""
-    if spec.nominal == "native":
+    a column's 0/1 columns), the numeric columns standardised if it scales.
+    With ``columns``, the rows go as a DataFrame with the user's names (and
+    labels, for a kernel that takes the nominal columns)."""
+    native = spec.nominal == "native"
+    if native:
         prep: Any = _NumericScaler(nominal if spec.scale else np.ones_like(nominal))
-        columns = np.flatnonzero(nominal).tolist()
+        nominal_columns = np.flatnonzero(nominal).tolist()
     else:
         prep = MixedTableImputer(nominal, scale_numeric=spec.scale)
-        columns = None
+        nominal_columns = None
     Xs = prep.fit_transform(X)
+    if columns is not None and not native:
+        columns = columns.one_hot(prep)
+
+    def rows(A: np.ndarray) -> Any:
+        return A if columns is None else columns.frame(A, labelled=native)
+
+    train = rows(Xs)
 
     def gram(X_new: np.ndarray, point: Any) -> tuple[np.ndarray, np.ndarray]:
         kernel = _make_kernel(spec, task, seed, point)
-        if columns is not None:
+        if nominal_columns is not None:
             # The density is refitted per grid point from the fit cache
             # (same rows and parameters), not shared: the kernel codes the
             # nominal columns before its density sees them.
-            kernel.set_params(nominal_features=columns)
-        kernel.fit(Xs)
-        return kernel(Xs), kernel(prep.transform(X_new), Xs)
+            kernel.set_params(nominal_features=nominal_columns)
+        kernel.fit(train)
+        return kernel(train), kernel(rows(prep.transform(X_new)), train)
 
     return _Prepared(gram)
 
@@ -393,19 +457,26 @@ def _select_and_score(
     selection_metric: str,
     class_weight: Any = None,
     nominal: np.ndarray | None = None,
+    columns: _Columns | None = None,
 ) -> tuple[dict, dict[str, float], float]:
     """Inner grid search, refit on the training rows, score the test rows.
 
     ``class_weight`` reaches the classifiers that take it (see
     :func:`accepts_class_weight`); the others ignore it. ``nominal`` (a bool
-    mask with a True, or None) marks the nominal columns of a mixed table.
+    mask with a True, or None) marks the nominal columns of a mixed table;
+    ``columns`` (or None) names the columns and labels the nominal codes for
+    the messages of the kernel methods.
     """
     if task != "classification":
         class_weight = None
     select = _METRICS[selection_metric]
     inner = list(_splitter(task, inner_folds, seed).split(X_train, y_train))
     if spec.kind in ("kernel", "pipeline"):
-        prepare = _prepare_kernel if spec.kind == "kernel" else _prepare_pipeline
+        prepare: Callable[..., _Prepared] = (
+            partial(_prepare_kernel, columns=columns)
+            if spec.kind == "kernel"
+            else _prepare_pipeline
+        )
         points = _kernel_points(spec)
         Cs = list(spec.grid["C"])
         total = np.zeros((len(points), len(Cs)))
@@ -559,6 +630,7 @@ def _run_cell(
     selection_metric: str,
     class_weight: Any = None,
     nominal: np.ndarray | None = None,
+    columns: _Columns | None = None,
 ) -> tuple[list[dict], list[_WarningTally]]:
     """Run one cell: its result rows and the warnings it raised (tallied).
 
@@ -596,6 +668,7 @@ def _run_cell(
                 selection_metric,
                 class_weight,
                 nominal,
+                columns,
             )
         except Exception as exc:  # recorded, so a long run keeps going
             rows = [

@@ -23,6 +23,7 @@ from .._optional import import_optional
 from ._cv import (
     _TASK_METRICS,
     _Cell,
+    _Columns,
     _rate_key,
     _run_cell,
     _seed,
@@ -59,6 +60,18 @@ class ComparisonData:
         ``"hgb"`` take them as nominal, the imputation baselines one-hot code
         them (mode imputation where they impute by the mean), the other
         methods see them one-hot coded. None: every column is numeric.
+    feature_names : sequence of str, default=None
+        The columns' names, one per column of ``X``: the kernel methods'
+        warnings and errors then name the columns as the user does (e.g.
+        ``feature 'pain'`` rather than ``column 8 (0-based)``). None: by
+        0-based position.
+    categories : mapping, default=None
+        Per nominal column (its name in ``feature_names``, or its 0-based
+        index), a mapping from its codes in ``X`` to the labels they stand
+        for (e.g. ``{0.0: "no", 1.0: "yes"}``, as
+        :attr:`missingkernels.datasets.Dataset.categories`): the messages of
+        the kernels that take nominal columns then show the labels instead of
+        the codes. A code without a label is shown as itself.
 
     Examples
     --------
@@ -74,6 +87,8 @@ class ComparisonData:
     y: np.ndarray
     task: str
     nominal: Any = None
+    feature_names: Sequence[str] | None = None
+    categories: Mapping[Any, Mapping[float, Any]] | None = None
 
     def nominal_mask(self) -> np.ndarray:
         """``(n_features,)`` bool: True for the nominal columns.
@@ -92,23 +107,47 @@ class ComparisonData:
         return _nominal_mask(self.nominal, np.shape(self.X)[1])
 
 
-def _with_nominal_codes(data: ComparisonData) -> tuple[ComparisonData, Any]:
+def _with_nominal_codes(
+    data: ComparisonData,
+) -> tuple[ComparisonData, Any, _Columns | None]:
     """``data`` with its nominal columns relabelled ``0 .. k-1`` (the sorted
-    distinct values of all rows; a bijection, no label is used) and their
-    mask, or ``data`` and None for an all-numeric table.
+    distinct values of all rows; a bijection, no label is used), their mask
+    (None for an all-numeric table) and the columns' names and labels (None
+    without ``feature_names``).
 
     Matching kernels and one-hot codes only compare codes, so the relabelling
     changes no model; it lets histogram gradient boosting take any codes
     (its categories must be integers below ``max_bins``).
     """
     mask = data.nominal_mask()
+    names = data.feature_names
+    given = {} if data.categories is None else dict(data.categories)
+    if names is not None:
+        given = {
+            (list(names).index(k) if isinstance(k, str) else int(k)): v
+            for k, v in given.items()
+        }
+    labels: dict[int, tuple] = {}
     if not mask.any():
-        return data, None
+        columns = None if names is None else _Columns(tuple(map(str, names)))
+        return data, None, columns
     X = np.array(data.X, dtype=np.float64)
     for j in np.flatnonzero(mask):
         observed = ~np.isnan(X[:, j])
-        X[observed, j] = np.unique(X[observed, j], return_inverse=True)[1]
-    return ComparisonData(X, data.y, data.task, data.nominal), mask
+        values, X[observed, j] = np.unique(X[observed, j], return_inverse=True)
+        own = given.get(int(j), {})
+        shown = tuple(own.get(float(v), _as_label(v)) for v in values)
+        if len({(type(v).__name__, str(v)) for v in shown}) < len(shown):
+            shown = tuple(map(_as_label, values))  # clashing labels: the codes
+        labels[int(j)] = shown
+    columns = None if names is None else _Columns(tuple(map(str, names)), labels)
+    coded = ComparisonData(X, data.y, data.task, data.nominal)
+    return coded, mask, columns
+
+
+def _as_label(value: float) -> Any:
+    """A code shown as itself: ``3`` for ``3.0``."""
+    return int(value) if float(value).is_integer() else float(value)
 
 
 def _missing_data(
@@ -425,8 +464,9 @@ def _plan(
     # its first draws rather than some datasets complete and others absent.
     plan: list[tuple] = []
     masks: dict[str, Any] = {}
+    named: dict[str, _Columns | None] = {}
     for dname, data in datasets.items():
-        data, masks[dname] = _with_nominal_codes(data)
+        data, masks[dname], named[dname] = _with_nominal_codes(data)
         task = data.task
         metric = selection_metric or _TASK_METRICS[task][0]
         for mech in mechanisms:
@@ -489,6 +529,7 @@ def _plan(
                             metric,
                             class_weight,
                             masks[dname],
+                            named[dname],
                         )
                     )
     return jobs
@@ -709,6 +750,7 @@ def _check_data(
         data.nominal_mask()
     except (ValueError, TypeError, IndexError) as exc:
         raise ValueError(f"{where}.nominal: {exc}") from None
+    _check_names(data, where, X.shape[1])
     if X.shape[0] < outer_folds:
         raise ValueError(
             f"{where} has {X.shape[0]} rows, fewer than outer_folds={outer_folds}."
@@ -792,3 +834,46 @@ def _is_real(value: Any) -> bool:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _check_names(data: ComparisonData, where: str, d: int) -> None:
+    """``feature_names`` and ``categories`` of ``data`` (see
+    :class:`ComparisonData`)."""
+    names = data.feature_names
+    if names is not None:
+        names = list(names)
+        if len(names) != d or len(set(map(str, names))) != d:
+            raise ValueError(
+                f"{where}.feature_names must give {d} distinct names, one per "
+                f"column of X; got {len(names)} ({len(set(map(str, names)))} "
+                "distinct)."
+            )
+    if not data.categories:
+        return
+    nominal = np.flatnonzero(data.nominal_mask()).tolist()
+    for key, mapping in dict(data.categories).items():
+        if isinstance(key, str):
+            if names is None or key not in names:
+                raise ValueError(
+                    f"{where}.categories names the column {key!r}, which is not "
+                    "in feature_names; key it by a name of feature_names or a "
+                    "0-based column index."
+                )
+            key = names.index(key)
+        if not isinstance(key, int | np.integer) or int(key) not in nominal:
+            raise ValueError(
+                f"{where}.categories has an entry for column {key!r}, which is "
+                "not a nominal column; give labels for the columns of nominal "
+                "only."
+            )
+        if not isinstance(mapping, Mapping):
+            raise TypeError(
+                f"{where}.categories[{key!r}] must map codes to labels, got "
+                f"{type(mapping).__name__}."
+            )
+        labels = list(mapping.values())
+        if len({(type(v).__name__, str(v)) for v in labels}) != len(labels):
+            raise ValueError(
+                f"{where}.categories[{key!r}] gives two codes the same label; "
+                "each code needs its own."
+            )
