@@ -13,6 +13,8 @@ categoricals are numeric, coded by the rank of their level.
 
 from __future__ import annotations
 
+import re
+import sys
 import warnings
 from dataclasses import dataclass
 from numbers import Integral
@@ -27,7 +29,13 @@ __all__ = ["TableEncoding", "UnknownCategoryWarning", "encode_table"]
 
 class UnknownCategoryWarning(UserWarning):
     """New rows hold a category of a nominal column that training never saw;
-    with ``handle_unknown="missing"`` the entry is treated as missing."""
+    with ``handle_unknown="missing"`` the entry is treated as missing.
+
+    Under Python's default warning filters it is shown once per distinct
+    (estimator, column, value) and line of the caller, also across the fits
+    of a grid search (whose parallel tasks reset Python's own memory of the
+    warnings shown); with ``warnings.simplefilter("always")`` every
+    occurrence is shown, and an ``"error"`` filter raises every time."""
 
 
 #: What ``nominal_features`` takes besides a list of columns.
@@ -456,25 +464,85 @@ def _codes(
 
 def _unknown(estimator: Any, j: int, column: _Column, values: np.ndarray) -> None:
     assert column.categories is not None
-    shown = list(dict.fromkeys(_label(v) for v in values))[:5]
-    seen = [_label(v) for v in column.categories[:10]]
-    more = " ..." if len(column.categories) > 10 else ""
+    seen = [_label(v) for v in column.categories]
     policy = getattr(estimator, "handle_unknown", "error")
-    # No count of rows: the same unseen values give the same message in every
-    # fold of a grid search, which Python's default filter then shows once.
-    what = (
-        f"{type(estimator).__name__}: {describe_features(estimator, j)} holds "
-        f"value(s) not seen in the training rows ({shown}; seen: {seen}{more})"
-    )
+    where = f"{type(estimator).__name__}: {describe_features(estimator, j)}"
     if policy == "missing":
-        warnings.warn(
-            f"{what}; they are treated as missing (handle_unknown='missing'): "
-            "the kernel averages over the fitted distribution of the column.",
-            UnknownCategoryWarning,
-            stacklevel=user_stacklevel(),
-        )
+        warn_unseen(where, list(values), seen)
         return
     raise ValueError(
-        f"{what}. Set handle_unknown='missing' to treat unseen categories as "
-        "missing entries, or refit with rows that contain them."
+        f"{_unseen_text(where, list(values), seen)}. Set handle_unknown="
+        "'missing' to treat unseen categories as missing entries, or refit "
+        "with rows that contain them."
     )
+
+
+def _unseen_text(where: str, values: list, seen: list) -> str:
+    shown = list(dict.fromkeys(_label(v) for v in values))[:5]
+    more = " ..." if len(seen) > 10 else ""
+    # No count of rows: the same unseen values give the same message in every
+    # fold of a grid search.
+    return (
+        f"{where} holds value(s) not seen in the training rows ({shown}; "
+        f"seen: {[_label(v) for v in seen[:10]]}{more})"
+    )
+
+
+#: The (column, value) pairs :func:`warn_unseen` has shown, by filter scope.
+_SHOWN: dict[tuple, None] = {}
+
+
+def warn_unseen(where: str, values: list, seen: list) -> None:
+    """Warn that ``values`` of the column ``where`` (``"Estimator: feature
+    'x'"``) were not seen in training and are treated as missing.
+
+    Shown once per distinct (``where``, value) and place where Python's
+    filters would show a warning once (the actions ``"default"``,
+    ``"module"`` and ``"once"``): scikit-learn's parallel tasks reset
+    Python's own memory of the warnings shown at every task, which repeated
+    the warning for every fit of a grid search. Other actions (``"always"``,
+    ``"error"``, ``"ignore"``) apply as usual.
+    """
+    level = user_stacklevel()
+    text = (
+        f"{_unseen_text(where, values, seen)}; they are treated as missing "
+        "(handle_unknown='missing'): the kernel averages over the fitted "
+        "distribution of the column."
+    )
+    frame: Any = sys._getframe(level - 1)  # the line warnings.warn points at
+    action = _filter_action(UnknownCategoryWarning, text, frame)
+    if action in ("default", "module", "once"):
+        scope: tuple = (where,)
+        if action == "default":
+            scope += (frame.f_code.co_filename, frame.f_lineno)
+        elif action == "module":
+            scope += (frame.f_globals.get("__name__", ""),)
+        new = [v for v in dict.fromkeys(map(_key, values)) if (scope, v) not in _SHOWN]
+        if not new:
+            return
+        if len(_SHOWN) > 10_000:  # a long session: forget rather than grow
+            _SHOWN.clear()
+        _SHOWN.update(dict.fromkeys((scope, v) for v in new))
+        wanted = set(new)
+        text = text.replace(
+            _unseen_text(where, values, seen),
+            _unseen_text(where, [v for v in values if _key(v) in wanted], seen),
+        )
+    warnings.warn(text, UnknownCategoryWarning, stacklevel=level)
+
+
+def _filter_action(category: type[Warning], text: str, frame: Any) -> str:
+    """The action of the first of Python's warning filters that matches a
+    warning ``category`` with message ``text`` raised at ``frame``."""
+    module = str(frame.f_globals.get("__name__", ""))
+    for action, message, cat, mod, lineno in warnings.filters:
+        if message is not None and not re.match(message, text, re.I):
+            continue
+        if not issubclass(category, cat):
+            continue
+        if mod is not None and not re.match(mod, module):
+            continue
+        if lineno and lineno != frame.f_lineno:
+            continue
+        return str(action)
+    return str(getattr(warnings, "defaultaction", "default"))

@@ -132,11 +132,42 @@ def test_the_unknown_category_warning_points_at_the_callers_line(rng):
     assert "holds value(s) not seen in the training rows (['blue']" in str(w.message)
     search = GridSearchCV(MissingKernelSVC(), {"C": [1.0, 2.0, 4.0]}, cv=KFold(3))
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("default")
+        warnings.simplefilter("always")
         search.fit(X, y)
     unknown = [w for w in caught if w.category is UnknownCategoryWarning]
-    # One fold meets 'blue', at every C: the same message, at the user's line
-    # (scikit-learn's Parallel resets the filters' memory for every task, so
-    # Python's default filter cannot fold the repeats into one).
+    # One fold meets 'blue', at every C: the same message, at the user's line.
     assert len(unknown) == 3 and len({str(w.message) for w in unknown}) == 1
     assert {w.filename for w in unknown} == {__file__}
+
+
+def test_a_grid_search_warns_of_an_unseen_category_once(rng):
+    # Issue 38: scikit-learn's Parallel resets the filters' memory for every
+    # task, so Python's default filter showed the warning once per grid point
+    # and fold (3 here). Now once per distinct (column, value), whatever the
+    # number of fits; "always" still shows every one (above).
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from missingkernels._tables import UnknownCategoryWarning
+
+    X, y = _frame(rng, n=90)
+    X["colour"] = rng.choice(["red", "white"], len(X))
+    X["size"] = rng.choice(["S", "M"], len(X))
+    X.loc[len(X) - 1, "colour"] = "blue"  # only in the last fold's test rows
+    X.loc[len(X) - 2, "colour"] = "green"
+    X.loc[len(X) - 3, "size"] = "XL"
+    grid = {"C": [1.0, 2.0, 4.0], "gamma": [0.5, 1.0]}
+    search = GridSearchCV(MissingKernelSVC(), grid, cv=KFold(3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(2):  # the same line again: nothing new to say
+            search.fit(X, y)
+    unknown = [str(w.message) for w in caught if w.category is UnknownCategoryWarning]
+    assert len(unknown) == 2, unknown
+    assert any("feature 'colour'" in m and "['green', 'blue']" in m for m in unknown)
+    assert any("feature 'size'" in m and "['XL']" in m for m in unknown)
+    clf = MissingKernelSVC().fit(X.iloc[:-3], y[:-3])
+    for _ in range(2):  # an error filter is never folded away
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UnknownCategoryWarning)
+            with pytest.raises(UnknownCategoryWarning, match="blue"):
+                clf.predict(X.iloc[-3:])
