@@ -509,7 +509,11 @@ def warn_unseen(where: str, values: list, seen: list) -> None:
         "(handle_unknown='missing'): the kernel averages over the fitted "
         "distribution of the column."
     )
-    frame: Any = sys._getframe(level - 1)  # the line warnings.warn points at
+    frame: Any = sys._getframe(0)
+    for _ in range(level - 1):  # to the line warnings.warn points at
+        if frame.f_back is None:  # no caller outside the package
+            break
+        frame = frame.f_back
     action = _filter_action(UnknownCategoryWarning, text, frame)
     if action in ("default", "module", "once"):
         scope: tuple = (where,)

@@ -523,7 +523,8 @@ def test_a_level_seen_only_at_test_time_fails_with_the_remedy(
     assert _compare_rare(rare_level_csv, tmp_path / "out") == 0
     out = capsys.readouterr().out
     assert "belanche_k1: ValueError: CategoricalDensity" in out
-    assert "what to do: rerun with --handle-unknown ignore" in out
+    assert "what to do: rerun with --handle-unknown missing" in out
+    assert "or --handle-unknown ignore" in out
 
 
 def test_handle_unknown_reaches_the_matching_kernels(rare_level_csv, tmp_path, capsys):
@@ -539,6 +540,10 @@ def test_handle_unknown_without_a_matching_kernel_is_refused(
     csv_path, tmp_path, capsys
 ):
     assert _compare(csv_path, tmp_path / "out", "--handle-unknown", "ignore") == 2
+    assert "--handle-unknown ignore applies to the matching-kernel methods" in (
+        _one_line_error(capsys)
+    )
+    assert _compare(csv_path, tmp_path / "out", "--handle-unknown", "missing") == 2
     assert "--handle-unknown applies to the matching-kernel methods" in (
         _one_line_error(capsys)
     )

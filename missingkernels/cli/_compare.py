@@ -165,11 +165,27 @@ def _with_quick_grids(methods: list[Any], C_grid: Any, gamma_grid: Any) -> list[
     ]
 
 
+def table_methods() -> list[str]:
+    """The registered kernels that take nominal columns themselves and have
+    ``handle_unknown`` (``"missing"`` or ``"error"``, e.g. ``mixed_rbf``)."""
+    names = []
+    for name in _registry.list_kernels():
+        try:
+            params = _registry.get_kernel(name).get_params(deep=False)
+        except Exception:  # a plugin kernel that cannot be built bare
+            continue
+        if "handle_unknown" in params and "nominal_features" in params:
+            names.append(name)
+    return names
+
+
 def _with_handle_unknown(
     methods: list[Any], handle_unknown: str, C_grid: Any, gamma_grid: Any
 ) -> list[Any]:
-    """``methods`` with those of :func:`matching_methods` as specs whose
-    density has ``handle_unknown``, named e.g.
+    """``methods`` with those that take ``handle_unknown`` as specs with it:
+    the matching kernels (:func:`matching_methods`) in their density, the
+    kernels of :func:`table_methods` themselves (``"missing"`` and
+    ``"error"``: they cannot keep an unseen level as a value), named e.g.
     ``belanche_k1[handle_unknown=ignore]`` (their failed cells of a run without
     it are not resumed as theirs)."""
     import dataclasses
@@ -177,19 +193,21 @@ def _with_handle_unknown(
     from ..experiments import resolve_method
 
     matching = matching_methods()
+    own = table_methods() if handle_unknown != "ignore" else []
     out: list[Any] = []
     for method in methods:
-        if not isinstance(method, str) or method not in matching:
+        if not isinstance(method, str) or method not in (*matching, *own):
             out.append(method)
             continue
-        density = _registry.new_density(matching[method]).set_params(
-            handle_unknown=handle_unknown
-        )
+        params: dict[str, Any] = {"handle_unknown": handle_unknown}
+        if method in matching:
+            density = _registry.new_density(matching[method]).set_params(**params)
+            params = {"density": density}
         spec = resolve_method(
             method,
             C_grid=C_grid,
             gamma_grid=gamma_grid,
-            kernel_params={"density": density},
+            kernel_params=params,
         )
         name = f"{method}[handle_unknown={handle_unknown}]"
         out.append(dataclasses.replace(spec, name=name))
@@ -198,8 +216,12 @@ def _with_handle_unknown(
 
 # What to do about a failed cell, by a phrase of its error.
 _ERROR_REMEDIES = {
-    "not seen during fit": "rerun with --handle-unknown ignore (a level seen "
-    "only at test time then matches no training value)",
+    "not seen during fit": "rerun with --handle-unknown missing (a level seen "
+    "only at test time is then a missing entry, as in the estimators' "
+    "default) or --handle-unknown ignore (it then matches no training value)",
+    "not seen in the training rows": "rerun with --handle-unknown missing (a "
+    "level seen only at test time is then a missing entry, the default of "
+    "these methods)",
 }
 
 # What to do about a warning, by category, in terms of the CLI's options.
@@ -449,9 +471,19 @@ def _compare(args: argparse.Namespace) -> int:
             run_methods, args.handle_unknown, C_grid, gamma_grid
         )
         if run_methods == before:
+            if args.handle_unknown == "ignore":
+                return _fail(
+                    "--handle-unknown ignore applies to the matching-kernel "
+                    f"methods ({', '.join(matching_methods())}), whose density "
+                    "keeps an unseen level as a value matching no training "
+                    f"value; none of {', '.join(methods)} is one (the methods "
+                    f"with nominal columns, {', '.join(table_methods())}, take "
+                    "--handle-unknown missing, their default, or error)."
+                )
             return _fail(
                 "--handle-unknown applies to the matching-kernel methods "
-                f"({', '.join(matching_methods())}); none of "
+                f"({', '.join(matching_methods())}) and the kernels with "
+                f"nominal columns ({', '.join(table_methods())}); none of "
                 f"{', '.join(methods)} is one."
             )
     if quick:

@@ -15,6 +15,7 @@ from ._compare import (
     cmd_compare,
     matching_methods,
     ridge_methods,
+    table_methods,
 )
 
 _DATA_ENV = "MISSINGKERNELS_DATA_DIR"  # as missingkernels.datasets.DATA_DIR_ENV
@@ -304,13 +305,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_cmp.add_argument(
         "--handle-unknown",
-        choices=["error", "ignore"],
-        help="what the matching-kernel methods "
-        f"({', '.join(matching_methods())}) do with a category level seen only "
-        "in test rows: 'error' fails the cell, 'ignore' lets it match no "
-        "training value; their results are named e.g. "
-        "belanche_k1[handle_unknown=ignore] (default: none given, their "
-        "density's own, 'error')",
+        choices=["error", "missing", "ignore"],
+        help="what the methods do with a category level seen only in test "
+        "rows, in the words of the estimators' handle_unknown: 'error' fails "
+        "the cell, 'missing' makes it a missing entry; 'ignore' (the "
+        f"matching-kernel methods {', '.join(matching_methods())} only) lets "
+        "it match no training value. It reaches those methods and the "
+        f"kernels with nominal columns ({', '.join(table_methods())}); their "
+        "results are named e.g. belanche_k1[handle_unknown=ignore] (default: "
+        "none given, each method's own: 'error' for the matching kernels, "
+        "'missing' for the others)",
     )
     p_cmp.add_argument(
         "--n-jobs",

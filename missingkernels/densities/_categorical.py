@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._sklearn_compat import Interval, StrOptions
+from .._tables import warn_unseen
 from .._validation import describe_features
 from ..conditionals import CategoricalConditionals
 from ._base import BaseDensity
@@ -36,9 +37,17 @@ class CategoricalDensity(BaseDensity):
     max_categories : int, default=100
         Largest number of distinct values accepted per feature; more suggests a
         continuous feature, which is rejected.
-    handle_unknown : {"error", "ignore"}, default="error"
+    handle_unknown : {"error", "missing", "ignore"}, default="error"
         What :meth:`conditionals` does with an observed value not seen during
-        fit: raise, or keep it (it then has probability 0 under ``P_v``).
+        fit: ``"error"`` raises; ``"missing"`` makes it a missing entry
+        (distributed as ``P_v``, with an
+        :class:`~missingkernels.UnknownCategoryWarning`), as
+        ``handle_unknown="missing"`` does in the estimators and the mixed
+        kernels; ``"ignore"`` keeps it as a value of probability 0 under
+        ``P_v`` that matches no training value (the meaning of ``"ignore"`` in
+        scikit-learn's ``OneHotEncoder``, whose row for it is all zeros).
+        The three words mean the same wherever they are accepted; the
+        estimators offer ``"missing"`` and ``"error"`` only.
 
     Attributes
     ----------
@@ -75,7 +84,7 @@ class CategoricalDensity(BaseDensity):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "alpha": [Interval(Real, 0, None, closed="left")],
         "max_categories": [Interval(Integral, 2, None, closed="left")],
-        "handle_unknown": [StrOptions({"error", "ignore"})],
+        "handle_unknown": [StrOptions({"error", "missing", "ignore"})],
     }
 
     def __init__(
@@ -124,18 +133,29 @@ class CategoricalDensity(BaseDensity):
 
     def _conditionals(self, X: np.ndarray) -> CategoricalConditionals:
         self._check_codes(X)
-        if self.handle_unknown == "error":
+        copied = False
+        if self.handle_unknown != "ignore":
             for v, values in enumerate(self.categories_):
                 column = X[:, v]
                 unseen = ~np.isnan(column) & ~np.isin(column, values)
-                if unseen.any():
-                    value = float(column[unseen][0])
-                    raise ValueError(
-                        f"{type(self).__name__}: {describe_features(self, v)} "
-                        f"has the value {value!r}, not seen during fit "
-                        f"(seen: {values.tolist()}). Refit with it, or set "
-                        "handle_unknown='ignore' to give it probability 0."
-                    )
+                if not unseen.any():
+                    continue
+                if self.handle_unknown == "missing":
+                    where = f"{type(self).__name__}: {describe_features(self, v)}"
+                    warn_unseen(where, column[unseen].tolist(), values.tolist())
+                    if not copied:  # the caller's rows stay as they are
+                        X, copied = X.copy(), True
+                    X[unseen, v] = np.nan
+                    continue
+                value = float(column[unseen][0])
+                raise ValueError(
+                    f"{type(self).__name__}: {describe_features(self, v)} "
+                    f"has the value {value!r}, not seen during fit "
+                    f"(seen: {values.tolist()}). Refit with it, or set "
+                    "handle_unknown='missing' (it is then a missing entry) or "
+                    "'ignore' (it is kept with probability 0 and matches no "
+                    "training value)."
+                )
         return CategoricalConditionals(
             values=X.copy(),
             missing=np.isnan(X),
