@@ -488,8 +488,12 @@ def _unseen_text(where: str, values: list, seen: list) -> str:
     )
 
 
-#: The (column, value) pairs :func:`warn_unseen` has shown, by filter scope.
+#: The (column, value) pairs :func:`warn_unseen` has shown, by filter scope,
+#: while warnings go to ``_SINK[0]`` (Python's functions that show or record
+#: them: a new ``catch_warnings(record=True)``, as R's bridge and pytest open
+#: per call, starts afresh).
 _SHOWN: dict[tuple, None] = {}
+_SINK: list[Any] = [None]
 
 
 def warn_unseen(where: str, values: list, seen: list) -> None:
@@ -500,8 +504,10 @@ def warn_unseen(where: str, values: list, seen: list) -> None:
     filters would show a warning once (the actions ``"default"``,
     ``"module"`` and ``"once"``): scikit-learn's parallel tasks reset
     Python's own memory of the warnings shown at every task, which repeated
-    the warning for every fit of a grid search. Other actions (``"always"``,
-    ``"error"``, ``"ignore"``) apply as usual.
+    the warning for every fit of a grid search. The memory starts afresh
+    when warnings go elsewhere (a new ``catch_warnings(record=True)``, as R's
+    bridge opens for every call). Other actions (``"always"``, ``"error"``,
+    ``"ignore"``) apply as usual.
     """
     level = user_stacklevel()
     text = (
@@ -521,6 +527,11 @@ def warn_unseen(where: str, values: list, seen: list) -> None:
             scope += (frame.f_code.co_filename, frame.f_lineno)
         elif action == "module":
             scope += (frame.f_globals.get("__name__", ""),)
+        sink = (warnings.showwarning, getattr(warnings, "_showwarnmsg_impl", None))
+        last = _SINK[0]
+        if last is None or any(a is not b for a, b in zip(sink, last, strict=True)):
+            _SHOWN.clear()  # shown elsewhere: a recorder that is gone
+            _SINK[0] = sink
         new = [v for v in dict.fromkeys(map(_key, values)) if (scope, v) not in _SHOWN]
         if not new:
             return

@@ -171,3 +171,23 @@ def test_a_grid_search_warns_of_an_unseen_category_once(rng):
             warnings.simplefilter("error", UnknownCategoryWarning)
             with pytest.raises(UnknownCategoryWarning, match="blue"):
                 clf.predict(X.iloc[-3:])
+
+
+def test_a_new_recorder_sees_the_unseen_category_again(rng):
+    # R's bridge records each call's warnings with catch_warnings(record=True)
+    # (and its mk_tune counts the folds with an unseen level): every new
+    # recorder gets the warning again under the default filters.
+    from missingkernels._tables import UnknownCategoryWarning
+
+    X, y = _frame(rng)
+    X["colour"] = rng.choice(["red", "white"], len(X))
+    X.loc[len(X) - 1, "colour"] = "blue"
+    clf = MissingKernelSVC().fit(X.iloc[:-1], y[:-1])
+    counts = []
+    for _ in range(3):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            clf.predict(X.iloc[-2:])
+            clf.predict(X.iloc[-2:])  # another line, the same recorder
+        counts.append(sum(w.category is UnknownCategoryWarning for w in caught))
+    assert counts == [2, 2, 2]
