@@ -546,16 +546,22 @@ def warn_unseen(where: str, values: list, seen: list) -> None:
     warnings.warn(text, UnknownCategoryWarning, stacklevel=level)
 
 
+def _pattern(pattern: Any, flags: int) -> Any:
+    """A filter's message or module pattern, compiled (filterwarnings
+    compiles them; a filter set by hand may hold a string)."""
+    return re.compile(pattern, flags) if isinstance(pattern, str) else pattern
+
+
 def _filter_action(category: type[Warning], text: str, frame: Any) -> str:
     """The action of the first of Python's warning filters that matches a
     warning ``category`` with message ``text`` raised at ``frame``."""
     module = str(frame.f_globals.get("__name__", ""))
     for action, message, cat, mod, lineno in warnings.filters:
-        if message is not None and not re.match(message, text, re.I):
+        if message is not None and not _pattern(message, re.I).match(text):
             continue
         if not issubclass(category, cat):
             continue
-        if mod is not None and not re.match(mod, module):
+        if mod is not None and not _pattern(mod, 0).match(module):
             continue
         if lineno and lineno != frame.f_lineno:
             continue

@@ -191,3 +191,23 @@ def test_a_new_recorder_sees_the_unseen_category_again(rng):
             clf.predict(X.iloc[-2:])  # another line, the same recorder
         counts.append(sum(w.category is UnknownCategoryWarning for w in caught))
     assert counts == [2, 2, 2]
+
+
+def test_the_unseen_category_warning_reads_every_kind_of_filter(rng):
+    # Filters with a message or module pattern (compiled by filterwarnings,
+    # as reticulate's session has) broke the warning ("cannot process flags
+    # argument with a compiled pattern"); a matching "ignore" applies.
+    from missingkernels._tables import UnknownCategoryWarning
+
+    X, y = _frame(rng)
+    X["colour"] = rng.choice(["red", "white"], len(X))
+    X.loc[len(X) - 1, "colour"] = "blue"
+    clf = MissingKernelSVC().fit(X.iloc[:-1], y[:-1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        warnings.filterwarnings("ignore", message="another message")
+        warnings.filterwarnings("ignore", module="another_module")
+        clf.predict(X.iloc[-2:])
+        warnings.filterwarnings("ignore", message=".*feature 'colour'")
+        clf.predict(X.iloc[-2:])
+    assert sum(w.category is UnknownCategoryWarning for w in caught) == 1
