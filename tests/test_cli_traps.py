@@ -77,6 +77,26 @@ def test_run_errors_name_the_users_column(rare_code_csv, tmp_path, capsys):
     assert "(0-based)" not in text
 
 
+def test_the_estimator_methods_name_the_users_columns(tmp_path, rng, capsys):
+    # geom and socp (fitted behind a scaler): "DropSparseFeatures: dropped
+    # column 3 (0-based)", "GaussianEMDensity: ... in column 3 (0-based)".
+    X = rng.normal(size=(60, 3))
+    frame = pd.DataFrame(X, columns=["alpha", "beta", "gamma"])
+    frame["rare"] = np.nan
+    frame.loc[[4, 9, 30], "rare"] = 1.0
+    frame.loc[rng.random(60) < 0.2, "beta"] = np.nan
+    frame["label"] = np.where(X[:, 0] > 0, "y", "n")
+    path = tmp_path / "sparse.csv"
+    frame.to_csv(path, index=False)
+    args = ["compare", "--csv", str(path), "--target", "label", "--methods",
+            "geom,socp", "--quick", "--output-dir", str(tmp_path / "out"),
+            "--no-progress"]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "dropped feature 'rare'" in err, err
+    assert "(0-based)" not in err, err
+
+
 def test_load_csv_keeps_the_labels_of_the_codes(unseen_label_csv):
     from missingkernels.datasets import load_csv
 

@@ -272,8 +272,8 @@ def _missingness_text(
 def _sparse_columns_note(ds: Any) -> str:
     """A note naming the features observed in fewer than ``MIN_OBSERVED`` of
     the dataset's rows ("" if none): every method drops them in every fit
-    (they are as sparse in each training set), where the warnings can only
-    give their 0-based positions."""
+    (they are as sparse in each training set), said once before the run
+    rather than by a warning per fit."""
     import numpy as np
 
     from .._validation import MIN_OBSERVED, sparse_features

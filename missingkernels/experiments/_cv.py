@@ -502,6 +502,13 @@ def _select_and_score(
         points = _grid_points(spec.grid) or [{}]
         totals = np.zeros(len(points))
         ovr = _one_vs_rest(spec, task, y_train)
+        # Behind the scaler of an all-numeric table, the rows go as a
+        # DataFrame with the user's names (the scaler keeps them).
+        named = columns is not None and nominal is None and spec.scale
+
+        def rows(A: np.ndarray) -> Any:
+            return columns.frame(A) if named and columns is not None else A
+
         for tr, va in inner if len(points) > 1 else []:
             shared: dict[str, Any] = {}
             for pi, params in enumerate(points):
@@ -514,18 +521,19 @@ def _select_and_score(
                     class_weight,
                     ovr,
                     nominal,
+                    named,
                 )
-                model.fit(X_train[tr], y_train[tr])
+                model.fit(rows(X_train[tr]), y_train[tr])
                 if pi == 0 and set(spec.grid) <= {"C", "gamma"}:
-                    shared = _density_to_share(model, X_train[tr])
-                totals[pi] += select(y_train[va], model.predict(X_train[va]))
+                    shared = _density_to_share(model, rows(X_train[tr]))
+                totals[pi] += select(y_train[va], model.predict(rows(X_train[va])))
         best = points[int(np.argmax(totals))]
         start = time.perf_counter()
         model = _make_estimator(
-            spec, task, seed, X_train, best, class_weight, ovr, nominal
+            spec, task, seed, X_train, best, class_weight, ovr, nominal, named
         )
-        model.fit(X_train, y_train)
-        pred = model.predict(X_test)
+        model.fit(rows(X_train), y_train)
+        pred = model.predict(rows(X_test))
         fit_seconds = time.perf_counter() - start
     scores = {m: float(_METRICS[m](y_test, pred)) for m in _TASK_METRICS[task]}
     return best, scores, fit_seconds
@@ -585,7 +593,10 @@ def _make_estimator(
     class_weight: Any = None,
     ovr: bool = False,
     nominal: np.ndarray | None = None,
+    named: bool = False,
 ) -> Any:
+    """The model of a grid point; ``named``: its scaling steps output
+    DataFrames (for rows given as a DataFrame with the user's names)."""
     native = nominal is not None and spec.nominal == "native"
     model = clone(_make(spec, task, seed, nominal if native else None))
     model.set_params(**params)
@@ -614,6 +625,8 @@ def _make_estimator(
                 ("model", model),
             ]
         )
+        if named:
+            model.set_output(transform="pandas")
     return model
 
 
