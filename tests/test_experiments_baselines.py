@@ -249,3 +249,29 @@ def test_indicator_baselines_append_one_column_per_incomplete_feature(
         np.testing.assert_allclose(Xt[np.isnan(X[:, 1]), 1], 0.0, atol=1e-12)
     y = (rng.random(50) > 0.5).astype(int)
     assert pipe.fit(X, y).predict(X).shape == (50,)
+
+
+@pytest.mark.skipif(
+    __import__("os").cpu_count() == 1, reason="one core: one thread anyway"
+)
+def test_hgb_fits_and_predicts_on_one_openmp_thread(rng, monkeypatch):
+    # Issue 38: compare --quick on hepatitis spent 20-89 s in hgb with the
+    # machine's two cores busy (0.9 s on one thread): OpenMP's threads wait
+    # for each other at every barrier. The comparisons' tables are small.
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+
+    threads = []
+    for name in ("fit", "predict"):
+        original = getattr(HistGradientBoostingClassifier, name)
+
+        def spy(self, *args, _original=original, **kwargs):
+            threads.append(_openmp_effective_n_threads())
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(HistGradientBoostingClassifier, name, spy)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = missingkernels.get_baseline("hgb", task="classification").fit(X, y)
+    model.predict(X)
+    assert threads == [1, 1]
