@@ -510,11 +510,15 @@ def warn_unseen(where: str, values: list, seen: list) -> None:
     ``"ignore"``) apply as usual.
     """
     level = user_stacklevel()
-    text = (
-        f"{_unseen_text(where, values, seen)}; they are treated as missing "
-        "(handle_unknown='missing'): the kernel averages over the fitted "
-        "distribution of the column."
-    )
+
+    def message(unseen: list) -> str:
+        return (
+            f"{_unseen_text(where, unseen, seen)}; they are treated as missing "
+            "(handle_unknown='missing'): the kernel averages over the fitted "
+            "distribution of the column."
+        )
+
+    text = message(values)
     frame: Any = sys._getframe(0)
     for _ in range(level - 1):  # to the line warnings.warn points at
         if frame.f_back is None:  # no caller outside the package
@@ -539,10 +543,7 @@ def warn_unseen(where: str, values: list, seen: list) -> None:
             _SHOWN.clear()
         _SHOWN.update(dict.fromkeys((scope, v) for v in new))
         wanted = set(new)
-        text = text.replace(
-            _unseen_text(where, values, seen),
-            _unseen_text(where, [v for v in values if _key(v) in wanted], seen),
-        )
+        text = message([v for v in values if _key(v) in wanted])
     warnings.warn(text, UnknownCategoryWarning, stacklevel=level)
 
 
