@@ -184,3 +184,20 @@ def test_handle_unknown_ignore_keeps_its_meaning_where_it_has_one(
     err = capsys.readouterr().err
     assert "--handle-unknown ignore applies to the matching-kernel methods" in err
     assert "mixed_rbf" in err and "--handle-unknown missing" in err
+
+
+def test_one_hot_columns_are_named_by_column_and_label():
+    # genrbf and the other kernels without nominal columns see them one-hot
+    # coded: their messages name e.g. "colour=red".
+    from missingkernels.experiments import MixedTableImputer
+    from missingkernels.experiments._cv import _Columns
+
+    X = np.array([[1.0, 0.0, 5.0], [2.0, 2.0, np.nan], [np.nan, 1.0, 7.0]] * 3)
+    X[:, 2] = np.nan  # observed in no row: dropped first
+    with pytest.warns(UserWarning, match="dropped column 2"):
+        prep = MixedTableImputer([1]).fit(X)
+    columns = _Columns(("age", "colour", "gone"), {1: ("blue", "red", "white")})
+    named = columns.one_hot(prep)
+    assert named is not None
+    assert named.names == ("age", "colour=blue", "colour=red", "colour=white")
+    assert named.frame(prep.transform(X)).shape == (9, 4)

@@ -204,9 +204,10 @@ class _Columns:
                 )
         return frame
 
-    def one_hot(self, prep: MixedTableImputer) -> _Columns:
+    def one_hot(self, prep: MixedTableImputer) -> _Columns | None:
         """The names of ``prep``'s output columns: the numeric columns, then
-        ``name=label`` per one-hot column (its indicators unnamed: none here)."""
+        ``name=label`` per one-hot column (no indicators here); None if two
+        would have the same name."""
         kept = list(self.names)
         if prep._kept is not None:
             kept = [kept[j] for j in prep._kept]
@@ -219,7 +220,7 @@ class _Columns:
             for code in codes:
                 label = labels[int(code)] if labels is not None else code
                 names.append(f"{kept[col]}={label}")
-        return _Columns(tuple(names))
+        return _Columns(tuple(names)) if len(set(names)) == len(names) else None
 
 
 class _Holder:
