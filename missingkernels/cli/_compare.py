@@ -84,17 +84,23 @@ def _output_dir_error(out: Path) -> str | None:
     return None
 
 
-def ridge_methods() -> list[str]:
-    """The registered kernels whose default density is the Gaussian EM one."""
+def _kernels_whose(test: Any) -> list[str]:
+    """The registered kernels whose parameters (``get_params(deep=False)`` of
+    the kernel built bare) pass ``test``."""
     names = []
     for name in _registry.list_kernels():
         try:
             params = _registry.get_kernel(name).get_params(deep=False)
         except Exception:  # a plugin kernel that cannot be built bare
             continue
-        if params.get("density") == "gaussian_em":
+        if test(params):
             names.append(name)
     return names
+
+
+def ridge_methods() -> list[str]:
+    """The registered kernels whose default density is the Gaussian EM one."""
+    return _kernels_whose(lambda params: params.get("density") == "gaussian_em")
 
 
 def _with_ridge(
@@ -168,15 +174,9 @@ def _with_quick_grids(methods: list[Any], C_grid: Any, gamma_grid: Any) -> list[
 def table_methods() -> list[str]:
     """The registered kernels that take nominal columns themselves and have
     ``handle_unknown`` (``"missing"`` or ``"error"``, e.g. ``mixed_rbf``)."""
-    names = []
-    for name in _registry.list_kernels():
-        try:
-            params = _registry.get_kernel(name).get_params(deep=False)
-        except Exception:  # a plugin kernel that cannot be built bare
-            continue
-        if "handle_unknown" in params and "nominal_features" in params:
-            names.append(name)
-    return names
+    return _kernels_whose(
+        lambda params: "handle_unknown" in params and "nominal_features" in params
+    )
 
 
 def _with_handle_unknown(
