@@ -94,6 +94,51 @@ def _lower(q: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+# The sums over the features missing in both rows of a pair are read from a
+# table: features in groups of ``bits``, one row per subset of a group (the
+# AND of the two rows' codes). Entries per row: N, N' (packed) and the log
+# determinant part, padded to a multiple of 8. The widest groups whose table
+# stays within _TABLE_BYTES (cache-sized) are used.
+_TABLE_BYTES = 1 << 19
+_GROUP_BITS = (8, 6, 4, 2, 1)
+
+
+def _group_bits(d: int, q: int) -> int:
+    """Bits per group of features for ``d`` features and ``q`` factors."""
+    P = _table_width(q)
+    for bits in _GROUP_BITS:
+        G = -(-d // bits)
+        if G * (1 << bits) * P * 8 <= _TABLE_BYTES:
+            return bits
+    return 1
+
+
+def _table_width(q: int) -> int:
+    return -(-(q * (q + 1) + 1) // 8) * 8
+
+
+def _codes(missing: np.ndarray, bits: int) -> np.ndarray:
+    """``(n, G)``: each row's missing mask, ``bits`` features per code."""
+    n, d = missing.shape
+    G = -(-d // bits)
+    m = np.zeros((n, G * bits), dtype=np.int64)
+    m[:, :d] = missing
+    weights = np.left_shift(1, np.arange(bits, dtype=np.int64))
+    return np.ascontiguousarray(m.reshape(n, G, bits) @ weights)
+
+
+def _pair_table(values: np.ndarray, bits: int) -> np.ndarray:
+    """``(G, 2^bits, P)``: for every group of ``bits`` features and every
+    subset of it (a code), the sum of ``values`` (``(d, P)``) over the subset."""
+    d, P = values.shape
+    G = -(-d // bits)
+    v = np.zeros((G * bits, P))
+    v[:d] = values
+    members = (np.arange(1 << bits)[:, None] >> np.arange(bits)) & 1
+    table = np.einsum("cl,glp->gcp", members.astype(np.float64), v.reshape(G, bits, P))
+    return np.ascontiguousarray(table)
+
+
 class _Side:
     """The rows of one argument at one ``gamma``: per-row sums and features.
 
@@ -133,6 +178,8 @@ class _Side:
         chol = np.linalg.cholesky(K2)
         logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
         self.self_log = -0.5 * (m @ f.l2 + logdet)
+        self.bits = _group_bits(d, q)
+        self.codes = _codes(c.missing, self.bits)
         self._right: dict[str, np.ndarray] | None = None
 
     @property
@@ -174,9 +221,10 @@ class _Side:
         """The row features as the right factor, by tiles of ``_COLS`` rows
         (kept: a training side is a right side again in every prediction).
 
-        ``"m"`` blocks, per feature ``k``: ``m_k inv2_k w_ka w_kb`` and
-        ``m_k c_k w_ka w_kb`` (packed lower triangles), ``(inv1_k x_k + c_k m_k
-        x_k) w_k``, ``c_k m_k x_k w_k``, ``ldc_k m_k`` and ``beta_k x_k^2``.
+        ``"m"`` blocks, per feature ``k``: ``(inv1_k x_k + c_k m_k x_k)
+        w_k``, ``c_k m_k x_k w_k`` and ``beta_k x_k^2``. The sums over the
+        features missing in both rows (``N``, ``N'``, the log determinant
+        part) come from ``"table"``, indexed by the rows' ``codes``.
         """
         if self._right is None:
             f = self.f
@@ -184,30 +232,31 @@ class _Side:
             B = _COLS
             x, m, w = _tiles(self.x, B), _tiles(self.m, B), self.w  # (T, d, B)
             a, b = _lower(q)
-            S = len(a)
             ww = w[:, a] * w[:, b]  # (d, s)
             T, d = x.shape[:2]
+            P = _table_width(q)
+            values = np.zeros((d, P))
+            values[:, : 2 * len(a) + 1] = np.hstack(
+                [f.inv2[:, None] * ww, f.cc[:, None] * ww, f.ldc[:, None]]
+            )
             # Built in place, block by block: no (n, d, blocks) temporaries.
-            blocks = np.empty((T, d, 2 * S + 2 * q + 2, B))
-            mi2 = m * f.inv2[:, None]
+            blocks = np.empty((T, d, 2 * q + 1, B))
             mc = m * f.cc[:, None]
-            for s_ in range(S):
-                np.multiply(mi2, ww[:, s_, None], out=blocks[:, :, s_])
-                np.multiply(mc, ww[:, s_, None], out=blocks[:, :, S + s_])
             mcx = mc * x
             ix = x * f.inv1[:, None] + mcx
             cmw = np.empty((T, d, q, B))
             im_w = np.empty((T, d, q, B))
             for a_ in range(q):
                 wa = w[:, a_, None]
-                np.multiply(ix, wa, out=blocks[:, :, 2 * S + a_])
-                np.multiply(mcx, wa, out=blocks[:, :, 2 * S + q + a_])
+                np.multiply(ix, wa, out=blocks[:, :, a_])
+                np.multiply(mcx, wa, out=blocks[:, :, q + a_])
                 np.multiply(mc, wa, out=cmw[:, :, a_])
                 np.multiply(m * f.inv1[:, None], wa, out=im_w[:, :, a_])
-            np.multiply(m, f.ldc[:, None], out=blocks[:, :, 2 * S + 2 * q])
             beta = f.a1[:, None] + f.e2[:, None] * m
-            np.multiply(beta, x * x, out=blocks[:, :, 2 * S + 2 * q + 1])
+            np.multiply(beta, x * x, out=blocks[:, :, 2 * q])
             self._right = {
+                "table": _pair_table(values, self.bits),
+                "codes": self.codes,
                 "m": blocks,
                 "mx": cmw,
                 "x": im_w,
@@ -260,8 +309,7 @@ def _tile_rows(
     """The pairs of the row tiles ``tiles`` of ``a`` with every column tile
     (``j <= i`` when ``symmetric``)."""
     q = a.q
-    S = q * (q + 1) // 2
-    nblocks = 2 * S + 2 * q + 2
+    nblocks = 2 * q + 1
     B = _COLS
     for t in tiles:
         i0 = int(t) * _ROWS
@@ -283,7 +331,7 @@ def _tile_rows(
                 i0, j0, nbt, G1, G2, G3, G4,
                 a.H, a.ldP, a.p, a.cq, a.ld0, off_a,
                 R["H"], R["ldP"], R["p"], R["cq"], R["ld0"], off_b,
-                float(gamma), bool(symmetric), out,
+                R["table"], a.codes, R["codes"], float(gamma), bool(symmetric), out,
             )  # fmt: skip
             if code:
                 return int(code)

@@ -38,7 +38,7 @@ def finish_tile(
     i0,  # first row of the tile (of side a)
     j0,  # first column of the tile (of side b)
     nb,  # columns of the tile
-    G1,  # (r, 2s + 2q + 2, B): N, N' (packed), A2, B3, log det part, quad part
+    G1,  # (r, 2q + 1, B): A2, B3, quad part
     G2,  # (r, q, B): A1 = sum_k m_ik x_ik c_k m_jk w_k
     G3,  # (r, q, B): B1 = sum_k x_ik inv1_k m_jk w_k
     G4,  # (r, B): quad part
@@ -54,12 +54,18 @@ def finish_tile(
     cqb,
     ldb,
     offb,
+    table,  # (G, 2^bits, P): sums over the features of a group, by mask
+    codesa,  # (na, G): the missing mask of each row, by groups of bits
+    codesb,  # (nb_all, G)
     gamma,
     symmetric,
     out,  # (na, nb_all)
 ):  # pragma: no cover - compiled
     """``out[i, j] = log E k + offa[i] + offb[j]`` for the tile's pairs
-    (``j <= i`` when ``symmetric``), from the tile's matrix products.
+    (``j <= i`` when ``symmetric``), from the tile's matrix products and the
+    sums over ``J_i & J_j`` read from ``table`` (``N``, ``N'``, then the log
+    determinant part: one row of each group per pair, indexed by the AND
+    of the two rows' codes).
 
     ``K' = [[H_i + N', N], [N, H_j + N']]`` (``N = sum_{J_i & J_j} w w^T /
     (1 + 2t)``, ``N'`` the same with ``1/(1 + 2t) - 1/(1 + t)``) is
@@ -71,25 +77,50 @@ def finish_tile(
     q = G2.shape[1]
     S = q * (q + 1) // 2
     m = 2 * q
-    B = nb
-    M = np.empty((m * (m + 1) // 2, B))
-    z = np.empty((m, B))
-    quad = np.empty(B)
-    ld = np.empty(B)
-    prod = np.empty(B)
-    minp = np.empty(B)
-    rinv = np.empty(B)
+    G = table.shape[0]
+    P = table.shape[2]
+    M = np.empty((m * (m + 1) // 2, nb))
+    z = np.empty((m, nb))
+    NN = np.empty((P, nb))
+    acc = np.empty(P)
+    quad = np.empty(nb)
+    ld = np.empty(nb)
+    prod = np.empty(nb)
+    minp = np.empty(nb)
+    rinv = np.empty(nb)
     for ii in range(r):
         i = i0 + ii
         if symmetric and j0 > i:
             break
+        # Lanes: the tile's columns (up to the diagonal when symmetric).
+        B = min(nb, i - j0 + 1) if symmetric else nb
         for ln in range(B):
-            quad[ln] = (
-                G4[ii, ln] + G1[ii, 2 * S + 2 * q + 1, ln] + cqa[i] + cqb[j0 + ln]
-            )
+            j = j0 + ln
+            for s in range(P):
+                acc[s] = 0.0
+            # Four groups per pass over acc (fewer stores than loads).
+            g = 0
+            while g + 4 <= G:
+                c0 = codesa[i, g] & codesb[j, g]
+                c1 = codesa[i, g + 1] & codesb[j, g + 1]
+                c2 = codesa[i, g + 2] & codesb[j, g + 2]
+                c3 = codesa[i, g + 3] & codesb[j, g + 3]
+                for s in range(P):
+                    acc[s] += (table[g, c0, s] + table[g + 1, c1, s]) + (
+                        table[g + 2, c2, s] + table[g + 3, c3, s]
+                    )
+                g += 4
+            while g < G:
+                c0 = codesa[i, g] & codesb[j, g]
+                for s in range(P):
+                    acc[s] += table[g, c0, s]
+                g += 1
+            for s in range(P):
+                NN[s, ln] = acc[s]
+        for ln in range(B):
+            quad[ln] = G4[ii, ln] + G1[ii, 2 * q, ln] + cqa[i] + cqb[j0 + ln]
             ld[ln] = (
-                G1[ii, 2 * S + 2 * q, ln] + lda[i] + ldb[j0 + ln] - ldPa[i]
-                - ldPb[j0 + ln]
+                NN[2 * S, ln] + lda[i] + ldb[j0 + ln] - ldPa[i] - ldPb[j0 + ln]
             )  # fmt: skip
         for a in range(q):
             ra = a * (a + 1) // 2
@@ -98,20 +129,18 @@ def finish_tile(
                 s = ra + b
                 ha = Ha[i, a, b]
                 for ln in range(B):
-                    nn = G1[ii, S + s, ln]
+                    nn = NN[S + s, ln]
                     M[ra + b, ln] = ha + nn
                     M[rq + q + b, ln] = Hb[j0 + ln, a, b] + nn
             for b in range(q):
                 s = a * (a + 1) // 2 + b if b <= a else b * (b + 1) // 2 + a
                 for ln in range(B):
-                    M[rq + b, ln] = G1[ii, s, ln]
+                    M[rq + b, ln] = NN[s, ln]
             pia = pa[i, a]
             for ln in range(B):
                 a1 = G2[ii, a, ln]
-                z[a, ln] = pia + a1 - G1[ii, 2 * S + a, ln]
-                z[q + a, ln] = (
-                    G3[ii, a, ln] + a1 - pb[j0 + ln, a] - G1[ii, 2 * S + q + a, ln]
-                )
+                z[a, ln] = pia + a1 - G1[ii, a, ln]
+                z[q + a, ln] = G3[ii, a, ln] + a1 - pb[j0 + ln, a] - G1[ii, q + a, ln]
         for ln in range(B):
             prod[ln] = 1.0
             minp[ln] = 1.0
