@@ -72,7 +72,8 @@ class _Features:
         )
 
 
-# Rows per tile of the left side, and columns per tile of the right side.
+# Rows per tile of the left side, and columns per tile of the right side
+# (the compiled loop's LANES, a constant there).
 _ROWS = 64
 _COLS = 64
 
@@ -99,16 +100,21 @@ def _lower(q: int) -> tuple[np.ndarray, np.ndarray]:
 # AND of the two rows' codes). Entries per row: N, N' (packed) and the log
 # determinant part, padded to a multiple of 8. The widest groups whose table
 # stays within _TABLE_BYTES (cache-sized) are used.
-_TABLE_BYTES = 1 << 19
+_TABLE_BYTES = 1 << 21
 _GROUP_BITS = (8, 6, 4, 2, 1)
+
+
+def _n_groups(d: int, bits: int) -> int:
+    """Groups of ``bits`` features, a multiple of 4 (the loop's unrolling;
+    the padding groups are empty)."""
+    return -(-d // (4 * bits)) * 4
 
 
 def _group_bits(d: int, q: int) -> int:
     """Bits per group of features for ``d`` features and ``q`` factors."""
     P = _table_width(q)
     for bits in _GROUP_BITS:
-        G = -(-d // bits)
-        if G * (1 << bits) * P * 8 <= _TABLE_BYTES:
+        if _n_groups(d, bits) * (1 << bits) * P * 8 <= _TABLE_BYTES:
             return bits
     return 1
 
@@ -120,7 +126,7 @@ def _table_width(q: int) -> int:
 def _codes(missing: np.ndarray, bits: int) -> np.ndarray:
     """``(n, G)``: each row's missing mask, ``bits`` features per code."""
     n, d = missing.shape
-    G = -(-d // bits)
+    G = _n_groups(d, bits)
     m = np.zeros((n, G * bits), dtype=np.int64)
     m[:, :d] = missing
     weights = np.left_shift(1, np.arange(bits, dtype=np.int64))
@@ -131,7 +137,7 @@ def _pair_table(values: np.ndarray, bits: int) -> np.ndarray:
     """``(G, 2^bits, P)``: for every group of ``bits`` features and every
     subset of it (a code), the sum of ``values`` (``(d, P)``) over the subset."""
     d, P = values.shape
-    G = -(-d // bits)
+    G = _n_groups(d, bits)
     v = np.zeros((G * bits, P))
     v[:d] = values
     members = (np.arange(1 << bits)[:, None] >> np.arange(bits)) & 1
@@ -171,9 +177,10 @@ class _Side:
         self.p = (m * self.x * f.inv1) @ w
         self.ld0 = m @ f.l1
         self.cq = ((1.0 + f.a1 * m) * self.x * self.x).sum(axis=1)
-        # Independent copies: A = I + 4 gamma C_i = (1 + 2 t) on J_i + 2 U U^T.
-        U = c._row_factors(slice(None)) * np.sqrt(2.0 * gamma)  # (n, d, q)
-        K2 = 2.0 * np.einsum("ndq,ndr->nqr", U * f.inv2[None, :, None], U)
+        # Independent copies: A = I + 4 gamma C_i = (1 + 2 t) on J_i + 2 U U^T,
+        # U = W_J R (R R^T = P^-1): K2 = I + 2 R^T (sum_J inv2 w w^T) R.
+        Q = (m @ (outer * f.inv2[:, None])).reshape(-1, q, q)
+        K2 = 2.0 * (np.swapaxes(roots, 1, 2) @ Q @ roots)
         K2 += np.eye(q)
         chol = np.linalg.cholesky(K2)
         logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
@@ -254,20 +261,29 @@ class _Side:
                 np.multiply(m * f.inv1[:, None], wa, out=im_w[:, :, a_])
             beta = f.a1[:, None] + f.e2[:, None] * m
             np.multiply(beta, x * x, out=blocks[:, :, 2 * q])
+            n_pad = T * B - self.n
             self._right = {
                 "table": _pair_table(values, self.bits),
-                "codes": self.codes,
+                "codes": _pad(self.codes, n_pad),
                 "m": blocks,
                 "mx": cmw,
                 "x": im_w,
                 "quad": np.ascontiguousarray(np.concatenate([m, x, m * x], axis=1)),
-                "H": self.H,
-                "ldP": self.ldP,
-                "p": self.p,
-                "ld0": self.ld0,
-                "cq": self.cq,
+                "H": _pad(self.H, n_pad, np.eye(q)),
+                "ldP": _pad(self.ldP, n_pad),
+                "p": _pad(self.p, n_pad),
+                "ld0": _pad(self.ld0, n_pad),
+                "cq": _pad(self.cq, n_pad),
             }
         return self._right
+
+
+def _pad(a: np.ndarray, n: int, fill: Any = 0) -> np.ndarray:
+    """``a`` with ``n`` more rows of ``fill``: the padding lanes of the last
+    column tile read them (and are not written out)."""
+    pad = np.empty((n, *a.shape[1:]), dtype=a.dtype)
+    pad[...] = fill
+    return np.ascontiguousarray(np.concatenate([a, pad]))
 
 
 # The sides of each conditionals object at the last gammas used (a kernel

@@ -32,6 +32,83 @@ from numba import njit
 # flag assumes finite values, so the checks keep their meaning).
 _FAST = {"reassoc", "contract", "arcp", "nsz"}
 
+# Columns per tile (the lanes): a constant, so that every lane loop has a
+# known trip count. The right side's per-row arrays are padded to it.
+LANES = 64
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+def _lanes_factor_solve(M, z, m, B, quad, prod, minp, rinv):  # pragma: no cover
+    """Cholesky factors of ``B`` packed ``m x m`` matrices, lane by lane.
+
+    ``M`` (``(m (m + 1) / 2, B)``, lower triangles by rows, one matrix per
+    lane) becomes ``L`` in place, ``z`` (``(m, B)``) becomes ``L^-1 z``
+    and ``|L^-1 z|^2`` is taken off ``quad``. ``prod`` receives the product
+    of the pivots (``det L``), ``minp`` the smallest pivot before its
+    square root (not positive: the matrix is not positive definite) and
+    ``rinv`` (``(m, B)``) the pivots' reciprocals."""
+    for ln in range(B):
+        prod[ln] = 1.0
+        minp[ln] = 1.0
+    for col in range(m):
+        rc = col * (col + 1) // 2
+        for t in range(col):
+            for ln in range(B):
+                M[rc + col, ln] -= M[rc + t, ln] * M[rc + t, ln]
+        for ln in range(B):
+            p = M[rc + col, ln]
+            minp[ln] = min(minp[ln], p)
+            p = math.sqrt(max(p, 1e-300))
+            M[rc + col, ln] = p
+            prod[ln] *= p
+            rinv[col, ln] = 1.0 / p
+        for row in range(col + 1, m):
+            rr = row * (row + 1) // 2
+            for t in range(col):
+                for ln in range(B):
+                    M[rr + col, ln] -= M[rr + t, ln] * M[rc + t, ln]
+            for ln in range(B):
+                M[rr + col, ln] *= rinv[col, ln]
+    # |L^-1 z|^2 by forward substitution, taken off the quadratic form.
+    for row in range(m):
+        rr = row * (row + 1) // 2
+        for t in range(row):
+            for ln in range(B):
+                z[row, ln] -= M[rr + t, ln] * z[t, ln]
+        for ln in range(B):
+            v = z[row, ln] * rinv[row, ln]
+            z[row, ln] = v
+            quad[ln] -= v * v
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+def _lanes_write(
+    i, j0, B, m, M, ld, quad, prod, minp, gamma, symmetric, offa, offb, out
+):  # pragma: no cover - compiled
+    """``out[i, j0 + ln] = -1/2 (ld + 2 log det L) - gamma max(quad, 0) +
+    offa[i] + offb[j]`` for the lanes factored by :func:`_lanes_factor_solve`
+    (``j <= i`` when ``symmetric``). Returns 0, or ``1 + i`` if a lane's
+    matrix is not positive definite."""
+    for ln in range(B):
+        j = j0 + ln
+        if symmetric and j > i:
+            break
+        if not minp[ln] > 0.0:
+            return 1 + i
+        # One log per pair; the pivots' logs if the product left the range.
+        logdet = math.log(prod[ln])
+        if not (prod[ln] > 1e-300 and prod[ln] < 1e300):
+            logdet = 0.0
+            for row in range(m):
+                logdet += math.log(M[row * (row + 1) // 2 + row, ln])
+        out[i, j] = (
+            -0.5 * (ld[ln] + 2.0 * logdet)
+            - gamma * max(quad[ln], 0.0)
+            + offa[i]
+            + offb[j]
+        )
+    return 0
+
 
 @njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def finish_tile(
@@ -79,28 +156,35 @@ def finish_tile(
     m = 2 * q
     G = table.shape[0]
     P = table.shape[2]
-    M = np.empty((m * (m + 1) // 2, nb))
-    z = np.empty((m, nb))
-    NN = np.empty((P, nb))
+    B = LANES
+    M = np.empty((m * (m + 1) // 2, B))
+    z = np.empty((m, B))
+    NN = np.zeros((P, B))
     acc = np.empty(P)
-    quad = np.empty(nb)
-    ld = np.empty(nb)
-    prod = np.empty(nb)
-    minp = np.empty(nb)
-    rinv = np.empty(nb)
+    quad = np.empty(B)
+    ld = np.empty(B)
+    prod = np.empty(B)
+    minp = np.empty(B)
+    rinv = np.empty((m, B))
     for ii in range(r):
         i = i0 + ii
         if symmetric and j0 > i:
             break
-        # Lanes: the tile's columns (up to the diagonal when symmetric).
-        B = min(nb, i - j0 + 1) if symmetric else nb
-        for ln in range(B):
+        # The tile's columns (up to the diagonal when symmetric); the other
+        # lanes compute on padding (or a previous row's sums) and are not read.
+        nw = min(nb, i - j0 + 1) if symmetric else nb
+        for ln in range(nw):
             j = j0 + ln
+            # Four groups per pass over acc (G is a multiple of 4).
+            c0 = codesa[i, 0] & codesb[j, 0]
+            c1 = codesa[i, 1] & codesb[j, 1]
+            c2 = codesa[i, 2] & codesb[j, 2]
+            c3 = codesa[i, 3] & codesb[j, 3]
             for s in range(P):
-                acc[s] = 0.0
-            # Four groups per pass over acc (fewer stores than loads).
-            g = 0
-            while g + 4 <= G:
+                acc[s] = (table[0, c0, s] + table[1, c1, s]) + (
+                    table[2, c2, s] + table[3, c3, s]
+                )
+            for g in range(4, G, 4):
                 c0 = codesa[i, g] & codesb[j, g]
                 c1 = codesa[i, g + 1] & codesb[j, g + 1]
                 c2 = codesa[i, g + 2] & codesb[j, g + 2]
@@ -109,12 +193,6 @@ def finish_tile(
                     acc[s] += (table[g, c0, s] + table[g + 1, c1, s]) + (
                         table[g + 2, c2, s] + table[g + 3, c3, s]
                     )
-                g += 4
-            while g < G:
-                c0 = codesa[i, g] & codesb[j, g]
-                for s in range(P):
-                    acc[s] += table[g, c0, s]
-                g += 1
             for s in range(P):
                 NN[s, ln] = acc[s]
         for ln in range(B):
@@ -141,56 +219,12 @@ def finish_tile(
                 a1 = G2[ii, a, ln]
                 z[a, ln] = pia + a1 - G1[ii, a, ln]
                 z[q + a, ln] = G3[ii, a, ln] + a1 - pb[j0 + ln, a] - G1[ii, q + a, ln]
-        for ln in range(B):
-            prod[ln] = 1.0
-            minp[ln] = 1.0
-        for col in range(m):
-            rc = col * (col + 1) // 2
-            for t in range(col):
-                for ln in range(B):
-                    M[rc + col, ln] -= M[rc + t, ln] * M[rc + t, ln]
-            for ln in range(B):
-                p = M[rc + col, ln]
-                minp[ln] = min(minp[ln], p)
-                p = math.sqrt(max(p, 1e-300))
-                M[rc + col, ln] = p
-                prod[ln] *= p
-                rinv[ln] = 1.0 / p
-            for row in range(col + 1, m):
-                rr = row * (row + 1) // 2
-                for t in range(col):
-                    for ln in range(B):
-                        M[rr + col, ln] -= M[rr + t, ln] * M[rc + t, ln]
-                for ln in range(B):
-                    M[rr + col, ln] *= rinv[ln]
-        # |L^-1 beta|^2 by forward substitution, taken off the quadratic form.
-        for row in range(m):
-            rr = row * (row + 1) // 2
-            for t in range(row):
-                for ln in range(B):
-                    z[row, ln] -= M[rr + t, ln] * z[t, ln]
-            for ln in range(B):
-                v = z[row, ln] / M[rr + row, ln]
-                z[row, ln] = v
-                quad[ln] -= v * v
-        for ln in range(B):
-            j = j0 + ln
-            if symmetric and j > i:
-                break
-            if not minp[ln] > 0.0:
-                return 1 + i
-            # One log per pair; the pivots' logs if the product left the range.
-            logdet = math.log(prod[ln])
-            if not (prod[ln] > 1e-300 and prod[ln] < 1e300):
-                logdet = 0.0
-                for row in range(m):
-                    logdet += math.log(M[row * (row + 1) // 2 + row, ln])
-            out[i, j] = (
-                -0.5 * (ld[ln] + 2.0 * logdet)
-                - gamma * max(quad[ln], 0.0)
-                + offa[i]
-                + offb[j]
-            )
+        _lanes_factor_solve(M, z, m, B, quad, prod, minp, rinv)
+        code = _lanes_write(
+            i, j0, nw, m, M, ld, quad, prod, minp, gamma, symmetric, offa, offb, out
+        )
+        if code:
+            return code
     return 0
 
 
@@ -263,7 +297,7 @@ def finish_tile_mahalanobis(
     ld = np.empty(B)
     prod = np.empty(B)
     minp = np.empty(B)
-    rinv = np.empty(B)
+    rinv = np.empty((m, B))
     for ii in range(r):
         i = i0 + ii
         if symmetric and j0 > i:
@@ -306,52 +340,10 @@ def finish_tile_mahalanobis(
                 z[a, ln] = r0a[i, a] - r0b[j, a] + a_ * (t2 - t1) + e_ * (t3 - t4)
                 z[q + a, ln] = r1a[i, a] - f1 * t1 + f2 * (t3 - t4)
                 z[2 * q + a, ln] = f1 * t2 - r1b[j, a] + f2 * (t3 - t4)
-        for ln in range(B):
-            prod[ln] = 1.0
-            minp[ln] = 1.0
-        for col in range(m):
-            rc = col * (col + 1) // 2
-            for t in range(col):
-                for ln in range(B):
-                    M[rc + col, ln] -= M[rc + t, ln] * M[rc + t, ln]
-            for ln in range(B):
-                p = M[rc + col, ln]
-                minp[ln] = min(minp[ln], p)
-                p = math.sqrt(max(p, 1e-300))
-                M[rc + col, ln] = p
-                prod[ln] *= p
-                rinv[ln] = 1.0 / p
-            for row in range(col + 1, m):
-                rr = row * (row + 1) // 2
-                for t in range(col):
-                    for ln in range(B):
-                        M[rr + col, ln] -= M[rr + t, ln] * M[rc + t, ln]
-                for ln in range(B):
-                    M[rr + col, ln] *= rinv[ln]
-        for row in range(m):
-            rr = row * (row + 1) // 2
-            for t in range(row):
-                for ln in range(B):
-                    z[row, ln] -= M[rr + t, ln] * z[t, ln]
-            for ln in range(B):
-                v = z[row, ln] / M[rr + row, ln]
-                z[row, ln] = v
-                quad[ln] -= v * v
-        for ln in range(B):
-            j = j0 + ln
-            if symmetric and j > i:
-                break
-            if not minp[ln] > 0.0:
-                return 1 + i
-            logdet = math.log(prod[ln])
-            if not (prod[ln] > 1e-300 and prod[ln] < 1e300):
-                logdet = 0.0
-                for row in range(m):
-                    logdet += math.log(M[row * (row + 1) // 2 + row, ln])
-            out[i, j] = (
-                -0.5 * (ld[ln] + 2.0 * logdet)
-                - gamma * max(quad[ln], 0.0)
-                + offa[i]
-                + offb[j]
-            )
+        _lanes_factor_solve(M, z, m, B, quad, prod, minp, rinv)
+        code = _lanes_write(
+            i, j0, B, m, M, ld, quad, prod, minp, gamma, symmetric, offa, offb, out
+        )
+        if code:
+            return code
     return 0
