@@ -269,9 +269,12 @@ class _Side:
                 "mx": cmw,
                 "x": im_w,
                 "quad": np.ascontiguousarray(np.concatenate([m, x, m * x], axis=1)),
-                "H": _pad(self.H, n_pad, np.eye(q)),
+                # Row index last: the lanes of the compiled loop read along it.
+                "H": np.ascontiguousarray(
+                    _pad(self.H, n_pad, np.eye(q)).transpose(1, 2, 0)
+                ),
                 "ldP": _pad(self.ldP, n_pad),
-                "p": _pad(self.p, n_pad),
+                "p": np.ascontiguousarray(_pad(self.p, n_pad).T),
                 "ld0": _pad(self.ld0, n_pad),
                 "cq": _pad(self.cq, n_pad),
             }
@@ -327,6 +330,9 @@ def _tile_rows(
     q = a.q
     nblocks = 2 * q + 1
     B = _COLS
+    # The products' buffers, reused by every tile (fresh arrays of this size
+    # would be mapped, and page-faulted, at every tile).
+    bufs = [np.empty((_ROWS, k * B)) for k in (nblocks, q, q, 1)]
     for t in tiles:
         i0 = int(t) * _ROWS
         rows = slice(i0, min(i0 + _ROWS, a.n))
@@ -337,12 +343,13 @@ def _tile_rows(
             if symmetric and j0 > rows.stop - 1:
                 break
             nbt = min(B, nb - j0)
-            G1 = (Lf["m"] @ R["m"][g].reshape(R["m"].shape[1], -1)).reshape(
-                r, nblocks, B
+            G1, G2, G3, G4 = (
+                np.matmul(Lf[key], R[key][g].reshape(R[key].shape[1], -1), out=buf[:r])
+                for key, buf in zip(("m", "mx", "x", "quad"), bufs)
             )
-            G2 = (Lf["mx"] @ R["mx"][g].reshape(R["mx"].shape[1], -1)).reshape(r, q, B)
-            G3 = (Lf["x"] @ R["x"][g].reshape(R["x"].shape[1], -1)).reshape(r, q, B)
-            G4 = Lf["quad"] @ R["quad"][g]
+            G1 = G1.reshape(r, nblocks, B)
+            G2 = G2.reshape(r, q, B)
+            G3 = G3.reshape(r, q, B)
             code = loops.finish_tile(
                 i0, j0, nbt, G1, G2, G3, G4,
                 a.H, a.ldP, a.p, a.cq, a.ld0, off_a,

@@ -125,7 +125,7 @@ def finish_tile(
     cqa,  # (na,)
     lda,  # (na,)
     offa,  # (na,)
-    Hb,  # the same for the rows of b
+    Hb,  # (q, q, nb_all): the same for the rows of b, the row index last
     ldPb,
     pb,
     cqb,
@@ -209,7 +209,7 @@ def finish_tile(
                 for ln in range(B):
                     nn = NN[S + s, ln]
                     M[ra + b, ln] = ha + nn
-                    M[rq + q + b, ln] = Hb[j0 + ln, a, b] + nn
+                    M[rq + q + b, ln] = Hb[a, b, j0 + ln] + nn
             for b in range(q):
                 s = a * (a + 1) // 2 + b if b <= a else b * (b + 1) // 2 + a
                 for ln in range(B):
@@ -218,7 +218,7 @@ def finish_tile(
             for ln in range(B):
                 a1 = G2[ii, a, ln]
                 z[a, ln] = pia + a1 - G1[ii, a, ln]
-                z[q + a, ln] = G3[ii, a, ln] + a1 - pb[j0 + ln, a] - G1[ii, q + a, ln]
+                z[q + a, ln] = G3[ii, a, ln] + a1 - pb[a, j0 + ln] - G1[ii, q + a, ln]
         _lanes_factor_solve(M, z, m, B, quad, prod, minp, rinv)
         code = _lanes_write(
             i, j0, nw, m, M, ld, quad, prod, minp, gamma, symmetric, offa, offb, out
