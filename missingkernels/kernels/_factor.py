@@ -345,7 +345,7 @@ def _tile_rows(
             nbt = min(B, nb - j0)
             G1, G2, G3, G4 = (
                 np.matmul(Lf[key], R[key][g].reshape(R[key].shape[1], -1), out=buf[:r])
-                for key, buf in zip(("m", "mx", "x", "quad"), bufs)
+                for key, buf in zip(("m", "mx", "x", "quad"), bufs, strict=True)
             )
             G1 = G1.reshape(r, nblocks, B)
             G2 = G2.reshape(r, q, B)
@@ -410,6 +410,12 @@ def _log_gram(
 # lambda_max(W^T Psi^-1 W) times the result; above this the Gaussian cell
 # (whitened, no such cancellation) keeps the kernel to ~1e-12.
 _MAHALANOBIS_MAX_SNR = 1e4
+# In the Euclidean metric the factors' precision P = I + sum_obs w w^T / t
+# holds entries up to lambda = lambda_max(W^T Psi^-1 W) / (2 gamma), and the
+# pair's corrections to it are O(1): the kernel loses about 4e-18 lambda
+# relatively (measured: 9e-12 at lambda 1.4e6, 4e-10 at 1e8, 3e-8 at 8e9,
+# q = 5). Above this the Gaussian cell computes the pairs (to ~1e-10).
+_EUCLIDEAN_MAX_SNR = 1e7
 
 
 def _signal_to_noise(c: FactorConditionals) -> float:
@@ -421,11 +427,16 @@ def _signal_to_noise(c: FactorConditionals) -> float:
 def _same_density(
     cx: FactorConditionals, cy: FactorConditionals | None, base: Any = None
 ) -> bool:
-    """Whether both arguments are described by the same factors and, in the
-    Mahalanobis metric, the metric is the density's covariance (else the
-    Gaussian cell computes the pair from the covariance blocks)."""
+    """Whether both arguments are described by the same factors, the
+    factors do not stand so far above the noise that the low-rank form
+    would lose digits and, in the Mahalanobis metric, the metric is the
+    density's covariance (else the Gaussian cell computes the pair from the
+    covariance blocks)."""
     if not cx.factored or (cy is not None and not cy.factored):
         return False
+    if base is not None and not base._metric.mahalanobis:
+        if _signal_to_noise(cx) / (2.0 * float(base.gamma_)) > _EUCLIDEAN_MAX_SNR:
+            return False
     if base is not None and base._metric.mahalanobis:
         S = getattr(base, "metric_covariance_", None)
         if S is None or cx.covariance is None:
