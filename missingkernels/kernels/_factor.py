@@ -5,7 +5,9 @@ as a built-in plugin through the same hook a third-party plugin uses: the
 cell ``(RBF, FactorConditionals)`` of the expectation table. In the
 Euclidean metric its Gram, variance and expected Fourier features need, per
 pair of rows, sums over features that are matrix products over tiles of
-rows (``55 d`` multiply-adds at ``q = 5``) and a factorisation of size
+rows (``24 d`` multiply-adds at ``q = 5``: those with the entries), sums
+over the features missing in both rows read from a table of subset sums
+(``d / 8`` rows of ``q (q + 1) + 1`` values) and a factorisation of size
 ``2q`` (:mod:`._factor_compiled`), instead of one of size ``|J|``. In the
 Mahalanobis metric of the density (:mod:`._factor_mahalanobis`) the same
 holds with a system of size ``3q``. The Gaussian cell computes the pairs

@@ -15,10 +15,15 @@ determinant lemma and Woodbury, with ``K = I_2q + [U_i, U_j]^T Delta^-1
 
 The sums over features behind ``K``, ``b``, ``log det Delta`` and
 ``delta^T Delta^-1 delta`` are bilinear in per-row features of ``i`` and
-``j`` (matrix products over tiles of rows, :mod:`._factor`); this module
-finishes each pair: assembles ``K``, factors it and solves, vectorised
-over the pairs of a row with a tile of columns. The bracket is clipped at
-0 against rounding. Every function releases the GIL.
+``j``: those that involve the entries ``x`` are matrix products over tiles
+of rows (:mod:`._factor`); those over ``J_i & J_j`` that do not (the
+``q x q`` blocks ``N``, ``N'`` and the log determinant part) are read from
+a table of subset sums, one row per group of features, indexed by the AND
+of the two rows' mask codes. This module finishes each pair: adds the
+table rows, assembles ``K``, factors it and solves, vectorised over the
+pairs of a row with a tile of columns (the lanes; one Cholesky helper for
+both metrics). The bracket is clipped at 0 against rounding. Every
+function releases the GIL.
 """
 
 from __future__ import annotations
