@@ -87,27 +87,28 @@ def summary() -> None:
     import pandas as pd
     from scipy.stats import wilcoxon
 
-    df = pd.read_csv(OUT)
-    df = df[df["metric"] == "accuracy"]
+    results = pd.read_csv(OUT)
     keys = ["dataset", "rate", "draw", "fold"]
-    wide = df.pivot_table(index=keys, columns="method", values="score").dropna()
-    wide["diff"] = wide[FACTOR] - wide[GAUSSIAN]
-    cells = df.drop_duplicates([*keys, "method"])
+    cells = results.drop_duplicates([*keys, "method"])
     print("cell seconds (sum, min):")
     print((cells.groupby("method")["cell_seconds"].sum() / 60).round(1).to_string())
-    for (name, rate), part in wide.groupby(["dataset", "rate"]):
-        per_draw = part.groupby("draw")["diff"].mean()
-        d = part["diff"].to_numpy()
-        p = wilcoxon(d).pvalue if np.any(d != 0) else 1.0
-        print(
-            f"{name} {rate:.0%}: gaussian {part[GAUSSIAN].mean():.4f} "
-            f"factor {part[FACTOR].mean():.4f} diff {d.mean():+.4f} "
-            f"(sd {d.std(ddof=1):.4f}, n={len(d)} cells, wins/ties/losses "
-            f"{(d > 0).sum()}/{(d == 0).sum()}/{(d < 0).sum()}, Wilcoxon p={p:.3g}); "
-            f"per draw {', '.join(f'{v:+.4f}' for v in per_draw)}"
-        )
-    if "n_factors" in df.columns:
-        print(df.groupby(["dataset", "rate"])["n_factors"].describe())
+    for metric in ("accuracy", "balanced_accuracy"):
+        df = results[results["metric"] == metric]
+        wide = df.pivot_table(index=keys, columns="method", values="score").dropna()
+        wide["diff"] = wide[FACTOR] - wide[GAUSSIAN]
+        print(f"\n{metric} (factor - gaussian, paired by draw and outer fold):")
+        for (name, rate), part in wide.groupby(["dataset", "rate"]):
+            per_draw = part.groupby("draw")["diff"].mean()
+            d = part["diff"].to_numpy()
+            p = wilcoxon(d).pvalue if np.any(d != 0) else 1.0
+            print(
+                f"{name} {rate:.0%}: gaussian {part[GAUSSIAN].mean():.4f} "
+                f"factor {part[FACTOR].mean():.4f} diff {d.mean():+.4f} "
+                f"(sd {d.std(ddof=1):.4f}, n={len(d)} cells, wins/ties/losses "
+                f"{(d > 0).sum()}/{(d == 0).sum()}/{(d < 0).sum()}, "
+                f"Wilcoxon p={p:.3g}); per draw "
+                f"{', '.join(f'{v:+.4f}' for v in per_draw)}"
+            )
 
 
 def main() -> None:
