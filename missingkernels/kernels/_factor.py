@@ -76,7 +76,7 @@ class _Features:
 
 # Rows per tile of the left side, and columns per tile of the right side
 # (the compiled loop's LANES, a constant there).
-_ROWS = 64
+_ROWS = 128
 _COLS = 64
 
 

@@ -174,7 +174,7 @@ def finish_tile(
     for ii in range(r):
         i = i0 + ii
         if symmetric and j0 > i:
-            break
+            continue
         # The tile's columns (up to the diagonal when symmetric); the other
         # lanes compute on padding (or a previous row's sums) and are not read.
         nw = min(nb, i - j0 + 1) if symmetric else nb
@@ -306,7 +306,7 @@ def finish_tile_mahalanobis(
     for ii in range(r):
         i = i0 + ii
         if symmetric and j0 > i:
-            break
+            continue
         for ln in range(B):
             j = j0 + ln
             quad[ln] = G4[ii, ln] + G1[ii, S + 2 * q + 1, ln] + cqa[i] + cqb[j]
