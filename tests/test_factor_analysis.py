@@ -196,6 +196,32 @@ def test_wide_rows_against_the_naive_formula(q, psi_low):
         )
 
 
+@pytest.mark.parametrize("q", [1, 5])
+def test_wide_rows_mahalanobis_against_the_gaussian_cell(q):
+    """The Mahalanobis cell reads ``N`` and ``|J_i & J_j|`` from the same
+    subset-sum table: 37 features, 90% missing, 150 x 70 rows, against the
+    Gaussian cell on the implied covariance (the metric's) to 1e-10."""
+    rng = np.random.default_rng(21 + q)
+    mu, W, psi = _model(rng, 37, q, (0.1, 1.0))
+    X = _rows(rng, mu, W, psi, 150, 0.9)
+    Y = _rows(rng, mu, W, psi, 70, 0.9)
+    X[3] = np.nan
+    cx, gx = _pair(X, mu, W, psi)
+    cy, gy = _pair(Y, mu, W, psi)
+    base = RBF(gamma=0.05, metric="mahalanobis").fit(X, cx)
+    assert _same_density(cx, cy, base)
+    for normalised in (False, True):
+        for A, B in (
+            (expected_gram(base, cx, None, "independent", normalised=normalised),
+             expected_gram(base, gx, None, "independent", normalised=normalised)),
+            (expected_gram(base, cx, cy, "same_draw", normalised=normalised),
+             expected_gram(base, gx, gy, "same_draw", normalised=normalised)),
+            (expected_variance(base, cx, cy, "same_draw", normalised=normalised),
+             expected_variance(base, gx, gy, "same_draw", normalised=normalised)),
+        ):  # fmt: skip
+            np.testing.assert_allclose(A, B, rtol=1e-10, atol=1e-13)
+
+
 def test_subset_sum_table_and_codes():
     """``table[g, c]`` is the sum of the values of the features of group
     ``g`` whose bits are set in ``c``, and a row's codes index its missing

@@ -87,6 +87,40 @@ def _lanes_factor_solve(M, z, m, B, quad, prod, minp, rinv):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+def _lanes_table_sums(
+    table, codesa, codesb, i, j0, nw, NN, acc
+):  # pragma: no cover - compiled
+    """``NN[:, ln]``: the sums over ``J_i & J_(j0 + ln)`` for the first
+    ``nw`` lanes, one row of ``table`` (``(G, 2^bits, P)``) per group of
+    features, indexed by the AND of the two rows' codes (``G`` a multiple
+    of 4; ``acc`` a scratch array of ``P``)."""
+    G = table.shape[0]
+    P = table.shape[2]
+    for ln in range(nw):
+        j = j0 + ln
+        # Four groups per pass over acc.
+        c0 = codesa[i, 0] & codesb[j, 0]
+        c1 = codesa[i, 1] & codesb[j, 1]
+        c2 = codesa[i, 2] & codesb[j, 2]
+        c3 = codesa[i, 3] & codesb[j, 3]
+        for s in range(P):
+            acc[s] = (table[0, c0, s] + table[1, c1, s]) + (
+                table[2, c2, s] + table[3, c3, s]
+            )
+        for g in range(4, G, 4):
+            c0 = codesa[i, g] & codesb[j, g]
+            c1 = codesa[i, g + 1] & codesb[j, g + 1]
+            c2 = codesa[i, g + 2] & codesb[j, g + 2]
+            c3 = codesa[i, g + 3] & codesb[j, g + 3]
+            for s in range(P):
+                acc[s] += (table[g, c0, s] + table[g + 1, c1, s]) + (
+                    table[g + 2, c2, s] + table[g + 3, c3, s]
+                )
+        for s in range(P):
+            NN[s, ln] = acc[s]
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _lanes_write(
     i, j0, B, m, M, ld, quad, prod, minp, gamma, symmetric, offa, offb, out
 ):  # pragma: no cover - compiled
@@ -159,7 +193,6 @@ def finish_tile(
     q = G2.shape[1]
     S = q * (q + 1) // 2
     m = 2 * q
-    G = table.shape[0]
     P = table.shape[2]
     B = LANES
     M = np.empty((m * (m + 1) // 2, B))
@@ -178,28 +211,7 @@ def finish_tile(
         # The tile's columns (up to the diagonal when symmetric); the other
         # lanes compute on padding (or a previous row's sums) and are not read.
         nw = min(nb, i - j0 + 1) if symmetric else nb
-        for ln in range(nw):
-            j = j0 + ln
-            # Four groups per pass over acc (G is a multiple of 4).
-            c0 = codesa[i, 0] & codesb[j, 0]
-            c1 = codesa[i, 1] & codesb[j, 1]
-            c2 = codesa[i, 2] & codesb[j, 2]
-            c3 = codesa[i, 3] & codesb[j, 3]
-            for s in range(P):
-                acc[s] = (table[0, c0, s] + table[1, c1, s]) + (
-                    table[2, c2, s] + table[3, c3, s]
-                )
-            for g in range(4, G, 4):
-                c0 = codesa[i, g] & codesb[j, g]
-                c1 = codesa[i, g + 1] & codesb[j, g + 1]
-                c2 = codesa[i, g + 2] & codesb[j, g + 2]
-                c3 = codesa[i, g + 3] & codesb[j, g + 3]
-                for s in range(P):
-                    acc[s] += (table[g, c0, s] + table[g + 1, c1, s]) + (
-                        table[g + 2, c2, s] + table[g + 3, c3, s]
-                    )
-            for s in range(P):
-                NN[s, ln] = acc[s]
+        _lanes_table_sums(table, codesa, codesb, i, j0, nw, NN, acc)
         for ln in range(B):
             quad[ln] = G4[ii, ln] + G1[ii, 2 * q, ln] + cqa[i] + cqb[j0 + ln]
             ld[ln] = (
@@ -250,7 +262,7 @@ def finish_tile_mahalanobis(
     i0,  # first row of the tile (of side a)
     j0,  # first column of the tile (of side b)
     nb,  # columns of the tile
-    G1,  # (r, s + 2q + 2, B): N (packed), T1, T4, |J_i & J_j|, quad part
+    G1,  # (r, 2q + 1, B): T1, T4, quad part
     T2,  # (r, q, B): sum_k x_ik m_jk w_k / psi_k
     T3,  # (r, q, B): sum_k m_ik x_ik m_jk w_k / psi_k
     G4,  # (r, B): quad part
@@ -272,14 +284,18 @@ def finish_tile_mahalanobis(
     cqb,
     nJb,
     offb,
+    table,  # (G, 2^bits, P): N (packed) and |J_i & J_j|, by groups
+    codesa,  # (na, G)
+    codesb,  # (nb_all, G)
     gamma,
     symmetric,
     out,  # (na, nb_all)
 ):  # pragma: no cover - compiled
     """``out[i, j] = log E k + offa[i] + offb[j]`` in the Mahalanobis metric
-    (:mod:`._factor_mahalanobis`): assembles ``K3`` (size 3q) and ``beta``,
-    factors and solves, vectorised over the tile's columns. Returns 0, or
-    ``1 + i`` for a row whose ``K3`` is not positive definite."""
+    (:mod:`._factor_mahalanobis`): adds the table rows of the pair (``N``
+    and ``|J_i & J_j|``), assembles ``K3`` (size 3q) and ``beta``, factors
+    and solves, vectorised over the tile's columns. Returns 0, or ``1 + i``
+    for a row whose ``K3`` is not positive definite."""
     r = G1.shape[0]
     q = T2.shape[1]
     S = q * (q + 1) // 2
@@ -296,8 +312,11 @@ def finish_tile_mahalanobis(
     f1 = 1.0 + a_
     f2 = a_ + e_
     f3 = 1.0 / (1.0 + 2.0 * u)
+    P = table.shape[2]
     M = np.empty((m * (m + 1) // 2, B))
     z = np.empty((m, B))
+    NN = np.zeros((P, B))
+    acc = np.empty(P)
     quad = np.empty(B)
     ld = np.empty(B)
     prod = np.empty(B)
@@ -307,11 +326,13 @@ def finish_tile_mahalanobis(
         i = i0 + ii
         if symmetric and j0 > i:
             continue
+        nw = min(nb, i - j0 + 1) if symmetric else nb
+        _lanes_table_sums(table, codesa, codesb, i, j0, nw, NN, acc)
         for ln in range(B):
             j = j0 + ln
-            quad[ln] = G4[ii, ln] + G1[ii, S + 2 * q + 1, ln] + cqa[i] + cqb[j]
+            quad[ln] = G4[ii, ln] + G1[ii, 2 * q, ln] + cqa[i] + cqb[j]
             ld[ln] = (
-                L1 * (nJa[i] + nJb[j]) + (L2 - 2.0 * L1) * G1[ii, S + 2 * q, ln]
+                L1 * (nJa[i] + nJb[j]) + (L2 - 2.0 * L1) * NN[S, ln]
                 + c0 - ldPa[i] - ldPb[j]
             )  # fmt: skip
         for a in range(q):
@@ -322,7 +343,7 @@ def finish_tile_mahalanobis(
                 s = a * (a + 1) // 2 + b if b <= a else b * (b + 1) // 2 + a
                 fia = Fa[i, a, b]
                 for ln in range(B):
-                    nn = G1[ii, s, ln]
+                    nn = NN[s, ln]
                     fjb = Fb[j0 + ln, a, b]
                     M[r1 + b, ln] = f1 * fia + f2 * nn
                     M[r2 + b, ln] = f1 * fjb + f2 * nn
@@ -331,15 +352,15 @@ def finish_tile_mahalanobis(
                     c = C00[a, b]
                     pa = Pa[i, a, b]
                     for ln in range(B):
-                        nn = G1[ii, s, ln]
+                        nn = NN[s, ln]
                         fjb = Fb[j0 + ln, a, b]
                         M[r0 + b, ln] = c + a_ * (fia + fjb) + e_ * nn
                         M[r1 + q + b, ln] = pa + f1 * fia + f2 * nn
                         M[r2 + 2 * q + b, ln] = Pb[j0 + ln, a, b] + f1 * fjb + f2 * nn
             for ln in range(B):
                 j = j0 + ln
-                t1 = G1[ii, S + a, ln]
-                t4 = G1[ii, S + q + a, ln]
+                t1 = G1[ii, a, ln]
+                t4 = G1[ii, q + a, ln]
                 t2 = T2[ii, a, ln]
                 t3 = T3[ii, a, ln]
                 z[a, ln] = r0a[i, a] - r0b[j, a] + a_ * (t2 - t1) + e_ * (t3 - t4)
