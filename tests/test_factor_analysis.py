@@ -247,7 +247,8 @@ def test_subset_sum_table_and_codes():
                 k = g * bits + b
                 assert (codes[i, g] >> b & 1) == (k < d and missing[i, k])
     assert _factor._group_bits(64, 5) == 8
-    assert _factor._group_bits(2000, 10) < 8
+    assert _factor._group_bits(128, 10) == 6
+    assert _factor._group_bits(2000, 10) == 4
 
 
 def test_rbf_cell_and_the_sampler_against_draws():

@@ -101,9 +101,12 @@ def _lower(q: int) -> tuple[np.ndarray, np.ndarray]:
 # table: features in groups of ``bits``, one row per subset of a group (the
 # AND of the two rows' codes). Entries per row: N, N' (packed) and the log
 # determinant part, padded to a multiple of 8. The widest groups whose table
-# stays within _TABLE_BYTES (cache-sized) are used.
+# stays within _TABLE_BYTES (cache-sized) are used, and never fewer than 4
+# features per group: a pair costs d / bits table rows, and below 4 that is
+# slower than the matrix products it replaces (the table is then larger,
+# 32 d P bytes: 7 MB at d = 2000, q = 10).
 _TABLE_BYTES = 1 << 21
-_GROUP_BITS = (8, 6, 4, 2, 1)
+_GROUP_BITS = (8, 6, 4)
 
 
 def _n_groups(d: int, bits: int) -> int:
@@ -118,7 +121,7 @@ def _group_bits(d: int, q: int) -> int:
     for bits in _GROUP_BITS:
         if _n_groups(d, bits) * (1 << bits) * P * 8 <= _TABLE_BYTES:
             return bits
-    return 1
+    return _GROUP_BITS[-1]
 
 
 def _table_width(q: int) -> int:
