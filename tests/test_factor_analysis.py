@@ -143,6 +143,114 @@ def test_rbf_cell_against_the_naive_formula():
             assert K[i, j] == pytest.approx(expected, rel=1e-9, abs=1e-14)
 
 
+@pytest.mark.parametrize("psi_low", [1e-4, 1e-8])
+@pytest.mark.parametrize("q", [1, 5])
+def test_wide_rows_against_the_naive_formula(q, psi_low):
+    """The pair sums over ``J_i & J_j`` come from a table of subset sums
+    (features in groups of 8, padded to four groups): with 37 features (five
+    groups, the last partial, three empty), 90% missing and more rows than
+    one tile (150 x 70, both sides padded to the lanes), every pair equals
+    the naive d x d formula on the same blocks to 1e-10. Noise variances
+    down to 1e-4 take the low-rank path; down to 1e-8 (the factors 1e8
+    above the noise at this gamma: the low-rank form loses 3e-8 at q = 5)
+    the Gaussian cell. At 1e-4 the Gram and variance also equal the
+    Gaussian cell's on the implied covariance (at 1e-8 conditioning that
+    covariance, of condition ~1e10, moves its blocks by up to 1e-3)."""
+    rng = np.random.default_rng(11 + q)
+    d = 37
+    mu, W, psi = _model(rng, d, q, (psi_low, 1.0))
+    X = _rows(rng, mu, W, psi, 150, 0.9)
+    Y = _rows(rng, mu, W, psi, 70, 0.9)
+    X[3] = np.nan  # fully missing
+    X[4] = mu + W @ rng.normal(size=q)  # complete
+    cx, gx = _pair(X, mu, W, psi)
+    cy, gy = _pair(Y, mu, W, psi)
+    gamma = 0.05
+    base = RBF(gamma=gamma).fit(X, gx)
+    assert _same_density(cx, cy, base) == (psi_low == 1e-4)
+    K = expected_gram(base, cx, cy, "same_draw")
+    Kxx = expected_gram(base, cx, None, "same_draw")
+    for i in range(0, len(X), 7):
+        A = _embedded(cx, i)
+        for j in range(0, len(Y), 3):
+            expected = _naive(cx.means[i], A, cy.means[j], _embedded(cy, j), gamma)
+            assert K[i, j] == pytest.approx(expected, rel=1e-10, abs=1e-15), (i, j)
+        for j in range(0, i, 11):
+            expected = _naive(cx.means[i], A, cx.means[j], _embedded(cx, j), gamma)
+            assert Kxx[i, j] == pytest.approx(expected, rel=1e-10, abs=1e-15), (i, j)
+    if psi_low < 1e-4:
+        return
+    for normalised in (False, True):
+        for diagonal in ("same_draw", "independent"):
+            np.testing.assert_allclose(
+                expected_gram(base, cx, None, diagonal, normalised=normalised),
+                expected_gram(base, gx, None, diagonal, normalised=normalised),
+                rtol=1e-10,
+                atol=1e-13,
+            )
+        np.testing.assert_allclose(
+            expected_variance(base, cx, cy, "same_draw", normalised=normalised),
+            expected_variance(base, gx, gy, "same_draw", normalised=normalised),
+            rtol=1e-10,
+            atol=1e-13,
+        )
+
+
+@pytest.mark.parametrize("q", [1, 5])
+def test_wide_rows_mahalanobis_against_the_gaussian_cell(q):
+    """The Mahalanobis cell reads ``N`` and ``|J_i & J_j|`` from the same
+    subset-sum table: 37 features, 90% missing, 150 x 70 rows, against the
+    Gaussian cell on the implied covariance (the metric's) to 1e-10."""
+    rng = np.random.default_rng(21 + q)
+    mu, W, psi = _model(rng, 37, q, (0.1, 1.0))
+    X = _rows(rng, mu, W, psi, 150, 0.9)
+    Y = _rows(rng, mu, W, psi, 70, 0.9)
+    X[3] = np.nan
+    cx, gx = _pair(X, mu, W, psi)
+    cy, gy = _pair(Y, mu, W, psi)
+    base = RBF(gamma=0.05, metric="mahalanobis").fit(X, cx)
+    assert _same_density(cx, cy, base)
+    for normalised in (False, True):
+        for A, B in (
+            (expected_gram(base, cx, None, "independent", normalised=normalised),
+             expected_gram(base, gx, None, "independent", normalised=normalised)),
+            (expected_gram(base, cx, cy, "same_draw", normalised=normalised),
+             expected_gram(base, gx, gy, "same_draw", normalised=normalised)),
+            (expected_variance(base, cx, cy, "same_draw", normalised=normalised),
+             expected_variance(base, gx, gy, "same_draw", normalised=normalised)),
+        ):  # fmt: skip
+            np.testing.assert_allclose(A, B, rtol=1e-10, atol=1e-13)
+
+
+def test_subset_sum_table_and_codes():
+    """``table[g, c]`` is the sum of the values of the features of group
+    ``g`` whose bits are set in ``c``, and a row's codes index its missing
+    features (brute force); the group width shrinks for wide tables."""
+    from missingkernels.kernels import _factor, _factor_compiled
+
+    assert _factor._COLS == _factor_compiled.LANES
+    rng = np.random.default_rng(4)
+    d, bits = 19, 4
+    values = rng.normal(size=(d, 8))
+    table = _factor._pair_table(values, bits)
+    G = _factor._n_groups(d, bits)
+    assert G % 4 == 0 and table.shape == (G, 16, 8)
+    for g in range(G):
+        for c in range(16):
+            ks = [g * bits + b for b in range(bits) if c >> b & 1 and g * bits + b < d]
+            np.testing.assert_allclose(table[g, c], values[ks].sum(axis=0), atol=1e-14)
+    missing = rng.random((5, d)) < 0.5
+    codes = _factor._codes(missing, bits)
+    for i in range(5):
+        for g in range(G):
+            for b in range(bits):
+                k = g * bits + b
+                assert (codes[i, g] >> b & 1) == (k < d and missing[i, k])
+    assert _factor._group_bits(64, 5) == 8
+    assert _factor._group_bits(128, 10) == 6
+    assert _factor._group_bits(2000, 10) == 4
+
+
 def test_rbf_cell_and_the_sampler_against_draws():
     """``E k`` within 4 standard errors of the average over independent draws
     (the cell and the low-rank sampler against each other)."""

@@ -5,7 +5,9 @@ as a built-in plugin through the same hook a third-party plugin uses: the
 cell ``(RBF, FactorConditionals)`` of the expectation table. In the
 Euclidean metric its Gram, variance and expected Fourier features need, per
 pair of rows, sums over features that are matrix products over tiles of
-rows (``55 d`` multiply-adds at ``q = 5``) and a factorisation of size
+rows (``24 d`` multiply-adds at ``q = 5``: those with the entries), sums
+over the features missing in both rows read from a table of subset sums
+(``d / 8`` rows of ``q (q + 1) + 1`` values) and a factorisation of size
 ``2q`` (:mod:`._factor_compiled`), instead of one of size ``|J|``. In the
 Mahalanobis metric of the density (:mod:`._factor_mahalanobis`) the same
 holds with a system of size ``3q``. The Gaussian cell computes the pairs
@@ -72,8 +74,9 @@ class _Features:
         )
 
 
-# Rows per tile of the left side, and columns per tile of the right side.
-_ROWS = 64
+# Rows per tile of the left side, and columns per tile of the right side
+# (the compiled loop's LANES, a constant there).
+_ROWS = 128
 _COLS = 64
 
 
@@ -92,6 +95,59 @@ def _lower(q: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices ``(a, b)``, ``b <= a``, of a packed lower triangle, by rows."""
     a, b = np.tril_indices(q)
     return a, b
+
+
+# The sums over the features missing in both rows of a pair are read from a
+# table: features in groups of ``bits``, one row per subset of a group (the
+# AND of the two rows' codes). Entries per row: N, N' (packed) and the log
+# determinant part, padded to a multiple of 8. The widest groups whose table
+# stays within _TABLE_BYTES (cache-sized) are used, and never fewer than 4
+# features per group: a pair costs d / bits table rows, and below 4 that is
+# slower than the matrix products it replaces (the table is then larger,
+# 32 d P bytes: 7 MB at d = 2000, q = 10).
+_TABLE_BYTES = 1 << 21
+_GROUP_BITS = (8, 6, 4)
+
+
+def _n_groups(d: int, bits: int) -> int:
+    """Groups of ``bits`` features, a multiple of 4 (the loop's unrolling;
+    the padding groups are empty)."""
+    return -(-d // (4 * bits)) * 4
+
+
+def _group_bits(d: int, q: int) -> int:
+    """Bits per group of features for ``d`` features and ``q`` factors."""
+    P = _table_width(q)
+    for bits in _GROUP_BITS:
+        if _n_groups(d, bits) * (1 << bits) * P * 8 <= _TABLE_BYTES:
+            return bits
+    return _GROUP_BITS[-1]
+
+
+def _table_width(q: int) -> int:
+    return -(-(q * (q + 1) + 1) // 8) * 8
+
+
+def _codes(missing: np.ndarray, bits: int) -> np.ndarray:
+    """``(n, G)``: each row's missing mask, ``bits`` features per code."""
+    n, d = missing.shape
+    G = _n_groups(d, bits)
+    m = np.zeros((n, G * bits), dtype=np.int64)
+    m[:, :d] = missing
+    weights = np.left_shift(1, np.arange(bits, dtype=np.int64))
+    return np.ascontiguousarray(m.reshape(n, G, bits) @ weights)
+
+
+def _pair_table(values: np.ndarray, bits: int) -> np.ndarray:
+    """``(G, 2^bits, P)``: for every group of ``bits`` features and every
+    subset of it (a code), the sum of ``values`` (``(d, P)``) over the subset."""
+    d, P = values.shape
+    G = _n_groups(d, bits)
+    v = np.zeros((G * bits, P))
+    v[:d] = values
+    members = (np.arange(1 << bits)[:, None] >> np.arange(bits)) & 1
+    table = np.einsum("cl,glp->gcp", members.astype(np.float64), v.reshape(G, bits, P))
+    return np.ascontiguousarray(table)
 
 
 class _Side:
@@ -126,13 +182,16 @@ class _Side:
         self.p = (m * self.x * f.inv1) @ w
         self.ld0 = m @ f.l1
         self.cq = ((1.0 + f.a1 * m) * self.x * self.x).sum(axis=1)
-        # Independent copies: A = I + 4 gamma C_i = (1 + 2 t) on J_i + 2 U U^T.
-        U = c._row_factors(slice(None)) * np.sqrt(2.0 * gamma)  # (n, d, q)
-        K2 = 2.0 * np.einsum("ndq,ndr->nqr", U * f.inv2[None, :, None], U)
+        # Independent copies: A = I + 4 gamma C_i = (1 + 2 t) on J_i + 2 U U^T,
+        # U = W_J R (R R^T = P^-1): K2 = I + 2 R^T (sum_J inv2 w w^T) R.
+        Q = (m @ (outer * f.inv2[:, None])).reshape(-1, q, q)
+        K2 = 2.0 * (np.swapaxes(roots, 1, 2) @ Q @ roots)
         K2 += np.eye(q)
         chol = np.linalg.cholesky(K2)
         logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
         self.self_log = -0.5 * (m @ f.l2 + logdet)
+        self.bits = _group_bits(d, q)
+        self.codes = _codes(c.missing, self.bits)
         self._right: dict[str, np.ndarray] | None = None
 
     @property
@@ -174,9 +233,10 @@ class _Side:
         """The row features as the right factor, by tiles of ``_COLS`` rows
         (kept: a training side is a right side again in every prediction).
 
-        ``"m"`` blocks, per feature ``k``: ``m_k inv2_k w_ka w_kb`` and
-        ``m_k c_k w_ka w_kb`` (packed lower triangles), ``(inv1_k x_k + c_k m_k
-        x_k) w_k``, ``c_k m_k x_k w_k``, ``ldc_k m_k`` and ``beta_k x_k^2``.
+        ``"m"`` blocks, per feature ``k``: ``(inv1_k x_k + c_k m_k x_k)
+        w_k``, ``c_k m_k x_k w_k`` and ``beta_k x_k^2``. The sums over the
+        features missing in both rows (``N``, ``N'``, the log determinant
+        part) come from ``"table"``, indexed by the rows' ``codes``.
         """
         if self._right is None:
             f = self.f
@@ -184,41 +244,54 @@ class _Side:
             B = _COLS
             x, m, w = _tiles(self.x, B), _tiles(self.m, B), self.w  # (T, d, B)
             a, b = _lower(q)
-            S = len(a)
             ww = w[:, a] * w[:, b]  # (d, s)
             T, d = x.shape[:2]
+            P = _table_width(q)
+            values = np.zeros((d, P))
+            values[:, : 2 * len(a) + 1] = np.hstack(
+                [f.inv2[:, None] * ww, f.cc[:, None] * ww, f.ldc[:, None]]
+            )
             # Built in place, block by block: no (n, d, blocks) temporaries.
-            blocks = np.empty((T, d, 2 * S + 2 * q + 2, B))
-            mi2 = m * f.inv2[:, None]
+            blocks = np.empty((T, d, 2 * q + 1, B))
             mc = m * f.cc[:, None]
-            for s_ in range(S):
-                np.multiply(mi2, ww[:, s_, None], out=blocks[:, :, s_])
-                np.multiply(mc, ww[:, s_, None], out=blocks[:, :, S + s_])
             mcx = mc * x
             ix = x * f.inv1[:, None] + mcx
             cmw = np.empty((T, d, q, B))
             im_w = np.empty((T, d, q, B))
             for a_ in range(q):
                 wa = w[:, a_, None]
-                np.multiply(ix, wa, out=blocks[:, :, 2 * S + a_])
-                np.multiply(mcx, wa, out=blocks[:, :, 2 * S + q + a_])
+                np.multiply(ix, wa, out=blocks[:, :, a_])
+                np.multiply(mcx, wa, out=blocks[:, :, q + a_])
                 np.multiply(mc, wa, out=cmw[:, :, a_])
                 np.multiply(m * f.inv1[:, None], wa, out=im_w[:, :, a_])
-            np.multiply(m, f.ldc[:, None], out=blocks[:, :, 2 * S + 2 * q])
             beta = f.a1[:, None] + f.e2[:, None] * m
-            np.multiply(beta, x * x, out=blocks[:, :, 2 * S + 2 * q + 1])
+            np.multiply(beta, x * x, out=blocks[:, :, 2 * q])
+            n_pad = T * B - self.n
             self._right = {
+                "table": _pair_table(values, self.bits),
+                "codes": _pad(self.codes, n_pad),
                 "m": blocks,
                 "mx": cmw,
                 "x": im_w,
                 "quad": np.ascontiguousarray(np.concatenate([m, x, m * x], axis=1)),
-                "H": self.H,
-                "ldP": self.ldP,
-                "p": self.p,
-                "ld0": self.ld0,
-                "cq": self.cq,
+                # Row index last: the lanes of the compiled loop read along it.
+                "H": np.ascontiguousarray(
+                    _pad(self.H, n_pad, np.eye(q)).transpose(1, 2, 0)
+                ),
+                "ldP": _pad(self.ldP, n_pad),
+                "p": np.ascontiguousarray(_pad(self.p, n_pad).T),
+                "ld0": _pad(self.ld0, n_pad),
+                "cq": _pad(self.cq, n_pad),
             }
         return self._right
+
+
+def _pad(a: np.ndarray, n: int, fill: Any = 0) -> np.ndarray:
+    """``a`` with ``n`` more rows of ``fill``: the padding lanes of the last
+    column tile read them (and are not written out)."""
+    pad = np.empty((n, *a.shape[1:]), dtype=a.dtype)
+    pad[...] = fill
+    return np.ascontiguousarray(np.concatenate([a, pad]))
 
 
 # The sides of each conditionals object at the last gammas used (a kernel
@@ -260,9 +333,11 @@ def _tile_rows(
     """The pairs of the row tiles ``tiles`` of ``a`` with every column tile
     (``j <= i`` when ``symmetric``)."""
     q = a.q
-    S = q * (q + 1) // 2
-    nblocks = 2 * S + 2 * q + 2
+    nblocks = 2 * q + 1
     B = _COLS
+    # The products' buffers, reused by every tile (fresh arrays of this size
+    # would be mapped, and page-faulted, at every tile).
+    bufs = [np.empty((_ROWS, k * B)) for k in (nblocks, q, q, 1)]
     for t in tiles:
         i0 = int(t) * _ROWS
         rows = slice(i0, min(i0 + _ROWS, a.n))
@@ -273,17 +348,18 @@ def _tile_rows(
             if symmetric and j0 > rows.stop - 1:
                 break
             nbt = min(B, nb - j0)
-            G1 = (Lf["m"] @ R["m"][g].reshape(R["m"].shape[1], -1)).reshape(
-                r, nblocks, B
+            G1, G2, G3, G4 = (
+                np.matmul(Lf[key], R[key][g].reshape(R[key].shape[1], -1), out=buf[:r])
+                for key, buf in zip(("m", "mx", "x", "quad"), bufs, strict=True)
             )
-            G2 = (Lf["mx"] @ R["mx"][g].reshape(R["mx"].shape[1], -1)).reshape(r, q, B)
-            G3 = (Lf["x"] @ R["x"][g].reshape(R["x"].shape[1], -1)).reshape(r, q, B)
-            G4 = Lf["quad"] @ R["quad"][g]
+            G1 = G1.reshape(r, nblocks, B)
+            G2 = G2.reshape(r, q, B)
+            G3 = G3.reshape(r, q, B)
             code = loops.finish_tile(
                 i0, j0, nbt, G1, G2, G3, G4,
                 a.H, a.ldP, a.p, a.cq, a.ld0, off_a,
                 R["H"], R["ldP"], R["p"], R["cq"], R["ld0"], off_b,
-                float(gamma), bool(symmetric), out,
+                R["table"], a.codes, R["codes"], float(gamma), bool(symmetric), out,
             )  # fmt: skip
             if code:
                 return int(code)
@@ -339,6 +415,12 @@ def _log_gram(
 # lambda_max(W^T Psi^-1 W) times the result; above this the Gaussian cell
 # (whitened, no such cancellation) keeps the kernel to ~1e-12.
 _MAHALANOBIS_MAX_SNR = 1e4
+# In the Euclidean metric the factors' precision P = I + sum_obs w w^T / t
+# holds entries up to lambda = lambda_max(W^T Psi^-1 W) / (2 gamma), and the
+# pair's corrections to it are O(1): the kernel loses about 4e-18 lambda
+# relatively (measured: 9e-12 at lambda 1.4e6, 4e-10 at 1e8, 3e-8 at 8e9,
+# q = 5). Above this the Gaussian cell computes the pairs (to ~1e-10).
+_EUCLIDEAN_MAX_SNR = 1e7
 
 
 def _signal_to_noise(c: FactorConditionals) -> float:
@@ -350,11 +432,16 @@ def _signal_to_noise(c: FactorConditionals) -> float:
 def _same_density(
     cx: FactorConditionals, cy: FactorConditionals | None, base: Any = None
 ) -> bool:
-    """Whether both arguments are described by the same factors and, in the
-    Mahalanobis metric, the metric is the density's covariance (else the
-    Gaussian cell computes the pair from the covariance blocks)."""
+    """Whether both arguments are described by the same factors, the
+    factors do not stand so far above the noise that the low-rank form
+    would lose digits and, in the Mahalanobis metric, the metric is the
+    density's covariance (else the Gaussian cell computes the pair from the
+    covariance blocks)."""
     if not cx.factored or (cy is not None and not cy.factored):
         return False
+    if base is not None and not base._metric.mahalanobis:
+        if _signal_to_noise(cx) / (2.0 * float(base.gamma_)) > _EUCLIDEAN_MAX_SNR:
+            return False
     if base is not None and base._metric.mahalanobis:
         S = getattr(base, "metric_covariance_", None)
         if S is None or cx.covariance is None:

@@ -39,7 +39,7 @@ class MahalanobisSide:
     def __init__(
         self, c: FactorConditionals, center: np.ndarray, gamma: float, B: int
     ) -> None:
-        from ._factor import _lower, _tiles
+        from ._factor import _codes, _group_bits, _lower, _pair_table, _tiles
 
         u = self.u = 2.0 * gamma
         self.a = a = 1.0 / (1.0 + u) - 1.0
@@ -68,6 +68,9 @@ class MahalanobisSide:
         A, Bi = _lower(q)
         self.wwpsi = W[:, A] * omega[:, Bi]  # (d, s)
         self._tiles = _tiles
+        self._pair_table = _pair_table
+        self.bits = _group_bits(d, q)
+        self.codes = _codes(c.missing, self.bits)
         self._right: dict[str, Any] | None = None
         # Independent copies: the pair formula with j = i (N = F_i, delta = 0).
         self.self_log = self._self_log()
@@ -123,19 +126,21 @@ class MahalanobisSide:
             x, m, y = tiles(self.x, B), tiles(self.m, B), tiles(self.y, B)
             T, d = x.shape[:2]
             S = self.wwpsi.shape[1]
-            blocks = np.empty((T, d, S + 2 * q + 2, B))
-            for s in range(S):
-                np.multiply(m, self.wwpsi[:, s, None], out=blocks[:, :, s])
+            # N and |J_i & J_j| from the subset-sum table (as in _factor).
+            values = np.zeros((d, -(-(S + 1) // 8) * 8))
+            values[:, :S] = self.wwpsi
+            values[:, S] = 1.0
+            blocks = np.empty((T, d, 2 * q + 1, B))
             mx = m * x
             mw = np.empty((T, d, q, B))
             for b in range(q):
                 om = self.omega[:, b, None]
-                np.multiply(x, om, out=blocks[:, :, S + b])
-                np.multiply(mx, om, out=blocks[:, :, S + q + b])
+                np.multiply(x, om, out=blocks[:, :, b])
+                np.multiply(mx, om, out=blocks[:, :, q + b])
                 np.multiply(m, om, out=mw[:, :, b])
-            blocks[:, :, S + 2 * q] = m
-            np.multiply(a + e * m, y * y, out=blocks[:, :, S + 2 * q + 1])
+            np.multiply(a + e * m, y * y, out=blocks[:, :, 2 * q])
             self._right = {
+                "table": self._pair_table(values, self.bits),
                 "m": blocks,
                 "mw": mw,
                 "quad": np.ascontiguousarray(np.concatenate([m, y, m * y], axis=1)),
@@ -157,7 +162,6 @@ class MahalanobisSide:
         """The pairs of the row tiles ``tiles`` with every column tile."""
         R = b.right()
         q, B = self.q, self.B
-        S = self.wwpsi.shape[1]
         consts = np.array(
             [self.a, self.e, self.u, self.L1, self.L2,
              2 * q * np.log(self.u) - self.ldF],
@@ -173,7 +177,7 @@ class MahalanobisSide:
                     break
                 nbt = min(B, b.n - j0)
                 G1 = (Lf["m"] @ R["m"][g].reshape(R["m"].shape[1], -1)).reshape(
-                    r, S + 2 * q + 2, B
+                    r, 2 * q + 1, B
                 )
                 G2 = (Lf["xs"] @ R["mw"][g].reshape(R["mw"].shape[1], -1)).reshape(
                     2, r, q, B
@@ -183,6 +187,7 @@ class MahalanobisSide:
                     i0, j0, nbt, G1, G2[0], G2[1], G4, consts, self.C00,
                     self.Fi, self.Pu, self.ldP, self.r0, self.r1, self.cq, self.nJ,
                     off_a, b.Fi, b.Pu, b.ldP, b.r0, b.r1, b.cq, b.nJ, off_b,
+                    R["table"], self.codes, b.codes,
                     float(gamma), bool(symmetric), out,
                 )  # fmt: skip
                 if code:
