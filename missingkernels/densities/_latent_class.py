@@ -12,6 +12,7 @@ from sklearn.cluster import KMeans
 
 from .._numerics import constant_features, integer_seeds
 from .._sklearn_compat import Interval, StrOptions
+from .._tables import encode_table
 from ..conditionals._gaussian import condition_gaussian
 from ..conditionals._mixed import MixedConditionals, category_blocks, one_hot_codes
 from ..conditionals._patterns import pattern_groups
@@ -254,6 +255,7 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
     """
 
     representation: ClassVar[str] = "mixed"
+    _encode = staticmethod(encode_table)
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "n_components": [

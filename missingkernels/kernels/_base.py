@@ -14,6 +14,7 @@ from .._fit_cache import fit_density
 from .._registry import list_densities, list_representations, new_density
 from .._sklearn_compat import HasMethods, StrOptions, available_if
 from .._validation import (
+    Encoder,
     drop_sparse_features,
     subset_feature_names,
     validate_missing_data,
@@ -107,6 +108,10 @@ class BaseExpectedKernel(BaseEstimator):
     _base_kernel_class: ClassVar[type[BaseKernel]]
     #: Whether the kernel is divided by the self-similarities (genRBF).
     _normalised: ClassVar[bool] = False
+    #: The coding of a mixed-type table's nominal columns, applied before the
+    #: validation (``staticmethod(encode_table)`` for the kernels that take
+    #: tables); None for numeric input only.
+    _encode: ClassVar[Encoder | None] = None
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "density": [str, HasMethods(["fit", "conditionals"])],
@@ -192,8 +197,9 @@ class BaseExpectedKernel(BaseEstimator):
         """
         self._validate_params()
         X = validate_missing_data(
-            self, X, reset=True, min_samples=2, require_observed_columns=False
-        )
+            self, X, reset=True, min_samples=2, require_observed_columns=False,
+            encode=self._encode,
+        )  # fmt: skip
         # Features observed in fewer than MIN_OBSERVED training rows carry no
         # information: the density and base kernel never see them, nor their
         # values in new rows (dropped_features_, one warning naming them).
@@ -282,7 +288,9 @@ class BaseExpectedKernel(BaseEstimator):
         fit; with ``keep``, the last second argument's kept too (the support
         vectors an SVM predicts against, chunk after chunk), so that the
         kernel's per-row work on them is done once."""
-        X = validate_missing_data(self, X, reset=False, min_samples=0)
+        X = validate_missing_data(
+            self, X, reset=False, min_samples=0, encode=self._encode
+        )
         X = self._kept_columns(X)
         fingerprint = _fingerprint(X)
         for cache in (

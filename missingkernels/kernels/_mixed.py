@@ -10,6 +10,7 @@ import numpy as np
 
 from .._numerics import scale_gamma
 from .._sklearn_compat import Interval, StrOptions
+from .._tables import encode_table
 from ..conditionals import MixedConditionals
 from ..conditionals._mixed import category_blocks
 from . import _rbf
@@ -446,6 +447,7 @@ class MixedRBFKernel(BaseExpectedKernel):
     _base_kernel_class: ClassVar = RBFMatching
     _normalised: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = _MIXED_CONSTRAINTS
+    _encode = staticmethod(encode_table)
 
     def __init__(
         self,
@@ -518,6 +520,7 @@ class ExpectedMixedRBFKernel(BaseExpectedKernel):
 
     _base_kernel_class: ClassVar = RBFMatching
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = _MIXED_CONSTRAINTS
+    _encode = staticmethod(encode_table)
 
     def __init__(
         self,

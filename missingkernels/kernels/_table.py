@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._registry import RegistryEntry, RegistryError, registry_view, set_entry_check
 from ..conditionals import BaseConditionals, SampleConditionals
 from ._base_kernels import BaseKernel
 
@@ -118,18 +119,22 @@ class Expectation:
             raise TypeError("Expectation.gram must be callable.")
 
 
-def _cells() -> dict[tuple[type, type], Expectation]:
-    from .._registry import RegistryError, list_expectations
+# The registry lists only entries that pass this check (others are reported
+# as a plugin error naming what a cell must be).
+set_entry_check(
+    "expectation",
+    lambda value: isinstance(value, Expectation),
+    "missingkernels.kernels.Expectation cells",
+)
 
+
+def _index(entries: dict[str, RegistryEntry]) -> dict[tuple[type, type], Expectation]:
+    """(base kernel class, conditionals class) -> cell, from the registry's
+    table (built once per registry change, see :func:`_cells`)."""
     table: dict[tuple[type, type], Expectation] = {}
     owner: dict[tuple[type, type], str] = {}
-    for name, entry in list_expectations().items():
-        cell = entry.factory
-        if not isinstance(cell, Expectation):
-            raise RegistryError(
-                f"The expectation {name!r} (plugin {entry.plugin!r}) must be an "
-                f"missingkernels.kernels.Expectation, got {type(cell).__name__}."
-            )
+    for name, entry in entries.items():
+        cell: Expectation = entry.factory  # type: ignore[assignment]
         key = (cell.base_kernel, cell.conditionals)
         if key in table:
             raise RegistryError(
@@ -140,6 +145,11 @@ def _cells() -> dict[tuple[type, type], Expectation]:
         table[key] = cell
         owner[key] = name
     return table
+
+
+def _cells() -> dict[tuple[type, type], Expectation]:
+    """The registered cells by (base kernel class, conditionals class)."""
+    return registry_view("expectation", _index)
 
 
 def _can_sample(conditionals: type) -> bool:
