@@ -26,10 +26,17 @@ ENTRY_POINT_GROUP = "missingkernels"
 AUTOLOAD_ENV_VAR = "MISSINGKERNELS_DISABLE_PLUGIN_AUTOLOAD"
 
 # Built-in plugins: (plugin name, module path). Imported on first registry use.
+# Each kernel family's module registers its base kernel's cells and presets
+# itself, as a third-party plugin does; the expectation table registers the
+# draws cell (any base kernel over draws).
 _BUILTIN_PLUGINS = (
     ("missingkernels.conditionals", "missingkernels.conditionals._plugin"),
     ("missingkernels.densities", "missingkernels.densities._plugin"),
-    ("missingkernels.kernels", "missingkernels.kernels._plugin"),
+    ("missingkernels.kernels", "missingkernels.kernels._table"),
+    ("missingkernels.kernels.rbf", "missingkernels.kernels._rbf_family"),
+    ("missingkernels.kernels.linear", "missingkernels.kernels._linear"),
+    ("missingkernels.kernels.matching", "missingkernels.kernels._matching"),
+    ("missingkernels.kernels.mixed", "missingkernels.kernels._mixed"),
     ("missingkernels.kernels.polynomial", "missingkernels.kernels._polynomial"),
     ("missingkernels.kernels.factor", "missingkernels.kernels._factor"),
 )

@@ -19,7 +19,7 @@ from .._validation import (
     subset_feature_names,
     validate_missing_data,
 )
-from ._base_kernels import BaseKernel
+from ._base_kernel import BaseKernel
 from ._table import DrawOptions, expected_gram, expected_variance, supported
 from ._threads import serial_blas
 
