@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, ClassVar, cast
 
 import numpy as np
@@ -10,7 +9,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import check_gram_memory
-from .._fit_cache import fit_density
+from .._fit_cache import fit_density, rows_digest
 from .._registry import list_densities, list_representations, new_density
 from .._sklearn_compat import HasMethods, StrOptions, available_if
 from .._validation import (
@@ -37,12 +36,6 @@ def _density_domain(density: Any) -> str | None:
     """What a density's draws are (``"numeric"``, ``"nominal"``), if it says."""
     domain = getattr(density, "domain", None)
     return domain if isinstance(domain, str) else None
-
-
-def _fingerprint(X: np.ndarray) -> tuple:
-    """Shape and a digest of the bytes of validated rows (NaN included)."""
-    data = np.ascontiguousarray(X)
-    return data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest()
 
 
 def _fitted_elsewhere(density: Any) -> bool:
@@ -230,7 +223,7 @@ class BaseExpectedKernel(BaseEstimator):
         for name, value in base.fitted_attributes().items():
             setattr(self, name, value)
         # k(X_train) and k(X, X_train) reuse the training conditionals.
-        self._train_cache = (_fingerprint(X), train)
+        self._train_cache = (rows_digest(X), train)
         self._second_cache: tuple[tuple[Any, ...], Any] | None = None
         return self
 
@@ -292,7 +285,7 @@ class BaseExpectedKernel(BaseEstimator):
             self, X, reset=False, min_samples=0, encode=self._encode
         )
         X = self._kept_columns(X)
-        fingerprint = _fingerprint(X)
+        fingerprint = rows_digest(X)
         for cache in (
             getattr(self, "_train_cache", None),
             getattr(self, "_second_cache", None),
