@@ -19,7 +19,7 @@ from .._validation import (
     validate_missing_data,
 )
 from ._base_kernel import BaseKernel
-from ._table import DrawOptions, expected_gram, expected_variance, supported
+from ._table import DrawOptions, expected, supported
 from ._threads import serial_blas
 
 
@@ -318,10 +318,10 @@ class BaseExpectedKernel(BaseEstimator):
         if X.shape[0] == 0 or n_y == 0:
             return np.zeros((X.shape[0], n_y))
         check_gram_memory(type(self).__name__, X.shape[0], n_y)
-        compute = expected_gram if what == "gram" else expected_variance
         # Overflow is reported below as a ValueError, not as numpy warnings.
         with np.errstate(over="ignore", invalid="ignore"):
-            K = compute(
+            K = expected(
+                what,
                 self.base_kernel_,
                 cx,
                 cy,

@@ -21,6 +21,7 @@ conventions. With ``normalised=True`` the kernel is
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -347,7 +348,8 @@ def _evaluate(
     return M
 
 
-def expected_gram(
+def expected(
+    quantity: str,
     base: Any,
     cx: Any,
     cy: Any | None,
@@ -356,26 +358,19 @@ def expected_gram(
     normalised: bool = False,
     options: DrawOptions | None = None,
 ) -> np.ndarray:
-    """``E k`` through the table (a cell, or the draws fallback)."""
-    options = options or DrawOptions()
-    cell, cx, cy = _resolve(base, cx, cy, options, "gram")
-    return _evaluate(cell.gram, cell, base, cx, cy, diagonal, normalised, 1)
+    """``E k`` (``quantity="gram"``) or ``Var k`` (``"variance"``) through the
+    table: the cell :func:`lookup` finds, else over draws."""
+    if quantity not in ("gram", "variance"):
+        raise ValueError(f"quantity must be 'gram' or 'variance', got {quantity!r}.")
+    cell, rx, ry = _resolve(base, cx, cy, options or DrawOptions(), quantity)
+    compute = getattr(cell, quantity)
+    power = 1 if quantity == "gram" else 2
+    return _evaluate(compute, cell, base, rx, ry, diagonal, normalised, power)
 
 
-def expected_variance(
-    base: Any,
-    cx: Any,
-    cy: Any | None,
-    diagonal: str,
-    *,
-    normalised: bool = False,
-    options: DrawOptions | None = None,
-) -> np.ndarray:
-    """``Var k`` through the table (a cell's closed form, or over draws)."""
-    options = options or DrawOptions()
-    cell, rx, ry = _resolve(base, cx, cy, options, "variance")
-    assert cell.variance is not None
-    return _evaluate(cell.variance, cell, base, rx, ry, diagonal, normalised, 2)
+#: ``E k`` and ``Var k`` through the table (:func:`expected`).
+expected_gram = functools.partial(expected, "gram")
+expected_variance = functools.partial(expected, "variance")
 
 
 def expected_features(
