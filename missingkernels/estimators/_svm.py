@@ -37,7 +37,11 @@ from ._scaling import (
     fit_target_standardization,
 )
 
+# What SVC and SVR share: the kernel's, table's, density's and SVM's parameters.
 _SVM_CONSTRAINTS: dict = {
+    **KernelParamsMixin._kernel_parameter_constraints,
+    **KernelParamsMixin._table_parameter_constraints,
+    **KernelParamsMixin._density_parameter_constraints,
     "C": [Interval(Real, 0.0, None, closed="neither")],
     "tol": [Interval(Real, 0.0, None, closed="neither")],
     "max_iter": [Interval(Integral, -1, None, closed="left")],
@@ -440,9 +444,6 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
 
     _task = "classification"
     _parameter_constraints: ClassVar[dict] = {
-        **KernelParamsMixin._kernel_parameter_constraints,
-        **KernelParamsMixin._table_parameter_constraints,
-        **KernelParamsMixin._density_parameter_constraints,
         **_SVM_CONSTRAINTS,
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
@@ -782,9 +783,6 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     y_center_: float | None
     y_scale_: float | None
     _parameter_constraints: ClassVar[dict] = {
-        **KernelParamsMixin._kernel_parameter_constraints,
-        **KernelParamsMixin._table_parameter_constraints,
-        **KernelParamsMixin._density_parameter_constraints,
         **_SVM_CONSTRAINTS,
         "epsilon": [Interval(Real, 0.0, None, closed="left")],
     }
