@@ -41,7 +41,9 @@ def _density_domain(density: Any) -> str | None:
 def _fitted_elsewhere(density: Any) -> bool:
     """Whether a density parameter was fitted before the kernel's fit
     (``sklearn.frozen.FrozenEstimator``), on all the columns."""
-    return type(density).__name__ == "FrozenEstimator"
+    from sklearn.frozen import FrozenEstimator
+
+    return isinstance(density, FrozenEstimator)
 
 
 def _has_variance(kernel: BaseExpectedKernel) -> bool:

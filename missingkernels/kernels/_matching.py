@@ -36,6 +36,8 @@ class SimpleMatching(BaseKernel):
     name = "simple matching"
     has_variance = False
     domains = ("nominal",)
+    #: Whether only joint values 1 count (presence) rather than any match.
+    _presence: ClassVar[bool] = False
 
     def pairwise(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         out = np.empty((len(A), len(B)))
@@ -49,7 +51,7 @@ class SimpleMatching(BaseKernel):
 
     def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
         """The exact map: one-hot codes over the training codes, ``/ sqrt(d)``."""
-        return _category_map(train, presence=False)
+        return _category_map(train, presence=self._presence)
 
 
 class Presence(BaseKernel):
@@ -58,6 +60,7 @@ class Presence(BaseKernel):
     name = "presence"
     has_variance = False
     domains = ("nominal",)
+    _presence: ClassVar[bool] = True
 
     def pairwise(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         a = (np.asarray(A) == 1.0).astype(np.float64)
@@ -69,7 +72,7 @@ class Presence(BaseKernel):
 
     def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
         """The exact map: ``1[x_v = 1] / sqrt(d)`` (the probability if missing)."""
-        return _category_map(train, presence=True)
+        return _category_map(train, presence=self._presence)
 
 
 def _category_map(train: Any, presence: bool) -> Any:
@@ -121,9 +124,11 @@ def _matching_features(
     return np.hstack(fx), np.hstack(fy)
 
 
-def _matching_cell(base_kernel: type[BaseKernel], conditionals: type) -> Expectation:
+def _matching_cell(
+    base_kernel: type[SimpleMatching | Presence], conditionals: type
+) -> Expectation:
     """Simple matching (Belanche K1) or presence (K2) over per-feature PMFs."""
-    presence = base_kernel is Presence
+    presence = base_kernel._presence
 
     def gram(
         base: Any, cx: Any, cy: Any | None, diagonal: str, normalised: bool
