@@ -4,6 +4,7 @@ from ..estimators import GeomSVC  # re-exported: it lived here before
 from ._lineups import (
     FULL_METHODS,
     IMPUTATION_BASELINES,
+    PAPER_IMPUTATIONS,
     QUICK_METHODS,
     QUICK_MIXED_METHODS,
     default_methods,
@@ -40,6 +41,7 @@ __all__ = [
     "IMPUTATION_BASELINES",
     "PAPER_C_GRID",
     "PAPER_GAMMA_GRID",
+    "PAPER_IMPUTATIONS",
     "QUICK_METHODS",
     "QUICK_MIXED_METHODS",
     "RESULT_COLUMNS",

@@ -10,24 +10,18 @@ from __future__ import annotations
 __all__ = [
     "FULL_METHODS",
     "IMPUTATION_BASELINES",
+    "PAPER_IMPUTATIONS",
     "QUICK_METHODS",
     "QUICK_MIXED_METHODS",
     "default_methods",
 ]
 
-#: The imputation baselines of the genRBF paper (zero, mean, k-NN, iterative,
-#: missForest and GMM imputation before an RBF SVM) and the mean and k-NN
-#: imputations with missingness indicators.
-IMPUTATION_BASELINES = (
-    "zero",
-    "mean",
-    "knn",
-    "iterative",
-    "missforest",
-    "gmm",
-    "mean_indicator",
-    "knn_indicator",
-)
+#: The imputation baselines of the genRBF paper: zero, mean, k-NN, iterative,
+#: missForest and GMM imputation before an RBF SVM.
+PAPER_IMPUTATIONS = ("zero", "mean", "knn", "iterative", "missforest", "gmm")
+#: The paper's imputation baselines and the mean and k-NN imputations with
+#: missingness indicators.
+IMPUTATION_BASELINES = (*PAPER_IMPUTATIONS, "mean_indicator", "knn_indicator")
 #: The quick line-up (``compare --quick``): three imputations and genRBF.
 QUICK_METHODS = ("zero", "mean", "knn", "genrbf")
 #: The quick line-up on a table with nominal columns: the mixed kernel (the
