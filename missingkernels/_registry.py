@@ -26,10 +26,17 @@ ENTRY_POINT_GROUP = "missingkernels"
 AUTOLOAD_ENV_VAR = "MISSINGKERNELS_DISABLE_PLUGIN_AUTOLOAD"
 
 # Built-in plugins: (plugin name, module path). Imported on first registry use.
+# Each kernel family's module registers its base kernel's cells and presets
+# itself, as a third-party plugin does; the expectation table registers the
+# draws cell (any base kernel over draws).
 _BUILTIN_PLUGINS = (
     ("missingkernels.conditionals", "missingkernels.conditionals._plugin"),
     ("missingkernels.densities", "missingkernels.densities._plugin"),
-    ("missingkernels.kernels", "missingkernels.kernels._plugin"),
+    ("missingkernels.kernels", "missingkernels.kernels._table"),
+    ("missingkernels.kernels.rbf", "missingkernels.kernels._rbf_family"),
+    ("missingkernels.kernels.linear", "missingkernels.kernels._linear"),
+    ("missingkernels.kernels.matching", "missingkernels.kernels._matching"),
+    ("missingkernels.kernels.mixed", "missingkernels.kernels._mixed"),
     ("missingkernels.kernels.polynomial", "missingkernels.kernels._polynomial"),
     ("missingkernels.kernels.factor", "missingkernels.kernels._factor"),
 )
@@ -46,15 +53,30 @@ _KINDS = {
 }
 
 
-def _valid_entry(kind: str, value: Any) -> bool:
-    """Factories are callables; expectation cells are :class:`Expectation`."""
-    if kind == "expectation":
-        from .kernels._table import Expectation
+# What an entry of a kind must be: kind -> (check, what it must be). Factories
+# are callables unless the kind's owner says otherwise (set_entry_check).
+_ENTRY_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {}
 
-        return isinstance(value, Expectation)
-    if kind == "representation":
-        return isinstance(value, type)
-    return callable(value)
+
+def set_entry_check(kind: str, check: Callable[[Any], bool], expected: str) -> None:
+    """Let the owner of a kind say what its entries are: ``check(value)`` is
+    True for a valid entry; ``expected`` says what an entry must be, for the
+    message naming an invalid one (e.g. the expectation table's cells)."""
+    if kind not in _KINDS:
+        raise ValueError(f"Unknown registry kind {kind!r}; known: {sorted(_KINDS)}.")
+    _ENTRY_CHECKS[kind] = (check, expected)
+    _REGISTRY.invalidate()
+
+
+def _valid_entry(kind: str, value: Any) -> bool:
+    check, _ = _ENTRY_CHECKS.get(kind, (callable, ""))
+    return bool(check(value))
+
+
+def _expected_entries() -> str:
+    """What the entries must be, for the message naming an invalid one."""
+    owned = "; ".join(f"{kind}: {what}" for kind, (_, what) in _ENTRY_CHECKS.items())
+    return "factories callable" + (f" ({owned})" if owned else "")
 
 
 # Renamed built-in names: (kind, old name) -> (new name, why). Asking for the
@@ -120,7 +142,25 @@ class _Registry:
     def __init__(self) -> None:
         self._pm: pluggy.PluginManager | None = None
         self._tables: dict[str, dict[str, RegistryEntry]] = {}
+        self._derived: dict[tuple[str, Callable[..., Any]], Any] = {}
         self.errors: dict[str, str] = {}
+
+    def invalidate(self) -> None:
+        """Forget the tables and what was derived from them (after any
+        registration change)."""
+        self._tables.clear()
+        self._derived.clear()
+
+    def derived(
+        self, kind: str, build: Callable[[dict[str, RegistryEntry]], Any]
+    ) -> Any:
+        """``build(table)`` of the kind's table, computed once per registry
+        change (e.g. the expectation table's index of cells)."""
+        table = self.table(kind)
+        key = (kind, build)
+        if key not in self._derived:
+            self._derived[key] = build(table)
+        return self._derived[key]
 
     # -- plugin manager -------------------------------------------------
     def manager(self) -> pluggy.PluginManager:
@@ -168,7 +208,7 @@ class _Registry:
                 f"missingkernels plugin {name!r}{where} is not a valid plugin: "
                 f"{type(exc).__name__}: {exc}",
             )
-        self._tables.clear()
+        self.invalidate()
 
     def _load_entry_points(self) -> None:
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
@@ -180,7 +220,7 @@ class _Registry:
 
     def reset(self) -> None:
         self._pm = None
-        self._tables.clear()
+        self.invalidate()
         self.errors = {}
 
     # -- tables -----------------------------------------------------------
@@ -219,9 +259,7 @@ class _Registry:
                         plugin,
                         f"missingkernels plugin {plugin!r}: hook {hook_name} "
                         f"returned an invalid entry {name!r} -> {factory!r}; "
-                        "names must be str and factories callable (cells: "
-                        "missingkernels.kernels.Expectation; representations: "
-                        "classes).",
+                        f"names must be str and {_expected_entries()}.",
                     )
                     continue
                 if name in table:
@@ -260,6 +298,14 @@ class _Registry:
 
 
 _REGISTRY = _Registry()
+
+
+def registry_view(kind: str, build: Callable[[dict[str, RegistryEntry]], Any]) -> Any:
+    """``build(table)`` of a kind's registered entries, computed once per
+    registry change: for the owner of a kind to index its entries (e.g. the
+    expectation table's cells by class pair) without rebuilding the index
+    on every lookup."""
+    return _REGISTRY.derived(kind, build)
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
@@ -328,7 +374,7 @@ def register_plugin(plugin: Any, name: str | None = None) -> str:
     if registered is None:
         raise ValueError("This plugin object is already registered.")
     pm.check_pending()
-    _REGISTRY._tables.clear()
+    _REGISTRY.invalidate()
     return registered
 
 
@@ -353,7 +399,7 @@ def unregister_plugin(name: str) -> None:
             f"{', '.join(sorted(n for n, _ in pm.list_name_plugin()))}."
         )
     pm.unregister(name=name)
-    _REGISTRY._tables.clear()
+    _REGISTRY.invalidate()
 
 
 def reload_plugins() -> None:

@@ -354,6 +354,13 @@ def encode_table(estimator: Any, X: Any, *, reset: bool) -> Any:
         or a DataFrame of float64 columns with the same names when ``X`` was a
         DataFrame (so that scikit-learn's validation records the names).
     """
+    if not reset:
+        # Names first: the table's coding goes by position, so columns
+        # reordered since fit must be reported as such, not as the values
+        # of one column failing another's coding.
+        from ._sklearn_compat import _check_feature_names
+
+        _check_feature_names(estimator, X, reset=False)
     if reset:
         encoding = _fit_encoding(estimator, X)
         estimator._table_encoding = encoding

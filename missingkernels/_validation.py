@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+#: ``encode(estimator, X, reset=...)``: a table's coding, applied before the
+#: numeric validation (see :func:`missingkernels._tables.encode_table`).
+Encoder = Callable[..., Any]
 
 
 def feature_names(estimator: Any) -> np.ndarray | None:
@@ -284,6 +289,7 @@ def validate_missing_data(
     reset: bool,
     min_samples: int = 1,
     require_observed_columns: bool | None = None,
+    encode: Encoder | None = None,
 ) -> np.ndarray:
     """Validate X with NaN for missing entries and return it as float64.
 
@@ -301,12 +307,19 @@ def validate_missing_data(
     require_observed_columns : bool, optional
         Reject features missing in every row. Defaults to ``reset`` (a density
         cannot learn a feature it never saw; new rows may be fully missing).
+    encode : callable, optional
+        ``encode(estimator, X, reset=reset)``, applied first: the estimators
+        that take mixed-type tables pass
+        :func:`missingkernels._tables.encode_table`.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_features), dtype float64
     """
-    return _validate(estimator, X, None, reset, min_samples, require_observed_columns)
+    return _validate(
+        estimator, X, None, reset, min_samples, require_observed_columns,
+        encode=encode,
+    )  # fmt: skip
 
 
 def validate_missing_data_xy(
@@ -317,6 +330,7 @@ def validate_missing_data_xy(
     task: str,
     min_samples: int = 2,
     require_observed_columns: bool = True,
+    encode: Encoder | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate training X (NaN allowed) and a finite 1D target y.
 
@@ -332,6 +346,8 @@ def validate_missing_data_xy(
     require_observed_columns : bool, default=True
         Reject features missing in every row (False for an estimator whose
         kernel drops them, see :func:`drop_sparse_features`).
+    encode : callable, optional
+        As in :func:`validate_missing_data`.
 
     Returns
     -------
@@ -344,8 +360,9 @@ def validate_missing_data_xy(
             "is None."
         )
     return _validate(
-        estimator, X, y, True, min_samples, require_observed_columns, task=task
-    )
+        estimator, X, y, True, min_samples, require_observed_columns,
+        task=task, encode=encode,
+    )  # fmt: skip
 
 
 def _validate(
@@ -356,6 +373,7 @@ def _validate(
     min_samples: int,
     require_observed_columns: bool | None,
     task: str | None = None,
+    encode: Encoder | None = None,
 ) -> Any:
     if not reset:
         check_is_fitted(estimator)
@@ -364,17 +382,9 @@ def _validate(
     if y is not None and task == "regression":
         _check_numeric_target(estimator, y)
     original = X
-    if "nominal_features" in getattr(estimator, "_parameter_constraints", {}):
-        # Mixed-type tables: nominal columns become category codes first.
-        from ._sklearn_compat import _check_feature_names
-        from ._tables import encode_table
-
-        if not reset:
-            # Names first: the table's coding goes by position, so columns
-            # reordered since fit must be reported as such, not as the
-            # values of one column failing another's coding.
-            _check_feature_names(estimator, X, reset=False)
-        X = encode_table(estimator, X, reset=reset)
+    if encode is not None:
+        # A table's nominal columns become category codes first.
+        X = encode(estimator, X, reset=reset)
     try:
         if y is None:
             X = validate_data(

@@ -1,6 +1,7 @@
-"""No import circle among the modules split out of the RBF kernel's loops,
-the experiments' baselines and the command line (issue 36). Every import
-statement counts, including those inside functions and under TYPE_CHECKING."""
+"""No import circle inside the package, and no module over 900 lines (issue
+36). Every import statement counts, including those inside functions and
+under TYPE_CHECKING; ``from . import sibling`` inside a package counts as
+importing the sibling (the package itself is already being imported)."""
 
 from __future__ import annotations
 
@@ -11,24 +12,29 @@ import missingkernels
 
 ROOT = Path(missingkernels.__file__).parent
 
-# Modules (dotted, below missingkernels) kept free of circles among themselves.
-WATCHED = (
-    "cli",
-    "cli.__main__",
-    "cli._compare",
-    "cli._main",
-    "experiments._baselines",
-    "experiments._transformers",
-    "kernels._compiled",
-    "kernels._layouts",
-    "kernels._linalg_compiled",
-    "kernels._pairs_compiled",
-    "kernels._rbf",
-    "kernels._rows_compiled",
-    "kernels._sides",
-    "kernels._threads",
-    "kernels._tiles_compiled",
-)
+
+def _modules() -> list[str]:
+    """Every module of the package (dotted, below the root; a package by its
+    own name)."""
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts:
+            found.append(".".join(parts))
+    return found
+
+
+MODULES = _modules()
+
+# Circles left in modules another change owns, as (module, module) edges
+# ignored by the check: remove an entry once its circle is gone.
+KNOWN_EDGES = {
+    # _factor loads _factor_mahalanobis lazily and that one imports two
+    # helpers of _factor back (both inside functions).
+    ("kernels._factor_mahalanobis", "kernels._factor"),
+}
 
 
 def _imports(name: str) -> set[str]:
@@ -42,14 +48,21 @@ def _imports(name: str) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.level:
             base = package[: len(package) - node.level + 1]
             module = ".".join(base + ([node.module] if node.module else []))
-            found.add(module)
-            found.update(f"{module}.{a.name}".lstrip(".") for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             prefix = "missingkernels."
-            if node.module.startswith(prefix):
-                module = node.module[len(prefix) :]
-                found.add(module)
-                found.update(f"{module}.{a.name}" for a in node.names)
+            if not node.module.startswith(prefix):
+                continue
+            module = node.module[len(prefix) :]
+        else:
+            continue
+        names = {f"{module}.{a.name}".lstrip(".") for a in node.names}
+        ancestor = module == "" or name == module or name.startswith(f"{module}.")
+        if ancestor and names <= set(MODULES):
+            # ``from . import sibling``: the package is being imported already.
+            found.update(names)
+        else:
+            found.add(module)
+            found.update(names)
     return found
 
 
@@ -83,6 +96,24 @@ def test_the_graph_reader_finds_a_circle():
     assert "kernels._compiled" in _imports("kernels._rbf")
 
 
-def test_no_import_circle_among_the_split_modules():
-    graph = {m: _imports(m) & set(WATCHED) for m in WATCHED}
+def test_the_graph_reader_counts_siblings_not_the_package():
+    # kernels._mixed reads kernels._rbf through ``from . import _rbf``.
+    imported = _imports("kernels._mixed")
+    assert "kernels._rbf" in imported and "kernels" not in imported
+    # a package's __init__ importing its own modules is an edge to them.
+    assert "kernels._table" in _imports("kernels")
+
+
+def test_no_import_circle_in_the_package():
+    graph = {m: _imports(m) & set(MODULES) - {m} for m in MODULES}
+    for a, b in KNOWN_EDGES:
+        graph[a].discard(b)
     assert _cycle(graph) is None
+
+
+def test_no_module_over_900_lines():
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text().splitlines())
+        for path in ROOT.rglob("*.py")
+    }
+    assert {name: n for name, n in sizes.items() if n > 900} == {}

@@ -50,14 +50,7 @@ GENRBF_MAHALANOBIS = dataclasses.replace(
     name="genrbf_mahalanobis",
 )
 METHODS = [
-    "zero",
-    "mean",
-    "knn",
-    "iterative",
-    "missforest",
-    "gmm",
-    "mean_indicator",
-    "knn_indicator",
+    *IMPUTATION_PIPELINES,
     "hgb",
     "genrbf",
     GENRBF_MAHALANOBIS,

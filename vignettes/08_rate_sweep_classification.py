@@ -48,18 +48,15 @@ from _common import (
 )
 from _sweeps import sweep_answer, sweep_report
 
+from missingkernels.experiments import PAPER_IMPUTATIONS
+
 #: The datasets of the full run: all eight (see the budget above).
 FULL_DATASETS = list(GENRBF_PAPER_DATASETS)
 RATES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
 METHODS = [
     "genrbf",
     "expected_rbf",
-    "zero",
-    "mean",
-    "knn",
-    "iterative",
-    "missforest",
-    "gmm",
+    *PAPER_IMPUTATIONS,
     "geom",
     "mean_indicator",
     "knn_indicator",

@@ -33,6 +33,7 @@ import missingkernels
 from missingkernels.datasets import load_dataset
 from missingkernels.experiments import (
     CELL_COLUMNS,
+    IMPUTATION_BASELINES,
     ComparisonData,
     read_results,
     report_comparison,
@@ -92,16 +93,7 @@ STRUSKI_GAMMA = {
 
 #: The imputation pipelines of the classification vignettes (2 and 8): the
 #: genRBF paper's imputation baselines and those with missingness indicators.
-IMPUTATION_PIPELINES = (
-    "zero",
-    "mean",
-    "knn",
-    "iterative",
-    "missforest",
-    "gmm",
-    "mean_indicator",
-    "knn_indicator",
-)
+IMPUTATION_PIPELINES = IMPUTATION_BASELINES
 
 SOCP_C_GRID = (1.0, 8.0, 64.0)
 SOCP_GAMMA_GRID = (2.0**-5, 2.0**-3)

@@ -1,8 +1,8 @@
-"""The ``compare`` command: method line-ups, checks and the run.
+"""The ``compare`` command: checks and the run.
 
-``QUICK_METHODS``, ``QUICK_MIXED`` and ``FULL_METHODS`` are the default
-line-ups (quick, quick on a table with nominal columns, full);
-:func:`cmd_compare` runs the command.
+The default line-ups (quick, quick on a table with nominal columns, full)
+are :mod:`missingkernels.experiments`'s; :func:`cmd_compare` runs the
+command.
 """
 
 from __future__ import annotations
@@ -15,27 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from .. import _registry
-
-QUICK_METHODS = ("zero", "mean", "knn", "genrbf")
-# On a table with nominal columns: the mixed kernel (ours for such tables) and
-# histogram gradient boosting (native missing values and categories) join.
-QUICK_MIXED = ("zero", "mean", "knn", "mixed_rbf", "hgb")
-# genrbf is left out of it: over one-hot codes its Gaussian EM meets a
-# singular covariance (the 0/1 columns of a column sum to 1) and runs to
-# max_iter (about 45 s per fit on horse_colic); name it in --methods.
-FULL_METHODS = (
-    "zero",
-    "mean",
-    "knn",
-    "iterative",
-    "missforest",
-    "gmm",
-    "mean_indicator",
-    "knn_indicator",
-    "hgb",
-    "genrbf",
-    "expected_rbf",
+from ..experiments._lineups import (
+    FULL_METHODS,
+    QUICK_METHODS,
+    default_methods,
 )
+from ..experiments._lineups import QUICK_MIXED_METHODS as QUICK_MIXED
+
+# What _main reads here (the line-ups for the parser's help).
+__all__ = [
+    "FULL_METHODS",
+    "QUICK_METHODS",
+    "QUICK_MIXED",
+    "cmd_compare",
+    "matching_methods",
+    "ridge_methods",
+]
 
 
 def _missing_extra(extra: str) -> list[str]:
@@ -428,10 +423,7 @@ def _compare(args: argparse.Namespace) -> int:
     if args.methods:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     else:
-        if ds.nominal:
-            methods = list(QUICK_MIXED if quick else (*FULL_METHODS, "mixed_rbf"))
-        else:
-            methods = list(QUICK_METHODS if quick else FULL_METHODS)
+        methods = default_methods(quick=quick, nominal=bool(ds.nominal))
         known = set(_registry.list_kernels()) | set(_registry.list_baselines())
         skipped = [m for m in methods if m not in known]
         if skipped:

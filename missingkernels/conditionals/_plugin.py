@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from .._registry import set_entry_check
 from ..hookspecs import hookimpl
+
+# A representation is a class (its tag is the registry name).
+set_entry_check("representation", lambda value: isinstance(value, type), "classes")
 
 
 @hookimpl

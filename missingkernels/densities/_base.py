@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._dask import as_row_blocks, is_dask_collection
-from .._validation import validate_missing_data
+from .._validation import Encoder, validate_missing_data
 
 #: The conditional representations a density may return, by tag.
 REPRESENTATIONS = (
@@ -39,6 +39,10 @@ class BaseDensity(BaseEstimator):
     representation: ClassVar[str] = ""
     domain: ClassVar[str | None] = None
     _parameter_constraints: ClassVar[dict] = {}
+    #: The coding of a mixed-type table's nominal columns, applied before the
+    #: validation (``staticmethod(encode_table)`` for the densities that take
+    #: tables); None for numeric input only.
+    _encode: ClassVar[Encoder | None] = None
 
     def fit(self, X: Any, y: Any = None) -> BaseDensity:
         """Fit the density on training rows (NaN marks missing entries).
@@ -64,7 +68,9 @@ class BaseDensity(BaseEstimator):
                 as_row_blocks(self, X, reset=True, purpose=f"{type(self).__name__}.fit")
             )
             return self
-        X = validate_missing_data(self, X, reset=True, min_samples=2)
+        X = validate_missing_data(
+            self, X, reset=True, min_samples=2, encode=self._encode
+        )
         self._fit(X)
         return self
 
@@ -80,7 +86,9 @@ class BaseDensity(BaseEstimator):
         -------
         conditionals : GaussianConditionals, MixtureConditionals, SampleConditionals or CategoricalConditionals
         """  # noqa: E501
-        X = validate_missing_data(self, X, reset=False, min_samples=0)
+        X = validate_missing_data(
+            self, X, reset=False, min_samples=0, encode=self._encode
+        )
         return self._conditionals(X)
 
     def _fit(self, X: np.ndarray) -> None:  # pragma: no cover - abstract

@@ -12,23 +12,23 @@ from sklearn.cluster import KMeans
 
 from .._numerics import constant_features, integer_seeds
 from .._sklearn_compat import Interval, StrOptions
+from .._tables import encode_table
 from ..conditionals._gaussian import condition_gaussian
 from ..conditionals._mixed import MixedConditionals, category_blocks, one_hot_codes
 from ..conditionals._patterns import pattern_groups
 from ._em import (
     Params,
     _BaseEMDensity,
-    _check_singular,
     _EMData,
     _pattern_cov_sum,
     _positive_definite,
-    _recentre,
     _starting_prior,
 )
 from ._mixture import (
     _MIN_RESP,
     _centre_labels,
     _initial_parameters,
+    gaussian_m_step,
     mixture_conditionals,
     weights_mode,
     within_centre,
@@ -254,6 +254,7 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
     """
 
     representation: ClassVar[str] = "mixed"
+    _encode = staticmethod(encode_table)
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "n_components": [
@@ -521,13 +522,9 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
         )
         if not p:
             return pi_new, theta_new, m, S
-        prior = data.prior.split(K)
-        m_new = weighted / Nk[:, None]
-        S_new = np.empty_like(S)
-        for k in range(K):
-            around = _recentre(scatter[k], weighted[k], R[k], m[k], m_new[k])
-            S_new[k] = prior.mode(around + cov_sum[k], Nk[k])
-            _check_singular(S_new[k], iteration)
+        m_new, S_new = gaussian_m_step(
+            data.prior.split(K), m, S, (R, weighted, scatter, cov_sum), Nk, iteration
+        )
         return pi_new, theta_new, m_new, S_new
 
     def _n_parameters(self) -> int:

@@ -328,18 +328,11 @@ class GaussianMixtureDensity(_ComponentSearch, _BaseEMDensity):
         self, data: _EMData, params: Params, sums: tuple[Any, ...], iteration: int
     ) -> Params:
         m, S = params[1], params[2]
-        R, weighted, scatter, cov_sum = sums
-        n = data.n
-        K = len(m)
-        prior = data.prior.split(K)
-        Nk = np.maximum(R, _MIN_RESP * n)
+        R = sums[0]
+        prior = data.prior.split(len(m))
+        Nk = np.maximum(R, _MIN_RESP * data.n)
         pi_new = weights_mode(Nk, prior.rows)
-        m_new = weighted / Nk[:, None]
-        S_new = np.empty_like(S)
-        for k in range(K):
-            around = _recentre(scatter[k], weighted[k], R[k], m[k], m_new[k])
-            S_new[k] = prior.mode(around + cov_sum[k], Nk[k])
-            _check_singular(S_new[k], iteration)
+        m_new, S_new = gaussian_m_step(prior, m, S, sums, Nk, iteration)
         return pi_new, m_new, S_new
 
     def _log_prior(self, data: _EMData, params: Params) -> float:
@@ -415,6 +408,34 @@ def within_centre(
     pooled = np.clip(pooled, 1e-2, 1.0)
     base = np.ones_like(pooled) if data.centre is None else data.centre
     return replace(data, centre=np.where(base < 1.0, base, pooled))
+
+
+def gaussian_m_step(
+    prior: Any,
+    m: np.ndarray,
+    S: np.ndarray,
+    sums: tuple[Any, ...],
+    Nk: np.ndarray,
+    iteration: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The M-step of Gaussian components (the mixture's, the latent classes'
+    numeric block): each component's mean, and its covariance as the prior's
+    mode of the scatter around the new mean plus the conditional covariances.
+
+    ``sums`` = ``(R, weighted, scatter, cov_sum)`` of the E-step (posterior
+    weight per component, weighted row sums, scatter around the old means,
+    summed conditional covariances); ``prior`` split over the components;
+    ``Nk`` the floored weights. A singular covariance is an error naming
+    ``iteration``.
+    """
+    R, weighted, scatter, cov_sum = sums
+    m_new = weighted / Nk[:, None]
+    S_new = np.empty_like(S)
+    for k in range(len(m)):
+        around = _recentre(scatter[k], weighted[k], R[k], m[k], m_new[k])
+        S_new[k] = prior.mode(around + cov_sum[k], Nk[k])
+        _check_singular(S_new[k], iteration)
+    return m_new, S_new
 
 
 def weights_mode(counts: np.ndarray, pseudo_rows: float) -> np.ndarray:

@@ -15,6 +15,7 @@ from .._config import max_gram_memory
 from .._fit_cache import fit_kernel_gram
 from .._registry import get_kernel
 from .._sklearn_compat import Interval, StrOptions, _fit_context, available_if
+from .._tables import encode_table
 from .._validation import (
     check_sample_weight,
     dropped_features,
@@ -36,7 +37,11 @@ from ._scaling import (
     fit_target_standardization,
 )
 
+# What SVC and SVR share: the kernel's, table's, density's and SVM's parameters.
 _SVM_CONSTRAINTS: dict = {
+    **KernelParamsMixin._kernel_parameter_constraints,
+    **KernelParamsMixin._table_parameter_constraints,
+    **KernelParamsMixin._density_parameter_constraints,
     "C": [Interval(Real, 0.0, None, closed="neither")],
     "tol": [Interval(Real, 0.0, None, closed="neither")],
     "max_iter": [Interval(Integral, -1, None, closed="left")],
@@ -101,8 +106,9 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     def _fit_svm(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         # The kernel drops the features too sparse to learn from.
         X, y = validate_missing_data_xy(
-            self, X, y, task=self._task, require_observed_columns=False
-        )
+            self, X, y, task=self._task, require_observed_columns=False,
+            encode=encode_table,
+        )  # fmt: skip
         sample_weight = check_sample_weight(self, sample_weight, X.shape[0])
         nominal = getattr(self, "is_nominal_", None)
         if self._standardizes():
@@ -183,7 +189,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         most scikit-learn's ``working_memory``: predicting a large set never
         allocates ``n_new x n_train`` at once.
         """
-        X = validate_missing_data(self, X, reset=False)
+        X = validate_missing_data(self, X, reset=False, encode=encode_table)
         if self.x_center_ is not None:
             X = apply_standardization(X, self.x_center_, self.x_scale_)
         apply = getattr(self.svm_, method)
@@ -441,9 +447,6 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
 
     _task = "classification"
     _parameter_constraints: ClassVar[dict] = {
-        **KernelParamsMixin._kernel_parameter_constraints,
-        **KernelParamsMixin._table_parameter_constraints,
-        **KernelParamsMixin._density_parameter_constraints,
         **_SVM_CONSTRAINTS,
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
@@ -783,9 +786,6 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     y_center_: float | None
     y_scale_: float | None
     _parameter_constraints: ClassVar[dict] = {
-        **KernelParamsMixin._kernel_parameter_constraints,
-        **KernelParamsMixin._table_parameter_constraints,
-        **KernelParamsMixin._density_parameter_constraints,
         **_SVM_CONSTRAINTS,
         "epsilon": [Interval(Real, 0.0, None, closed="left")],
     }

@@ -1,6 +1,14 @@
 """Experiment tools: missingness mechanisms, baselines, peers, the nested-CV runner."""
 
 from ..estimators import GeomSVC  # re-exported: it lived here before
+from ._lineups import (
+    FULL_METHODS,
+    IMPUTATION_BASELINES,
+    PAPER_IMPUTATIONS,
+    QUICK_METHODS,
+    QUICK_MIXED_METHODS,
+    default_methods,
+)
 from ._methods import PAPER_C_GRID, PAPER_GAMMA_GRID, MethodSpec, resolve_method
 from ._missingness import (
     DegenerateMissingnessWarning,
@@ -29,8 +37,13 @@ from ._transformers import DensityDrawImputer, DropSparseFeatures, MixedTableImp
 
 __all__ = [
     "CELL_COLUMNS",
+    "FULL_METHODS",
+    "IMPUTATION_BASELINES",
     "PAPER_C_GRID",
     "PAPER_GAMMA_GRID",
+    "PAPER_IMPUTATIONS",
+    "QUICK_METHODS",
+    "QUICK_MIXED_METHODS",
     "RESULT_COLUMNS",
     "ComparisonData",
     "ComparisonReport",
@@ -44,6 +57,7 @@ __all__ = [
     "MixedTableImputer",
     "PairwiseWilcoxon",
     "block_scores",
+    "default_methods",
     "format_pairwise",
     "format_table",
     "friedman_nemenyi",

@@ -309,6 +309,24 @@ class FriedmanNemenyi:
     alpha: float
 
 
+def _check_scores(
+    pd: Any, scores: Any, alpha: float, methods: int, blocks: int, need: str
+) -> None:
+    """A score table of blocks x methods: a DataFrame of at least ``methods``
+    columns and ``blocks`` rows without missing cells (``need`` says so in
+    the error), and ``alpha`` in (0, 1)."""
+    if not isinstance(scores, pd.DataFrame):
+        raise TypeError("scores must be a pandas DataFrame of blocks x methods.")
+    if scores.shape[1] < methods or scores.shape[0] < blocks:
+        raise ValueError(
+            f"{need}; got {scores.shape[1]} methods and {scores.shape[0]} blocks."
+        )
+    if scores.isna().to_numpy().any():
+        raise ValueError("scores has missing cells; drop incomplete blocks first.")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}.")
+
+
 def friedman_nemenyi(
     scores: Any, *, alpha: float = 0.05, higher_is_better: bool = True
 ) -> FriedmanNemenyi:
@@ -346,17 +364,8 @@ def friedman_nemenyi(
     sp = import_optional("scikit_posthocs", "experiments", "friedman_nemenyi")
     from scipy import stats
 
-    if not isinstance(scores, pd.DataFrame):
-        raise TypeError("scores must be a pandas DataFrame of blocks x methods.")
-    if scores.shape[1] < 3 or scores.shape[0] < 2:
-        raise ValueError(
-            "The Friedman test needs at least 3 methods and 2 blocks; got "
-            f"{scores.shape[1]} methods and {scores.shape[0]} blocks."
-        )
-    if scores.isna().to_numpy().any():
-        raise ValueError("scores has missing cells; drop incomplete blocks first.")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}.")
+    need = "The Friedman test needs at least 3 methods and 2 blocks"
+    _check_scores(pd, scores, alpha, 3, 2, need)
     values = scores.to_numpy(dtype=float)
     signed = -values if higher_is_better else values
     ranks = np.apply_along_axis(stats.rankdata, 1, signed)
@@ -515,17 +524,8 @@ def pairwise_wilcoxon(
     pd = import_optional("pandas", "experiments", "pairwise_wilcoxon")
     from scipy import stats
 
-    if not isinstance(scores, pd.DataFrame):
-        raise TypeError("scores must be a pandas DataFrame of blocks x methods.")
-    if scores.shape[1] < 2 or scores.shape[0] < 1:
-        raise ValueError(
-            "Pairwise tests need at least 2 methods and 1 block; got "
-            f"{scores.shape[1]} methods and {scores.shape[0]} blocks."
-        )
-    if scores.isna().to_numpy().any():
-        raise ValueError("scores has missing cells; drop incomplete blocks first.")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}.")
+    need = "Pairwise tests need at least 2 methods and 1 block"
+    _check_scores(pd, scores, alpha, 2, 1, need)
     if not tie_tolerance >= 0.0:
         raise ValueError(f"tie_tolerance must be >= 0, got {tie_tolerance}.")
     values = scores.to_numpy(dtype=float)

@@ -10,26 +10,26 @@ rows (``docs/theory.rst``). Three parts compose them:
 - the expectation table: closed forms per (base kernel, representation of
   the conditionals), registered as :class:`Expectation` cells through the
   hook ``missingkernels_register_expectations``; any representation that can
-  sample falls back to the average over pairs of draws;
+  sample falls back to the average over pairs of draws (one lookup rule
+  for the Gram, the variance and the features);
 - presets (:class:`BaseExpectedKernel` subclasses such as
   :class:`GenRBFKernel`), a base kernel with a default density and a
   normalisation, registered by name; :func:`make_expected_kernel` makes one
   for any base kernel.
 
-Build them by name with :func:`missingkernels.get_kernel`.
+Each family (``_rbf_family``, ``_linear``, ``_matching``, ``_polynomial``,
+``_mixed``, ``_factor``) is one module holding its base kernel, cells and
+presets, and registers them through the plugin hooks as a third-party plugin
+does. Build them by name with :func:`missingkernels.get_kernel`.
 """
 
 from ._base import BaseExpectedKernel, make_expected_kernel
-from ._base_kernels import RBF, BaseKernel, Linear, Presence, SimpleMatching
-from ._kernels import (
-    BelancheK1Kernel,
-    BelancheK2Kernel,
-    ExpectedLinearKernel,
-    ExpectedRBFKernel,
-    GenRBFKernel,
-)
+from ._base_kernel import BaseKernel
+from ._linear import ExpectedLinearKernel, Linear
+from ._matching import BelancheK1Kernel, BelancheK2Kernel, Presence, SimpleMatching
 from ._mixed import ExpectedMixedRBFKernel, MixedRBFKernel, RBFMatching
 from ._polynomial import ExpectedPolynomialKernel, Polynomial
+from ._rbf_family import RBF, ExpectedRBFKernel, GenRBFKernel
 from ._table import Expectation, find_expectation, supported
 
 __all__ = [
@@ -54,16 +54,3 @@ __all__ = [
     "make_expected_kernel",
     "supported",
 ]
-
-
-def _builtin_kernels() -> dict:
-    """Name -> factory of the built-in kernels (read by the registry hook)."""
-    return {
-        "belanche_k1": BelancheK1Kernel,
-        "belanche_k2": BelancheK2Kernel,
-        "expected_linear": ExpectedLinearKernel,
-        "expected_mixed_rbf": ExpectedMixedRBFKernel,
-        "expected_rbf": ExpectedRBFKernel,
-        "genrbf": GenRBFKernel,
-        "mixed_rbf": MixedRBFKernel,
-    }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, ClassVar, cast
 
 import numpy as np
@@ -10,16 +9,17 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import check_gram_memory
-from .._fit_cache import fit_density
+from .._fit_cache import fit_density, rows_digest
 from .._registry import list_densities, list_representations, new_density
 from .._sklearn_compat import HasMethods, StrOptions, available_if
 from .._validation import (
+    Encoder,
     drop_sparse_features,
     subset_feature_names,
     validate_missing_data,
 )
-from ._base_kernels import BaseKernel
-from ._table import DrawOptions, expected_gram, expected_variance, supported
+from ._base_kernel import BaseKernel
+from ._table import DrawOptions, expected, supported
 from ._threads import serial_blas
 
 
@@ -38,16 +38,12 @@ def _density_domain(density: Any) -> str | None:
     return domain if isinstance(domain, str) else None
 
 
-def _fingerprint(X: np.ndarray) -> tuple:
-    """Shape and a digest of the bytes of validated rows (NaN included)."""
-    data = np.ascontiguousarray(X)
-    return data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest()
-
-
 def _fitted_elsewhere(density: Any) -> bool:
     """Whether a density parameter was fitted before the kernel's fit
     (``sklearn.frozen.FrozenEstimator``), on all the columns."""
-    return type(density).__name__ == "FrozenEstimator"
+    from sklearn.frozen import FrozenEstimator
+
+    return isinstance(density, FrozenEstimator)
 
 
 def _has_variance(kernel: BaseExpectedKernel) -> bool:
@@ -107,6 +103,10 @@ class BaseExpectedKernel(BaseEstimator):
     _base_kernel_class: ClassVar[type[BaseKernel]]
     #: Whether the kernel is divided by the self-similarities (genRBF).
     _normalised: ClassVar[bool] = False
+    #: The coding of a mixed-type table's nominal columns, applied before the
+    #: validation (``staticmethod(encode_table)`` for the kernels that take
+    #: tables); None for numeric input only.
+    _encode: ClassVar[Encoder | None] = None
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "density": [str, HasMethods(["fit", "conditionals"])],
@@ -192,8 +192,9 @@ class BaseExpectedKernel(BaseEstimator):
         """
         self._validate_params()
         X = validate_missing_data(
-            self, X, reset=True, min_samples=2, require_observed_columns=False
-        )
+            self, X, reset=True, min_samples=2, require_observed_columns=False,
+            encode=self._encode,
+        )  # fmt: skip
         # Features observed in fewer than MIN_OBSERVED training rows carry no
         # information: the density and base kernel never see them, nor their
         # values in new rows (dropped_features_, one warning naming them).
@@ -224,7 +225,7 @@ class BaseExpectedKernel(BaseEstimator):
         for name, value in base.fitted_attributes().items():
             setattr(self, name, value)
         # k(X_train) and k(X, X_train) reuse the training conditionals.
-        self._train_cache = (_fingerprint(X), train)
+        self._train_cache = (rows_digest(X), train)
         self._second_cache: tuple[tuple[Any, ...], Any] | None = None
         return self
 
@@ -282,9 +283,11 @@ class BaseExpectedKernel(BaseEstimator):
         fit; with ``keep``, the last second argument's kept too (the support
         vectors an SVM predicts against, chunk after chunk), so that the
         kernel's per-row work on them is done once."""
-        X = validate_missing_data(self, X, reset=False, min_samples=0)
+        X = validate_missing_data(
+            self, X, reset=False, min_samples=0, encode=self._encode
+        )
         X = self._kept_columns(X)
-        fingerprint = _fingerprint(X)
+        fingerprint = rows_digest(X)
         for cache in (
             getattr(self, "_train_cache", None),
             getattr(self, "_second_cache", None),
@@ -317,10 +320,10 @@ class BaseExpectedKernel(BaseEstimator):
         if X.shape[0] == 0 or n_y == 0:
             return np.zeros((X.shape[0], n_y))
         check_gram_memory(type(self).__name__, X.shape[0], n_y)
-        compute = expected_gram if what == "gram" else expected_variance
         # Overflow is reported below as a ValueError, not as numpy warnings.
         with np.errstate(over="ignore", invalid="ignore"):
-            K = compute(
+            K = expected(
+                what,
                 self.base_kernel_,
                 cx,
                 cy,

@@ -29,8 +29,8 @@ import numpy as np
 from ..conditionals import FactorConditionals, GaussianConditionals
 from ..hookspecs import hookimpl
 from . import _rbf, _threads
-from ._base_kernels import RBF
 from ._features import gaussian_fourier
+from ._rbf_family import RBF
 from ._table import Expectation, find_expectation
 
 __all__: list[str] = []

@@ -10,11 +10,13 @@ import numpy as np
 
 from .._numerics import scale_gamma
 from .._sklearn_compat import Interval, StrOptions
+from .._tables import encode_table
 from ..conditionals import MixedConditionals
 from ..conditionals._mixed import category_blocks
+from ..hookspecs import hookimpl
 from . import _rbf
 from ._base import BaseExpectedKernel
-from ._base_kernels import BaseKernel
+from ._base_kernel import BaseKernel
 from ._table import Expectation
 
 __all__ = ["ExpectedMixedRBFKernel", "MixedRBFKernel", "RBFMatching"]
@@ -446,6 +448,7 @@ class MixedRBFKernel(BaseExpectedKernel):
     _base_kernel_class: ClassVar = RBFMatching
     _normalised: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = _MIXED_CONSTRAINTS
+    _encode = staticmethod(encode_table)
 
     def __init__(
         self,
@@ -518,6 +521,7 @@ class ExpectedMixedRBFKernel(BaseExpectedKernel):
 
     _base_kernel_class: ClassVar = RBFMatching
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = _MIXED_CONSTRAINTS
+    _encode = staticmethod(encode_table)
 
     def __init__(
         self,
@@ -548,3 +552,16 @@ for _cls in (MixedRBFKernel, ExpectedMixedRBFKernel):
         parameters=_MIXED_PARAMETERS,
         attributes=_MIXED_ATTRIBUTES,
     )
+
+
+# -- registration ------------------------------------------------------------------
+
+
+@hookimpl
+def missingkernels_register_kernels():  # type: ignore[no-untyped-def]
+    return {"expected_mixed_rbf": ExpectedMixedRBFKernel, "mixed_rbf": MixedRBFKernel}
+
+
+@hookimpl
+def missingkernels_register_expectations():  # type: ignore[no-untyped-def]
+    return {"rbf_matching/mixed": MIXED_CELL}

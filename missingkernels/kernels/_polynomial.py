@@ -28,8 +28,8 @@ from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import GaussianConditionals, MixtureConditionals
 from ..hookspecs import hookimpl
 from ._base import BaseExpectedKernel
-from ._base_kernels import BaseKernel
-from ._expectations import gaussian_product_variance, gaussian_squared_norm_moments
+from ._base_kernel import BaseKernel
+from ._linear import gaussian_product_variance, gaussian_squared_norm_moments
 from ._table import Expectation
 
 __all__ = ["ExpectedPolynomialKernel", "Polynomial"]

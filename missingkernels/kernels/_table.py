@@ -2,12 +2,13 @@
 
 A *cell* (:class:`Expectation`) is the closed form of one base kernel class
 over one conditionals class. Cells are registered through the plugin hook
-``missingkernels_register_expectations`` (the built-in cells too). When no
-cell matches, any representation that can ``sample`` falls back to the
-average of the base kernel over pairs of draws, provided the base kernel's
-``domains`` include the representation's ``domain`` (an RBF over category
-codes, or simple matching over continuous draws, is refused rather than
-silently computed).
+``missingkernels_register_expectations`` (the built-in cells too). One rule
+finds the cell of every quantity (Gram, variance, features): the first cell
+along both class hierarchies that defines it and applies (:func:`lookup`).
+When none does, any representation that can ``sample`` falls back to the
+average over pairs of draws, provided the base kernel's ``domains`` include
+the representation's ``domain`` (an RBF over category codes, or simple
+matching over continuous draws, is refused rather than silently computed).
 
 Conventions, for every cell: ``gram(base, cx, cy, diagonal)`` with
 ``cy=None`` is the Gram of the rows of ``cx`` with themselves, its diagonal
@@ -20,14 +21,17 @@ conventions. With ``normalised=True`` the kernel is
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._registry import RegistryEntry, RegistryError, registry_view, set_entry_check
 from ..conditionals import BaseConditionals, SampleConditionals
-from ._base_kernels import BaseKernel
+from ..hookspecs import hookimpl
+from ._base_kernel import BaseKernel
 
 __all__ = ["Expectation", "expected_features", "find_expectation", "supported"]
 
@@ -52,18 +56,18 @@ class Expectation:
         conventions of this module; ``base`` is the fitted base kernel.
     variance : callable, optional
         ``variance(base, cx, cy, diagonal, normalised) -> ndarray``, the
-        elementwise variance of the random kernel. Without it the variance is
-        estimated over draws.
+        elementwise variance of the random kernel. Without it the variance
+        comes from the next cell that defines one, else from draws.
     normalises : bool, default=False
         Whether ``gram``/``variance`` handle ``normalised=True`` themselves;
         otherwise the table divides by the self-similarities.
     applies : callable, optional
         ``applies(base) -> bool``: whether the cell covers this instance (e.g.
-        a closed form for some polynomial degrees only); else the next match
-        or the draws are used.
+        a closed form for some polynomial degrees only), for every quantity;
+        else the next cell or the draws are used.
     variance_applies : callable, optional
         ``variance_applies(base) -> bool``: whether ``variance`` covers this
-        instance; else the variance is estimated over draws.
+        instance; else the variance comes from the next cell, or draws.
     description : str, default=""
         One line for listings.
     features : callable, optional
@@ -72,6 +76,8 @@ class Expectation:
         (their inner products are, or average over the feature map's
         randomness to, ``E k`` between independent rows), given the base
         kernel's :meth:`~missingkernels.kernels.BaseKernel.feature_map`.
+        Without it the features come from the next cell that defines them,
+        else the map's average over draws.
 
     Examples
     --------
@@ -118,18 +124,45 @@ class Expectation:
             raise TypeError("Expectation.gram must be callable.")
 
 
-def _cells() -> dict[tuple[type, type], Expectation]:
-    from .._registry import RegistryError, list_expectations
+# The registry lists only entries that pass this check (others are reported
+# as a plugin error naming what a cell must be).
+set_entry_check(
+    "expectation",
+    lambda value: isinstance(value, Expectation),
+    "missingkernels.kernels.Expectation cells",
+)
 
+
+class _Index:
+    """The registered cells by (base kernel class, conditionals class), and
+    per pair of classes the cells that may serve it, most specific first
+    (filled on demand). Built once per registry change (:func:`_index`)."""
+
+    def __init__(self, cells: dict[tuple[type, type], Expectation]) -> None:
+        self.cells = cells
+        self._chains: dict[tuple[type, type], tuple[Expectation, ...]] = {}
+
+    def chain(self, base: type, conditionals: type) -> tuple[Expectation, ...]:
+        """The cells along both method resolution orders: the base kernel's
+        classes outside, the conditionals' inside."""
+        key = (base, conditionals)
+        if key not in self._chains:
+            self._chains[key] = tuple(
+                self.cells[b, c]
+                for b in base.__mro__
+                for c in conditionals.__mro__
+                if (b, c) in self.cells
+            )
+        return self._chains[key]
+
+
+def _index(entries: dict[str, RegistryEntry]) -> _Index:
+    """Index the registry's cells; two cells for one pair of classes are an
+    error naming both."""
     table: dict[tuple[type, type], Expectation] = {}
     owner: dict[tuple[type, type], str] = {}
-    for name, entry in list_expectations().items():
-        cell = entry.factory
-        if not isinstance(cell, Expectation):
-            raise RegistryError(
-                f"The expectation {name!r} (plugin {entry.plugin!r}) must be an "
-                f"missingkernels.kernels.Expectation, got {type(cell).__name__}."
-            )
+    for name, entry in entries.items():
+        cell: Expectation = entry.factory  # type: ignore[assignment]
         key = (cell.base_kernel, cell.conditionals)
         if key in table:
             raise RegistryError(
@@ -139,7 +172,13 @@ def _cells() -> dict[tuple[type, type], Expectation]:
             )
         table[key] = cell
         owner[key] = name
-    return table
+    return _Index(table)
+
+
+def _cells() -> _Index:
+    """The registered cells, indexed once per registry change."""
+    index: _Index = registry_view("expectation", _index)
+    return index
 
 
 def _can_sample(conditionals: type) -> bool:
@@ -175,14 +214,48 @@ def find_expectation(
     -------
     cell : Expectation or None
     """
+    return lookup(base, conditionals, "gram", domain)
+
+
+#: The quantities a cell may define (its fields of the same names).
+QUANTITIES = ("gram", "variance", "features")
+
+
+def serves(cell: Expectation, base: Any, quantity: str) -> bool:
+    """Whether ``cell`` defines ``quantity`` and applies to ``base``."""
+    if getattr(cell, quantity) is None:
+        return False
+    if cell.applies is not None and not cell.applies(base):
+        return False
+    return not (
+        quantity == "variance"
+        and cell.variance_applies is not None
+        and not cell.variance_applies(base)
+    )
+
+
+def lookup(
+    base: Any, conditionals: type, quantity: str, domain: str | None = None
+) -> Expectation | None:
+    """The cell that computes ``quantity`` (``"gram"``, ``"variance"`` or
+    ``"features"``) for a base kernel instance over a conditionals class.
+
+    One rule for every quantity: the first cell along both class hierarchies
+    (the base kernel's method resolution order outside, the conditionals'
+    inside) that defines the quantity and applies to the instance; None if
+    there is none, or if the domain of the values does not match the base
+    kernel's (see :func:`find_expectation`). Where this gives None the
+    quantity is computed over draws: the same rule over
+    :class:`~missingkernels.conditionals.SampleConditionals`, whose last cell
+    (any base kernel over draws) defines every quantity.
+    """
+    if quantity not in QUANTITIES:
+        raise ValueError(f"Unknown quantity {quantity!r}; known: {QUANTITIES}.")
     if not _domain_ok(base, conditionals, domain):
         return None
-    cells = _cells()
-    for b in type(base).__mro__:
-        for c in conditionals.__mro__:
-            cell = cells.get((b, c))
-            if cell is not None and (cell.applies is None or cell.applies(base)):
-                return cell
+    for cell in _cells().chain(type(base), conditionals):
+        if serves(cell, base, quantity):
+            return cell
     return None
 
 
@@ -201,6 +274,12 @@ def supported(base: Any, conditionals: type, domain: str | None = None) -> str |
 # -- evaluation -------------------------------------------------------------------
 
 
+def set_diagonal(K: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Set the diagonal of a cell's square ``K`` (``cy=None``) in place."""
+    K[np.diag_indices_from(K)] = values
+    return K
+
+
 @dataclass(frozen=True)
 class DrawOptions:
     """How the fallback draws: ``n_draws`` per row, seeded by ``random_state``."""
@@ -216,14 +295,17 @@ def _as_draws(c: Any, options: DrawOptions) -> SampleConditionals:
 
 
 def _resolve(
-    base: Any, cx: Any, cy: Any | None, options: DrawOptions
+    base: Any, cx: Any, cy: Any | None, options: DrawOptions, quantity: str
 ) -> tuple[Expectation, Any, Any | None]:
+    """The cell computing ``quantity`` and the arguments it takes: ``cx`` and
+    ``cy`` themselves, or their draws when no cell over their representation
+    serves (:func:`lookup`)."""
     if cy is not None and type(cy) is not type(cx):
         raise TypeError(
             "Both arguments of an expected kernel must have the same "
             f"representation; got {type(cx).__name__} and {type(cy).__name__}."
         )
-    cell = find_expectation(base, type(cx))
+    cell = lookup(base, type(cx), quantity)
     if cell is not None:
         return cell, cx, cy
     if supported(base, type(cx)) is None:
@@ -235,8 +317,7 @@ def _resolve(
         )
     sx = _as_draws(cx, options)
     sy = None if cy is None else _as_draws(cy, options)
-    cell = find_expectation(base, SampleConditionals)
-    assert cell is not None  # the draws cell covers every base kernel
+    cell = lookup(base, SampleConditionals, quantity) or DRAWS_CELL
     return cell, sx, sy
 
 
@@ -267,7 +348,8 @@ def _evaluate(
     return M
 
 
-def expected_gram(
+def expected(
+    quantity: str,
     base: Any,
     cx: Any,
     cy: Any | None,
@@ -276,33 +358,19 @@ def expected_gram(
     normalised: bool = False,
     options: DrawOptions | None = None,
 ) -> np.ndarray:
-    """``E k`` through the table (a cell, or the draws fallback)."""
-    options = options or DrawOptions()
-    cell, cx, cy = _resolve(base, cx, cy, options)
-    return _evaluate(cell.gram, cell, base, cx, cy, diagonal, normalised, 1)
+    """``E k`` (``quantity="gram"``) or ``Var k`` (``"variance"``) through the
+    table: the cell :func:`lookup` finds, else over draws."""
+    if quantity not in ("gram", "variance"):
+        raise ValueError(f"quantity must be 'gram' or 'variance', got {quantity!r}.")
+    cell, rx, ry = _resolve(base, cx, cy, options or DrawOptions(), quantity)
+    compute = getattr(cell, quantity)
+    power = 1 if quantity == "gram" else 2
+    return _evaluate(compute, cell, base, rx, ry, diagonal, normalised, power)
 
 
-def expected_variance(
-    base: Any,
-    cx: Any,
-    cy: Any | None,
-    diagonal: str,
-    *,
-    normalised: bool = False,
-    options: DrawOptions | None = None,
-) -> np.ndarray:
-    """``Var k`` through the table (a cell's closed form, or over draws)."""
-    options = options or DrawOptions()
-    cell, rx, ry = _resolve(base, cx, cy, options)
-    if cell.variance is None or (
-        cell.variance_applies is not None and not cell.variance_applies(base)
-    ):
-        rx, ry = _as_draws(rx, options), None if ry is None else _as_draws(ry, options)
-        cell = find_expectation(base, SampleConditionals) or DRAWS_CELL
-        if cell.variance is None:
-            cell = DRAWS_CELL
-    assert cell.variance is not None
-    return _evaluate(cell.variance, cell, base, rx, ry, diagonal, normalised, 2)
+#: ``E k`` and ``Var k`` through the table (:func:`expected`).
+expected_gram = functools.partial(expected, "gram")
+expected_variance = functools.partial(expected, "variance")
 
 
 def expected_features(
@@ -316,15 +384,17 @@ def expected_features(
     """Expected features of the rows of ``c`` through the table (a cell's
     ``features``, or the average of ``feature_map`` over draws).
 
-    Raises NotImplementedError when the cell has no features (use Nystroem).
+    Raises NotImplementedError when the base kernel has no feature map, or
+    the draws cannot give them (normalised): use Nystroem.
     """
-    options = options or DrawOptions()
-    cell, c, _ = _resolve(base, c, None, options)
-    if cell.features is None or feature_map is None:
+    if feature_map is None:
         raise NotImplementedError(
             f"No expected features of the {type(base).kernel_name()} base kernel "
-            f"over {type(c).__name__}."
+            f"over {type(c).__name__}: it has no feature map."
         )
+    options = options or DrawOptions()
+    cell, c, _ = _resolve(base, c, None, options, "features")
+    assert cell.features is not None
     return cell.features(base, c, feature_map, normalised)
 
 
@@ -410,3 +480,8 @@ DRAWS_CELL = Expectation(
     description="Any base kernel over draws: the average over pairs of draws",
     features=_draws_features,
 )
+
+
+@hookimpl
+def missingkernels_register_expectations():  # type: ignore[no-untyped-def]
+    return {"any/samples": DRAWS_CELL}

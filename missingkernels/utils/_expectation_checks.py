@@ -301,8 +301,9 @@ def check_expectation(
     for label, f, draws, y in grams:
         closed = f(base, cx, y, "independent", False)
         _compare(f"{name}: {label}", closed, draws, n_sigma)
-    variance_applies = cell.variance_applies is None or cell.variance_applies(base)
-    if cell.variance is not None and variance_applies:
+    from ..kernels._table import serves
+
+    if serves(cell, base, "variance"):
         for label, draws, y in (
             ("variance", train, None),
             ("cross variance", cross, cy),

@@ -196,3 +196,13 @@ fitted.mk_svm <- function(object, ...) {
   }
   stats::napredict(object$na.action, object$fitted)
 }
+
+# Predicted classes (a factor with `levels`) or values of a fitted Python
+# estimator on a NumPy array.
+.mk_predict_py <- function(model, X, classification, levels, columns, ordered = FALSE) {
+  pred <- .mk_from_numpy(.mk_call(model$predict(X), "predicting", columns))
+  if (classification) {
+    pred <- factor(levels[as.integer(pred) + 1L], levels = levels, ordered = ordered)
+  }
+  pred
+}

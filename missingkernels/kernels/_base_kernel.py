@@ -1,0 +1,111 @@
+"""The base class of base kernels: classical kernels on complete rows, as
+small parameter objects.
+
+A base kernel holds its parameters (``gamma``, ``metric``, ...), fits its own
+state on the training rows (``gamma_`` for ``gamma="scale"``, the metric
+covariance) and evaluates ``k`` on complete rows (:meth:`BaseKernel.pairwise`).
+Its expectations over each representation of conditionals are cells of the
+expectation table (:mod:`._table`); any representation that can sample works
+with it through the average over pairs of draws. Each built-in base kernel
+lives in its family's module with its cells and presets (:mod:`._rbf_family`,
+:mod:`._linear`, :mod:`._matching`, :mod:`._polynomial`, :mod:`._mixed`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+__all__ = ["BaseKernel"]
+
+
+class BaseKernel(BaseEstimator):
+    """Base class of the base kernels ``k(x, y)`` on complete rows.
+
+    Subclasses store their parameters in ``__init__`` (scikit-learn style),
+    implement :meth:`pairwise` and, when they have fitted state, :meth:`fit`.
+    ``has_variance`` says whether the random kernel's variance is offered
+    (closed form where a cell gives it, else over draws).
+
+    Examples
+    --------
+    A Laplacian kernel, usable with every density through draws:
+
+    >>> import numpy as np
+    >>> from missingkernels.kernels import BaseKernel, make_expected_kernel
+    >>> class Laplacian(BaseKernel):
+    ...     def __init__(self, gamma=1.0):
+    ...         self.gamma = gamma
+    ...     def pairwise(self, A, B):
+    ...         return np.exp(-self.gamma * np.abs(A[:, None] - B[None]).sum(-1))
+    >>> ExpectedLaplacian = make_expected_kernel(Laplacian, "ExpectedLaplacianKernel")
+    >>> X = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 2.5], [0.5, 0.0]])
+    >>> ExpectedLaplacian(gamma=0.5, n_draws=20).fit(X)(X).shape
+    (4, 4)
+    """
+
+    #: Short name used in messages.
+    name: ClassVar[str] = ""
+    #: Whether the variance of ``k(X, Y)`` is offered.
+    has_variance: ClassVar[bool] = True
+    #: The domains of the rows it applies to (see
+    #: :attr:`missingkernels.conditionals.BaseConditionals.domain`).
+    domains: ClassVar[tuple[str, ...]] = ("numeric",)
+
+    def fit(self, X: np.ndarray, train: Any, density: Any = None) -> BaseKernel:
+        """Fit the kernel's own state.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            The validated training rows, NaN where missing.
+        train : BaseConditionals
+            The conditionals of the training rows under the fitted density.
+        density : density estimator, optional
+            The fitted density.
+
+        Returns
+        -------
+        self : object
+        """
+        return self
+
+    def pairwise(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """``k(a_i, b_j)`` for complete rows, shape ``(len(A), len(B))``."""
+        raise NotImplementedError
+
+    def diagonal(self, A: np.ndarray) -> np.ndarray:
+        """``k(a_i, a_i)`` for complete rows, shape ``(len(A),)``."""
+        out = np.empty(len(A))
+        for i in range(len(A)):
+            out[i] = self.pairwise(A[i : i + 1], A[i : i + 1])[0, 0]
+        return out
+
+    def fitted_attributes(self) -> dict[str, Any]:
+        """Fitted attributes the expected kernel exposes as its own."""
+        return {}
+
+    def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
+        """A map of complete rows whose inner products are (or average to) the
+        kernel, for :class:`~missingkernels.ExpectedKernelFeatures`.
+
+        Returns an object with ``transform(A)`` and ``n_components``, or None
+        when the kernel has none (the features then use Nystroem). The
+        expectation table's cells average it over the conditionals.
+
+        Parameters
+        ----------
+        train : BaseConditionals
+            The conditionals of the training rows (e.g. for the categories).
+        n_components : int
+            The number of features wanted (random maps).
+        random_state : int, RandomState instance or None
+        """
+        return None
+
+    @classmethod
+    def kernel_name(cls) -> str:
+        """The short name used in messages: ``name``, else the class name."""
+        return cls.name or cls.__name__

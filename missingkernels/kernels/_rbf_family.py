@@ -1,0 +1,502 @@
+"""The RBF family: base kernel, cells of the expectation table, presets.
+
+The RBF ``exp(-gamma ||x - y||^2)`` (Euclidean or Mahalanobis), its closed
+forms over Gaussian, mixture and draws conditionals (the compiled
+pattern-pair loops of :mod:`._rbf`), and the presets genRBF (Smieja et al.)
+and the expected RBF (Anderson & Gupta), registered as a built-in plugin
+through the same hooks a third-party plugin uses. Conventions of the cells
+as in :mod:`._table`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from numbers import Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .._numerics import scale_gamma
+from .._sklearn_compat import Interval, StrOptions
+from ..conditionals import GaussianConditionals, MixtureConditionals, SampleConditionals
+from ..hookspecs import hookimpl
+from . import _features, _rbf
+from ._base import BaseExpectedKernel
+from ._base_kernel import BaseKernel
+from ._table import Expectation, set_diagonal
+
+__all__ = ["RBF", "ExpectedRBFKernel", "GenRBFKernel"]
+
+
+# -- base kernel ------------------------------------------------------------------
+
+
+class RBF(BaseKernel):
+    """The RBF ``exp(-gamma ||x - y||^2)``, Euclidean or Mahalanobis.
+
+    Parameters
+    ----------
+    gamma : float > 0 or "scale", default="scale"
+        ``"scale"``: ``1 / (n_features * v)`` with ``v`` the variance of the
+        observed training entries; with ``metric="mahalanobis"``,
+        ``1 / n_features`` (whitened rows have unit variance).
+    metric : {"euclidean", "mahalanobis"}, default="euclidean"
+        ``"mahalanobis"`` replaces ``||x - y||^2`` by ``(x - y)^T S^-1 (x - y)``
+        with ``S`` the covariance of the fitted density (for a mixture or
+        draws: the covariance implied on the training rows).
+
+    Attributes
+    ----------
+    gamma_ : float
+    metric_covariance_ : ndarray of shape (n_features, n_features) or None
+    """
+
+    name = "RBF"
+    _parameter_constraints: ClassVar[dict] = {
+        "gamma": [Interval(Real, 0.0, None, closed="neither"), StrOptions({"scale"})],
+        "metric": [StrOptions({"euclidean", "mahalanobis"})],
+    }
+
+    def __init__(self, gamma: float | str = "scale", metric: str = "euclidean"):
+        self.gamma = gamma
+        self.metric = metric
+
+    def fit(self, X: np.ndarray, train: Any, density: Any = None) -> RBF:
+        center = train.first_moments().mean(axis=0)
+        if self.metric == "mahalanobis":
+            # The fitted joint covariance where the density has one (Gaussian
+            # conditionals carry it); otherwise the covariance it implies.
+            S = getattr(train, "covariance", None)
+            if S is None and isinstance(train, GaussianConditionals):
+                S = getattr(density, "covariance_", None)
+            if S is None:
+                S = train.implied_covariance()
+            self.metric_covariance_: np.ndarray | None = np.array(S, np.float64)
+            self._metric = _rbf.Metric.mahalanobis_from(center, S)
+        else:
+            self.metric_covariance_ = None
+            self._metric = _rbf.Metric.euclidean(center)
+        if isinstance(self.gamma, str):  # "scale"
+            if self.metric == "mahalanobis":
+                self.gamma_ = 1.0 / X.shape[1]
+            else:
+                self.gamma_ = scale_gamma(X)
+        else:
+            self.gamma_ = float(self.gamma)
+        return self
+
+    def pairwise(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        x, _ = self._metric.coordinates(A)
+        y, _ = self._metric.coordinates(B)
+        sq = (x * x).sum(1)[:, None] + (y * y).sum(1)[None] - 2.0 * (x @ y.T)
+        return np.exp(-self.gamma_ * np.maximum(sq, 0.0))
+
+    def diagonal(self, A: np.ndarray) -> np.ndarray:
+        return np.ones(len(A))
+
+    def fitted_attributes(self) -> dict[str, Any]:
+        return {"gamma_": self.gamma_, "metric_covariance_": self.metric_covariance_}
+
+    def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
+        """Random Fourier features (paired cos/sin, ``n_components // 2``
+        frequencies ``w ~ N(0, 2 gamma I)`` in the metric's coordinates)."""
+        from ._features import FourierMap, fourier_frequencies
+
+        metric = self._metric
+        omega = fourier_frequencies(
+            n_components,
+            len(metric.center),
+            self.gamma_,
+            metric.whitening if metric.precision is not None else None,
+            check_random_state(random_state),
+        )
+        return FourierMap(omega=omega, center=metric.center)
+
+
+# -- cells ----------------------------------------------------------------------
+
+
+class _RBFCell:
+    """The RBF over one representation: its sides (one, or one per component
+    or draw) feed the compiled loops; with ``normalised`` (genRBF), offsets
+    ``-1/2 log n_i`` inside the exponent, ``n_i = E k(X_i, X_i')``."""
+
+    def __init__(
+        self,
+        sides: Callable[[Any, _rbf.Metric], list[_rbf.Side]],
+        gaussian: bool,
+        fourier: Callable[[Any, Any], np.ndarray],
+    ) -> None:
+        self.sides = sides
+        self.gaussian = gaussian
+        self.fourier = fourier
+
+    @staticmethod
+    def _with_offsets(sides: list[_rbf.Side], off: np.ndarray) -> list[_rbf.Side]:
+        return [s.with_offsets(off) for s in sides]
+
+    def _self_log(
+        self, sides: list[_rbf.Side], gamma: float, metric: _rbf.Metric
+    ) -> np.ndarray:
+        if self.gaussian:
+            return _rbf.gaussian_self_log(sides[0], gamma, metric)
+        return _rbf.accumulated_self_log(sides, gamma, metric)
+
+    def _gram(
+        self,
+        a: list[_rbf.Side],
+        b: list[_rbf.Side] | None,
+        gamma: float,
+        metric: _rbf.Metric,
+        log: bool,
+        clip: bool = False,
+    ) -> np.ndarray:
+        """``E k`` (or its log) with the offsets of the sides inside the
+        exponent; with ``clip``, at most 1 (normalised kernels: ``|E k(X_i,
+        Y_j)| <= sqrt(n_i n_j)`` by Cauchy-Schwarz, which rounding can
+        exceed by an ulp for identical rows)."""
+        if self.gaussian:
+            return _rbf.gaussian_gram(
+                a[0], None if b is None else b[0], gamma, metric, log=log,
+                upper=0.0 if clip else None,
+            )  # fmt: skip
+        K = _rbf.accumulated_gram(a, b, gamma, metric)
+        if clip:
+            np.minimum(K, 1.0, out=K)
+        if log:
+            with np.errstate(divide="ignore"):
+                np.log(K, out=K)
+        return K
+
+    def _prepare(
+        self, base: RBF, cx: Any, cy: Any | None, gamma: float, normalised: bool
+    ) -> tuple[list[_rbf.Side], list[_rbf.Side] | None, np.ndarray, np.ndarray | None]:
+        """Sides of both arguments (offsets set for genRBF) and ``log n_i``."""
+        metric = base._metric
+        sx = self.sides(cx, metric)
+        sy = None if cy is None else self.sides(cy, metric)
+        self_x = self._self_log(sx, gamma, metric)
+        self_y = None if sy is None else self._self_log(sy, gamma, metric)
+        if normalised:
+            sx = self._with_offsets(sx, -0.5 * self_x)
+            if sy is not None and self_y is not None:
+                sy = self._with_offsets(sy, -0.5 * self_y)
+        return sx, sy, self_x, self_y
+
+    def gram(
+        self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
+    ) -> np.ndarray:
+        with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
+            gamma = base.gamma_
+            sx, sy, self_x, _ = self._prepare(base, cx, cy, gamma, normalised)
+            K = self._gram(sx, sy, gamma, base._metric, log=False, clip=normalised)
+            if cy is None:
+                norm = -self_x if normalised else np.zeros_like(self_x)
+                if diagonal == "same_draw":
+                    # k(x, x) = 1 for every draw; genRBF divides by n_i.
+                    set_diagonal(K, np.exp(norm))
+                else:
+                    set_diagonal(K, np.exp(self_x + norm))
+            return K
+
+    def features(
+        self, base: RBF, c: Any, feature_map: Any, normalised: bool
+    ) -> np.ndarray:
+        """Expected Fourier features; genRBF divides row i by ``sqrt(n_i)``."""
+        psi = self.fourier(c, feature_map)
+        if normalised:
+            with np.errstate(under="ignore"):
+                log_n = self._self_log(
+                    self.sides(c, base._metric), base.gamma_, base._metric
+                )
+            psi *= np.exp(-0.5 * log_n)[:, None]
+        return psi
+
+    def variance(
+        self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
+    ) -> np.ndarray:
+        """``Var k = E_{2 gamma} k - (E_gamma k)^2`` (k^2 is the RBF at 2 gamma)."""
+        with np.errstate(under="ignore"):
+            return self._variance(base, cx, cy, diagonal, normalised)
+
+    def _variance(
+        self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
+    ) -> np.ndarray:
+        gamma = base.gamma_
+        metric = base._metric
+        sx, sy, self_x, self_y = self._prepare(base, cx, cy, gamma, normalised)
+        # At 2 gamma, genRBF's variance divides by n_i n_j: offsets -log n_i.
+        sx2 = self.sides(cx, metric)
+        sy2 = None if cy is None else self.sides(cy, metric)
+        if normalised:
+            sx2 = self._with_offsets(sx2, -self_x)
+            if sy2 is not None and self_y is not None:
+                sy2 = self._with_offsets(sy2, -self_y)
+        if self.gaussian:
+            L1 = self._gram(sx, sy, gamma, metric, log=True)
+            V = self._gram(sx2, sy2, 2.0 * gamma, metric, log=True)
+            # Var = E2 (1 - exp(2 log E1 - log E2)), accurate when Var << E1^2,
+            # and no overflow when both terms underflow (the factor is in
+            # [0, 1]; E1^2 <= E2, clipped against rounding).
+            L1 *= 2.0
+            L1 -= V
+            np.minimum(L1, 0.0, out=L1)
+            np.expm1(L1, out=L1)
+            L1 *= -1.0
+            _rbf.exp_inplace(V)
+            V *= L1
+        else:
+            E1 = self._gram(sx, sy, gamma, metric, log=False)
+            V = self._gram(sx2, sy2, 2.0 * gamma, metric, log=False)
+            V -= E1 * E1
+            np.maximum(V, 0.0, out=V)
+        if cy is None:
+            if diagonal == "same_draw":
+                set_diagonal(V, np.zeros(len(V)))  # k(x, x) is constant
+            else:
+                norm = -2.0 * self_x if normalised else np.zeros_like(self_x)
+                self2 = self._self_log(self.sides(cx, metric), 2.0 * gamma, metric)
+                diag = -np.exp(self2 + norm) * np.expm1(
+                    np.minimum(2.0 * self_x - self2, 0.0)
+                )
+                set_diagonal(V, diag)
+        return V
+
+
+def _rbf_cell(
+    conditionals: type, sides: Callable, gaussian: bool, fourier: Callable
+) -> Expectation:
+    cell = _RBFCell(sides, gaussian, fourier)
+    return Expectation(
+        RBF,
+        conditionals,
+        cell.gram,
+        cell.variance,
+        normalises=True,
+        description=f"RBF over {conditionals.__name__}: closed form, compiled",
+        features=cell.features,
+    )
+
+
+def _gaussian_sides(c: Any, metric: _rbf.Metric) -> list[_rbf.Side]:
+    return [_rbf.gaussian_side(c, metric)]
+
+
+# -- presets ----------------------------------------------------------------------
+
+_RBF_CONSTRAINTS: dict[str, list[Any]] = {
+    **BaseExpectedKernel._parameter_constraints,
+    **RBF._parameter_constraints,
+}
+
+_RBF_PARAMETERS = """gamma : float > 0 or "scale", default="scale"
+        Width of the base kernel ``exp(-gamma ||x - y||^2)``. ``"scale"`` uses
+        ``1 / (n_features * v)`` with ``v`` the variance of the observed
+        training entries (as scikit-learn's ``"scale"``, over observed entries
+        only); with ``metric="mahalanobis"`` the whitened rows have unit
+        variance, so it is ``1 / n_features``. The value used is ``gamma_``.
+    metric : {"euclidean", "mahalanobis"}, default="euclidean"
+        ``"euclidean"``: the scikit-learn RBF on complete rows.
+        ``"mahalanobis"``: ``||x - y||^2`` is replaced by
+        ``(x - y)^T S^-1 (x - y)``, i.e. the kernel is taken after whitening
+        every row and conditional covariance (the scalar product of the
+        genRBF paper's Appendix D and of its authors' experiments). ``S`` is
+        the covariance of the fitted Gaussian density; for a mixture or for
+        draws, the covariance the density implies on the training rows
+        (``mean_i E[X_i X_i^T] - m m^T``). It must be positive definite.
+    density : str or density estimator, default="gaussian_em"
+        A registry name (see :func:`missingkernels.list_densities`) or an
+        unfitted density object (cloned at fit). Gaussian densities give the
+        closed form; a mixture the weighted sum over component pairs; draws
+        (``"mice"``, ``"iterative"``) the average over pairs of draws."""
+
+_RBF_ATTRIBUTES = """density_ : density estimator
+        The density fitted on the training rows (for ``"gaussian_em"``:
+        ``density_.mean_``, ``density_.covariance_``).
+    gamma_ : float
+        The kernel width used.
+    metric_covariance_ : ndarray of shape (n_features, n_features) or None
+        ``S`` of the Mahalanobis metric; None for the Euclidean one.
+    n_features_in_ : int
+        Number of features seen during fit."""
+
+
+class GenRBFKernel(BaseExpectedKernel):
+    """genRBF: the normalised expected RBF kernel (Smieja et al.).
+
+    ``K(x, y) = E k(X, Y) / sqrt(E k(X, X') E k(Y, Y'))`` where ``k`` is the
+    RBF, ``X``, ``X'`` are independent draws of the missing entries of ``x``
+    from the fitted density and ``Y`` likewise for ``y``. With a Gaussian
+    density this is the closed form of the paper's eqs. (20)-(21)::
+
+        E k(X, Y) = det(I + 2 gamma (A + B))^(-1/2)
+                    exp(-1/2 (a - b)^T (A + B + I / (2 gamma))^-1 (a - b)),
+        E k(X, X') = det(I + 4 gamma A)^(-1/2),
+
+    computed exactly, grouped by missing pattern (one small factorisation per
+    pair of patterns, never one per pair of rows) and in log space. Complete
+    rows give ``exp(-gamma ||x - y||^2)``; the Gram matrix is positive
+    semi-definite and has a unit diagonal.
+
+    Parameters
+    ----------
+    {rbf_parameters}
+    diagonal : {{"independent", "same_draw"}}, default="independent"
+        The diagonal of ``k(X)``. ``"independent"`` (the paper): a row against
+        an independent copy of itself, so ``K(x, x) = 1``. ``"same_draw"``:
+        the same draw twice, ``1 / E k(X, X')``. ``k(X, Y)`` is not affected.
+
+    Attributes
+    ----------
+    {rbf_attributes}
+
+    See Also
+    --------
+    ExpectedRBFKernel : The same expectation without the normalisation.
+
+    Notes
+    -----
+    ``__call__`` runs compiled loops (numba) on threads over disjoint output
+    rows: ``MISSINGKERNELS_NUM_THREADS`` (else ``OMP_NUM_THREADS``, else all
+    available cores) sets their number. Its memory is the output plus
+    O(n d + P k^2) for P missing patterns of at most k missing features.
+    Its cost is close to ``sklearn.metrics.pairwise.rbf_kernel`` on filled
+    rows when rows share few missing patterns and grows with the number of
+    distinct patterns; ``benchmarks/bench_kernels.py`` prints the ratio.
+
+    References
+    ----------
+    .. [1] M. Smieja, L. Struski, J. Tabor and M. Marzec, "Generalized RBF
+       kernel for incomplete data", Knowledge-Based Systems 173, 150-162,
+       2019, eqs. (20)-(21) and Appendix D.
+    .. [2] L. Struski, M. Smieja, B. Zielinski and J. Tabor, "Regression SVM
+       for incomplete data".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.kernels import GenRBFKernel
+    >>> X = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 2.5], [0.5, 0.0]])
+    >>> k = GenRBFKernel(gamma=0.5).fit(X)
+    >>> K = k(X)
+    >>> K.shape, bool(np.allclose(np.diag(K), 1.0))
+    ((4, 4), True)
+    >>> k(X[:2], X).shape
+    (2, 4)
+    """
+
+    _base_kernel_class: ClassVar = RBF
+    _normalised: ClassVar[bool] = True
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = _RBF_CONSTRAINTS
+
+    def __init__(
+        self,
+        gamma: float | str = "scale",
+        metric: str = "euclidean",
+        density: Any = "gaussian_em",
+        diagonal: str = "independent",
+    ):
+        self.gamma = gamma
+        self.metric = metric
+        self.density = density
+        self.diagonal = diagonal
+
+
+class ExpectedRBFKernel(BaseExpectedKernel):
+    """Expected RBF kernel: the RBF averaged over the missing entries (Anderson).
+
+    ``K(x, y) = E k(X, Y)`` with ``k(x, y) = exp(-gamma ||x - y||^2)`` and
+    ``X``, ``Y`` independent draws of the missing entries from the fitted
+    density (eq. (3) of Anderson & Gupta in scikit-learn's parametrisation)::
+
+        E k(X, Y) = det(I + 2 gamma (A + B))^(-1/2)
+                    exp(-1/2 (a - b)^T (A + B + I / (2 gamma))^-1 (a - b))
+
+    for Gaussian conditionals ``N(a, A)``, ``N(b, B)``; computed exactly, by
+    pairs of missing patterns and in log space. Complete rows give
+    scikit-learn's ``rbf_kernel``. :meth:`variance` gives
+    ``Var k = E_{{2 gamma}} k - (E_gamma k)^2`` (the RBF squared is the RBF at
+    ``2 gamma``), used by the SOCP estimator.
+
+    Parameters
+    ----------
+    {rbf_parameters}
+    diagonal : {{"same_draw", "independent"}}, default="same_draw"
+        The diagonal of ``k(X)``. ``"same_draw"`` (the paper): ``k(x, x) = 1``
+        for every draw. ``"independent"``: against an independent copy,
+        ``E k(X, X') = det(I + 4 gamma A)^(-1/2)``. ``k(X, Y)`` is not
+        affected.
+
+    Attributes
+    ----------
+    {rbf_attributes}
+
+    See Also
+    --------
+    GenRBFKernel : The normalised version.
+
+    References
+    ----------
+    .. [1] H. S. Anderson and M. R. Gupta, "Expected kernel for missing
+       features in support vector machines", IEEE Statistical Signal
+       Processing Workshop, 2011, eqs. (1), (3), (7).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import rbf_kernel
+    >>> from missingkernels.kernels import ExpectedRBFKernel
+    >>> X = np.array([[0.0, 1.0], [1.0, 3.0], [2.0, 2.5], [0.5, 0.0]])
+    >>> k = ExpectedRBFKernel(gamma=0.3).fit(X)
+    >>> bool(np.allclose(k(X), rbf_kernel(X, gamma=0.3)))
+    True
+    >>> X_missing = np.array([[0.0, np.nan], [1.0, 3.0]])
+    >>> k.variance(X_missing, X).shape
+    (2, 4)
+    """
+
+    _base_kernel_class: ClassVar = RBF
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = _RBF_CONSTRAINTS
+
+    def __init__(
+        self,
+        gamma: float | str = "scale",
+        metric: str = "euclidean",
+        density: Any = "gaussian_em",
+        diagonal: str = "same_draw",
+    ):
+        self.gamma = gamma
+        self.metric = metric
+        self.density = density
+        self.diagonal = diagonal
+
+
+for _cls in (GenRBFKernel, ExpectedRBFKernel):
+    assert _cls.__doc__ is not None
+    _cls.__doc__ = _cls.__doc__.format(
+        rbf_parameters=_RBF_PARAMETERS, rbf_attributes=_RBF_ATTRIBUTES
+    )
+
+
+# -- registration ------------------------------------------------------------------
+
+
+@hookimpl
+def missingkernels_register_kernels():  # type: ignore[no-untyped-def]
+    return {"expected_rbf": ExpectedRBFKernel, "genrbf": GenRBFKernel}
+
+
+@hookimpl
+def missingkernels_register_expectations():  # type: ignore[no-untyped-def]
+    return {
+        "rbf/gaussian": _rbf_cell(
+            GaussianConditionals, _gaussian_sides, True, _features.gaussian_fourier
+        ),
+        "rbf/mixture": _rbf_cell(
+            MixtureConditionals, _rbf.mixture_sides, False, _features.mixture_fourier
+        ),
+        "rbf/samples": _rbf_cell(
+            SampleConditionals, _rbf.sample_sides, False, _features.draws_average
+        ),
+    }

@@ -1,0 +1,44 @@
+# mk_svm's formula method: the model frame (na.action on the response
+# only), the design of the predictors, then the fit of svm.R.
+
+#' @rdname mk_svm
+#' @order 2
+#' @export
+mk_svm.formula <- function(formula, data = NULL, ..., subset, weights,
+                           na.action = stats::na.omit) {
+  cl <- match.call()
+  .mk_check_arguments(...names(), ...length(), formula = TRUE)
+  mf <- match.call(expand.dots = FALSE)
+  mf <- mf[c(1L, match(c("formula", "data", "subset", "weights"), names(mf), 0L))]
+  mf$na.action <- quote(stats::na.pass) # keep rows with NA (see Details)
+  mf[[1L]] <- quote(stats::model.frame)
+  mf <- eval(mf, parent.frame())
+  mt <- attr(mf, "terms")
+  if (attr(mt, "response") == 0L) {
+    stop("The formula has no response: use `response ~ predictors`.", call. = FALSE)
+  }
+  .mk_check_columns(mf[-1L], "the predictors")
+  response <- names(mf)[attr(mt, "response")]
+  y <- stats::model.response(mf)
+  # na.action concerns the response only: rows with missing predictors stay
+  na <- .mk_response_na(y, na.action, rownames(mf))
+  if (!is.null(na$action)) {
+    mf <- mf[na$keep, , drop = FALSE]
+    y <- stats::model.response(mf)
+  }
+  attr(mf, "na.action") <- na$action
+  w <- stats::model.weights(mf)
+  built <- .mk_table_fit(mt, mf)
+  x <- built$x
+  if (!ncol(x)) stop("The formula has no predictors.", call. = FALSE)
+  fit <- .mk_svm_fit(x, y, built$design, ...,
+    weights = w, epsilon_given = "epsilon" %in% ...names()
+  )
+  fit$na.action <- na$action
+  cl[[1L]] <- as.name("mk_svm") # update() calls the generic
+  fit$call <- cl
+  fit$formula <- stats::formula(mt)
+  fit$terms <- mt
+  fit$model <- mf
+  fit
+}
