@@ -30,11 +30,7 @@ MODULES = _modules()
 
 # Circles left in modules another change owns, as (module, module) edges
 # ignored by the check: remove an entry once its circle is gone.
-KNOWN_EDGES = {
-    # _factor loads _factor_mahalanobis lazily and that one imports two
-    # helpers of _factor back (both inside functions).
-    ("kernels._factor_mahalanobis", "kernels._factor"),
-}
+KNOWN_EDGES: set[tuple[str, str]] = set()
 
 
 def _imports(name: str) -> set[str]:

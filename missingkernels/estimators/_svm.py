@@ -253,10 +253,8 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         A category of a nominal column not seen in the training rows, in rows
         to predict: treated as a missing entry (the kernel averages over the
         fitted distribution of the column; an ``UnknownCategoryWarning`` names
-        it), or an error. The words mean the same for the kernels, densities
-        and ``missingkernels compare --handle-unknown``; ``"ignore"`` (a value
-        matching no training value) is offered by the ``categorical`` density
-        only (see the user guide's "Mixed-type tables").
+        it), or an error; as in the densities and ``compare --handle-unknown``
+        (user guide, "Mixed-type tables").
     gamma : float or "scale", default="scale"
         RBF width, ``k(x, y) = exp(-gamma ||x - y||^2)``. ``"scale"`` uses
         ``1 / (n_features * variance of the observed entries)``. Ignored by

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..conditionals import FactorConditionals
+from ._factor_layouts import _codes, _group_bits, _lower, _pair_table, _tiles
 
 __all__: list[str] = []
 
@@ -39,8 +40,6 @@ class MahalanobisSide:
     def __init__(
         self, c: FactorConditionals, center: np.ndarray, gamma: float, B: int
     ) -> None:
-        from ._factor import _codes, _group_bits, _lower, _pair_table, _tiles
-
         u = self.u = 2.0 * gamma
         self.a = a = 1.0 / (1.0 + u) - 1.0
         self.e = 1.0 / (1.0 + 2.0 * u) - 1.0 - 2.0 * a
