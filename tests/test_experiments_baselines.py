@@ -259,14 +259,20 @@ def test_hgb_fits_and_predicts_on_one_openmp_thread(rng, monkeypatch):
     # machine's two cores busy (0.9 s on one thread): OpenMP's threads wait
     # for each other at every barrier. The comparisons' tables are small.
     from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+    from threadpoolctl import threadpool_info
+
+    def openmp_threads():
+        return max(
+            (i["num_threads"] for i in threadpool_info() if i["user_api"] == "openmp"),
+            default=None,
+        )
 
     threads = []
     for name in ("fit", "predict"):
         original = getattr(HistGradientBoostingClassifier, name)
 
         def spy(self, *args, _original=original, **kwargs):
-            threads.append(_openmp_effective_n_threads())
+            threads.append(openmp_threads())
             return _original(self, *args, **kwargs)
 
         monkeypatch.setattr(HistGradientBoostingClassifier, name, spy)
