@@ -67,11 +67,7 @@ class RBF(BaseKernel):
         if self.metric == "mahalanobis":
             # The fitted joint covariance where the density has one (Gaussian
             # conditionals carry it); otherwise the covariance it implies.
-            S = getattr(train, "covariance", None)
-            if S is None and isinstance(train, GaussianConditionals):
-                S = getattr(density, "covariance_", None)
-            if S is None:
-                S = train.implied_covariance()
+            S = train.joint_covariance(density)
             self.metric_covariance_: np.ndarray | None = np.array(S, np.float64)
             self._metric = _rbf.Metric.mahalanobis_from(center, S)
         else:
