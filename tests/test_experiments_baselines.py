@@ -259,7 +259,13 @@ def test_hgb_fits_and_predicts_on_one_openmp_thread(rng, monkeypatch):
     # machine's two cores busy (0.9 s on one thread): OpenMP's threads wait
     # for each other at every barrier. The comparisons' tables are small.
     from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+    from threadpoolctl import threadpool_info
+
+    def _openmp_effective_n_threads():
+        # (the OpenMP pools' thread counts, as scikit-learn's compiled
+        # estimators read them through omp_get_max_threads)
+        pools = [i for i in threadpool_info() if i["user_api"] == "openmp"]
+        return max((i["num_threads"] for i in pools), default=1)
 
     threads = []
     for name in ("fit", "predict"):
