@@ -12,7 +12,7 @@ import pytest
 from scipy.special import logsumexp
 
 from missingkernels import MissingKernelSVC, MissingKernelSVR, get_kernel
-from missingkernels._tables import UnknownCategoryWarning
+from missingkernels._table_encoding import UnknownCategoryWarning
 from missingkernels.conditionals import (
     CategoricalConditionals,
     GaussianConditionals,
@@ -26,7 +26,7 @@ from missingkernels.kernels import (
     RBFMatching,
     SimpleMatching,
 )
-from missingkernels.kernels._table import expected_gram
+from missingkernels.kernels._expectation_table import expected_gram
 from missingkernels.utils.estimator_checks import check_density, check_kernel
 
 # -- simulated mixed tables -------------------------------------------------------

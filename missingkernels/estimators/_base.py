@@ -17,7 +17,7 @@ from sklearn.utils import gen_batches
 from .._config import carried_config, explicit_config, max_gram_memory
 from .._registry import get_kernel
 from .._sklearn_compat import HasMethods, Interval, StrOptions
-from .._tables import encode_table
+from .._table_encoding import encode_table
 from .._validation import Encoder, pass_feature_names
 
 #: Parameters of the estimator forwarded to the kernel when it accepts them.

@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state
 from .._config import format_bytes, max_gram_memory
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import dropped_features, validate_missing_data
-from ..kernels._table import expected_features
+from ..kernels._expectation_table import expected_features
 from ._base import KernelParamsMixin
 
 # Rows per block of transform: bounds the temporaries of the conditionals.
@@ -239,7 +239,7 @@ class ExpectedKernelFeatures(
             )
 
     def _fit_expected(self, X: np.ndarray, rng: np.random.RandomState) -> None:
-        from ..kernels._features import FourierMap
+        from ..kernels._feature_maps import FourierMap
 
         kernel = self.kernel_
         _, train = kernel._conditionals(X)

@@ -5,7 +5,7 @@ A base kernel holds its parameters (``gamma``, ``metric``, ...), fits its own
 state on the training rows (``gamma_`` for ``gamma="scale"``, the metric
 covariance) and evaluates ``k`` on complete rows (:meth:`BaseKernel.pairwise`).
 Its expectations over each representation of conditionals are cells of the
-expectation table (:mod:`._table`); any representation that can sample works
+expectation table (:mod:`._expectation_table`); any representation that can sample works
 with it through the average over pairs of draws. Each built-in base kernel
 lives in its family's module with its cells and presets (:mod:`._rbf_family`,
 :mod:`._linear`, :mod:`._matching`, :mod:`._polynomial`, :mod:`._mixed`).

@@ -19,7 +19,7 @@ from .._validation import (
     validate_missing_data,
 )
 from ._base_kernel import BaseKernel
-from ._table import DrawOptions, expected, supported
+from ._expectation_table import DrawOptions, expected, supported
 from ._threads import serial_blas
 
 

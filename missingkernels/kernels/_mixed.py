@@ -10,14 +10,14 @@ import numpy as np
 
 from .._numerics import scale_gamma
 from .._sklearn_compat import Interval, StrOptions
-from .._tables import encode_table
+from .._table_encoding import encode_table
 from ..conditionals import MixedConditionals
 from ..conditionals._mixed import category_blocks
 from ..hookspecs import hookimpl
 from . import _rbf
-from ._base import BaseExpectedKernel
 from ._base_kernel import BaseKernel
-from ._table import Expectation
+from ._expectation_table import Expectation
+from ._expected_kernel import BaseExpectedKernel
 
 __all__ = ["ExpectedMixedRBFKernel", "MixedRBFKernel", "RBFMatching"]
 

@@ -307,7 +307,7 @@ def check_expectation(
     for label, f, draws, y in grams:
         closed = f(base, cx, y, "independent", False)
         _compare(f"{name}: {label}", closed, draws, n_sigma)
-    from ..kernels._table import serves
+    from ..kernels._expectation_table import serves
 
     if serves(cell, base, "variance"):
         for label, draws, y in (
