@@ -222,8 +222,9 @@ class KernelParamsMixin:
                 f"{type(self).__name__} itself: set them there instead."
             )
         params.update(extra)
-        if "nominal_features" in accepted and hasattr(self, "is_nominal_"):
-            # The rows the kernel sees are coded already: say which columns.
+        if getattr(type(kernel), "_encode", None) and hasattr(self, "is_nominal_"):
+            # A kernel that takes tables sees rows coded already by the
+            # estimator: say which columns are nominal.
             params["nominal_features"] = np.asarray(self.is_nominal_, dtype=bool)
             params["handle_unknown"] = getattr(self, "handle_unknown", "missing")
         if params:
