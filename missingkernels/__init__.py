@@ -25,7 +25,7 @@ from ._registry import (
     reload_plugins,
     unregister_plugin,
 )
-from ._tables import UnknownCategoryWarning
+from ._table_encoding import UnknownCategoryWarning
 from ._validation import MIN_OBSERVED, DroppedFeaturesWarning, FeatureScaleWarning
 from ._version import __version__
 from .estimators import (

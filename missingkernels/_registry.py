@@ -32,7 +32,7 @@ AUTOLOAD_ENV_VAR = "MISSINGKERNELS_DISABLE_PLUGIN_AUTOLOAD"
 _BUILTIN_PLUGINS = (
     ("missingkernels.conditionals", "missingkernels.conditionals._plugin"),
     ("missingkernels.densities", "missingkernels.densities._plugin"),
-    ("missingkernels.kernels", "missingkernels.kernels._table"),
+    ("missingkernels.kernels", "missingkernels.kernels._expectation_table"),
     ("missingkernels.kernels.rbf", "missingkernels.kernels._rbf_family"),
     ("missingkernels.kernels.linear", "missingkernels.kernels._linear"),
     ("missingkernels.kernels.matching", "missingkernels.kernels._matching"),

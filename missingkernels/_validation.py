@@ -11,7 +11,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 #: ``encode(estimator, X, reset=...)``: a table's coding, applied before the
-#: numeric validation (see :func:`missingkernels._tables.encode_table`).
+#: numeric validation (see :func:`missingkernels._table_encoding.encode_table`).
 Encoder = Callable[..., Any]
 
 
@@ -310,7 +310,7 @@ def validate_missing_data(
     encode : callable, optional
         ``encode(estimator, X, reset=reset)``, applied first: the estimators
         that take mixed-type tables pass
-        :func:`missingkernels._tables.encode_table`.
+        :func:`missingkernels._table_encoding.encode_table`.
 
     Returns
     -------

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dask import as_row_blocks, import_dask, is_dask_collection
+from ._dask_blocks import as_row_blocks, import_dask, is_dask_collection
 
 __all__ = ["conditional_means", "expected_features", "partial_fit"]
 

@@ -129,3 +129,28 @@ def test_condition_gaussian_logpdf_is_the_observed_marginal(rng):
     S1 = np.ones((d, d))
     with pytest.raises(np.linalg.LinAlgError):
         condition_gaussian(X, groups, m, S1, logpdf=True)
+
+
+def test_joint_covariance_is_the_fitted_one_where_known(rng):
+    # Gaussian conditionals: their covariance, else the density's, else the
+    # implied one; other representations: the implied one (issue 36: the
+    # RBF's Mahalanobis metric asks the representation, not its class).
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    S = np.array([[2.0, 0.6, 0.0], [0.6, 1.0, 0.3], [0.0, 0.3, 0.5]])
+    X = rng.multivariate_normal(np.zeros(3), S, size=40)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    c = GaussianConditionals.from_moments(X, np.zeros(3), S)
+    np.testing.assert_array_equal(c.joint_covariance(), S)
+    bare = replace(c, covariance=None)
+    other = 3.0 * np.eye(3)
+    np.testing.assert_array_equal(
+        bare.joint_covariance(SimpleNamespace(covariance_=other)), other
+    )
+    np.testing.assert_allclose(bare.joint_covariance(), bare.implied_covariance())
+    draws = c.sample(5, random_state=0)
+    np.testing.assert_allclose(
+        draws.joint_covariance(SimpleNamespace(covariance_=other)),
+        draws.implied_covariance(),
+    )

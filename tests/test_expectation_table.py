@@ -43,7 +43,10 @@ from missingkernels.kernels import (
     make_expected_kernel,
     supported,
 )
-from missingkernels.kernels._base import _density_domain, _representation_class
+from missingkernels.kernels._expected_kernel import (
+    _density_domain,
+    _representation_class,
+)
 from missingkernels.utils.estimator_checks import check_density, check_kernel
 
 # Densities of the core (the R plugin's are checked in tests/plugins/).
@@ -519,7 +522,7 @@ def test_a_representation_from_a_plugin_works_with_every_numeric_kernel():
 
 def test_the_draws_average_is_blocked_and_exact(monkeypatch):
     """Many draws of few rows stay within the block; blocking changes no value."""
-    from missingkernels.kernels import _table
+    from missingkernels.kernels import _expectation_table
 
     sizes = []
 
@@ -538,7 +541,7 @@ def test_the_draws_average_is_blocked_and_exact(monkeypatch):
             naive[i, j] = base.pairwise(sx.samples[:, i], sy.samples[:, j]).mean()
     for block in (1 << 24, 200, 1):
         sizes.clear()
-        monkeypatch.setattr(_table, "_DRAWS_BLOCK", block)
-        got = _table._pair_moments(base, sx, sy, 1)
+        monkeypatch.setattr(_expectation_table, "_DRAWS_BLOCK", block)
+        got = _expectation_table._pair_moments(base, sx, sy, 1)
         np.testing.assert_allclose(got, naive, rtol=1e-13)
         assert max(sizes) <= max(block, 20)

@@ -19,9 +19,9 @@ from missingkernels.conditionals._gaussian import condition_gaussian
 from missingkernels.conditionals._patterns import pattern_groups
 from missingkernels.densities import FactorAnalysisDensity
 from missingkernels.kernels import RBF, find_expectation
+from missingkernels.kernels._expectation_table import expected_gram, expected_variance
 from missingkernels.kernels._factor import _same_density
-from missingkernels.kernels._features import gaussian_fourier
-from missingkernels.kernels._table import expected_gram, expected_variance
+from missingkernels.kernels._feature_maps import gaussian_fourier
 
 
 def _model(rng, d, q, psi_range=(0.1, 1.0)):

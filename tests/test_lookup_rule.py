@@ -18,14 +18,14 @@ from missingkernels.conditionals import GaussianConditionals, SampleConditionals
 from missingkernels.densities import GaussianEMDensity
 from missingkernels.hookspecs import hookimpl
 from missingkernels.kernels import BaseKernel, Expectation, Linear
-from missingkernels.kernels._features import IdentityMap
-from missingkernels.kernels._table import (
+from missingkernels.kernels._expectation_table import (
     DRAWS_CELL,
     _cells,
     expected_features,
     expected_variance,
     lookup,
 )
+from missingkernels.kernels._feature_maps import IdentityMap
 
 
 class ShiftedLinear(Linear):

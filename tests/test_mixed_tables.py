@@ -12,7 +12,7 @@ import pytest
 from scipy.special import logsumexp
 
 from missingkernels import MissingKernelSVC, MissingKernelSVR, get_kernel
-from missingkernels._tables import UnknownCategoryWarning
+from missingkernels._table_encoding import UnknownCategoryWarning
 from missingkernels.conditionals import (
     CategoricalConditionals,
     GaussianConditionals,
@@ -23,9 +23,10 @@ from missingkernels.kernels import (
     RBF,
     ExpectedMixedRBFKernel,
     MixedRBFKernel,
+    RBFMatching,
     SimpleMatching,
 )
-from missingkernels.kernels._table import expected_gram
+from missingkernels.kernels._expectation_table import expected_gram
 from missingkernels.utils.estimator_checks import check_density, check_kernel
 
 # -- simulated mixed tables -------------------------------------------------------
@@ -540,4 +541,39 @@ def test_product_combination_is_the_rbf_on_one_hot_codes(rng):
     coded = np.hstack([complete[:, :3], *onehot])
     np.testing.assert_allclose(
         k(complete, complete), rbf_kernel(coded, gamma=gamma), rtol=1e-12
+    )
+
+
+# -- the missingness factor belongs to the base kernel (issue 36) ------------------
+
+
+def test_mixed_cell_is_the_average_of_pairwise_with_the_missingness_factor():
+    # The cell's Gram (with the factor on the masks) against the average of
+    # RBFMatching.pairwise over draws from the latent-class density: the
+    # kernel averaged must carry the same factor.
+    from missingkernels.utils.estimator_checks import check_expectation
+
+    base = RBFMatching(gamma=0.4, missingness_weight=0.5)
+    check_expectation("rbf_matching/mixed", base, n_draws=1000)
+
+
+def test_rbf_matching_pairwise_applies_the_missingness_factor(rng):
+    T, nominal = _mixed_rows(rng, n=12, rate=0.4)
+    c = LatentClassDensity(random_state=0).set_params(nominal_features=nominal)
+    c = c.fit(T).conditionals(T)
+    A = c.sample(1, random_state=1).samples[0]
+    plain = RBFMatching(gamma=0.5).fit(T, c)
+    base = RBFMatching(gamma=0.5, missingness_weight=0.3).fit(T, c)
+    M = np.isnan(T)
+    same = (M[:, None, :] == M[None, :, :]).mean(axis=2)
+    np.testing.assert_allclose(
+        base.pairwise(A, A, M, M), plain.pairwise(A, A) * (0.7 + 0.3 * same)
+    )
+    assert plain.missingness_factor(M, M) is None
+    np.testing.assert_allclose(plain.pairwise(A, A, M, M), plain.pairwise(A, A))
+    # Rows without masks are complete: their factor is 1.
+    np.testing.assert_allclose(base.pairwise(A, A), plain.pairwise(A, A))
+    np.testing.assert_allclose(
+        base.pairwise(A, A, M),
+        plain.pairwise(A, A) * (0.7 + 0.3 * (~M).mean(1))[:, None],
     )

@@ -118,7 +118,7 @@ def test_errors_name_the_cell_and_the_remedy(rng):
 def test_the_unknown_category_warning_points_at_the_callers_line(rng):
     from sklearn.model_selection import GridSearchCV, KFold
 
-    from missingkernels._tables import UnknownCategoryWarning
+    from missingkernels._table_encoding import UnknownCategoryWarning
 
     X, y = _frame(rng)
     X["colour"] = rng.choice(["red", "white"], len(X))
@@ -147,7 +147,7 @@ def test_a_grid_search_warns_of_an_unseen_category_once(rng):
     # number of fits; "always" still shows every one (above).
     from sklearn.model_selection import GridSearchCV, KFold
 
-    from missingkernels._tables import UnknownCategoryWarning
+    from missingkernels._table_encoding import UnknownCategoryWarning
 
     X, y = _frame(rng, n=90)
     X["colour"] = rng.choice(["red", "white"], len(X))
@@ -177,7 +177,7 @@ def test_a_new_recorder_sees_the_unseen_category_again(rng):
     # R's bridge records each call's warnings with catch_warnings(record=True)
     # (and its mk_tune counts the folds with an unseen level): every new
     # recorder gets the warning again under the default filters.
-    from missingkernels._tables import UnknownCategoryWarning
+    from missingkernels._table_encoding import UnknownCategoryWarning
 
     X, y = _frame(rng)
     X["colour"] = rng.choice(["red", "white"], len(X))
@@ -197,7 +197,7 @@ def test_the_unseen_category_warning_reads_every_kind_of_filter(rng):
     # Filters with a message or module pattern (compiled by filterwarnings,
     # as reticulate's session has) broke the warning ("cannot process flags
     # argument with a compiled pattern"); a matching "ignore" applies.
-    from missingkernels._tables import UnknownCategoryWarning
+    from missingkernels._table_encoding import UnknownCategoryWarning
 
     X, y = _frame(rng)
     X["colour"] = rng.choice(["red", "white"], len(X))

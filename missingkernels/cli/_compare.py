@@ -80,22 +80,23 @@ def _output_dir_error(out: Path) -> str | None:
 
 
 def _kernels_whose(test: Any) -> list[str]:
-    """The registered kernels whose parameters (``get_params(deep=False)`` of
-    the kernel built bare) pass ``test``."""
+    """The registered kernels that, built bare, pass ``test(kernel, params)``
+    (``params``: ``get_params(deep=False)``)."""
     names = []
     for name in _registry.list_kernels():
         try:
-            params = _registry.get_kernel(name).get_params(deep=False)
+            kernel = _registry.get_kernel(name)
+            params = kernel.get_params(deep=False)
         except Exception:  # a plugin kernel that cannot be built bare
             continue
-        if test(params):
+        if test(kernel, params):
             names.append(name)
     return names
 
 
 def ridge_methods() -> list[str]:
     """The registered kernels whose default density is the Gaussian EM one."""
-    return _kernels_whose(lambda params: params.get("density") == "gaussian_em")
+    return _kernels_whose(lambda _, params: params.get("density") == "gaussian_em")
 
 
 def _with_ridge(
@@ -170,7 +171,10 @@ def table_methods() -> list[str]:
     """The registered kernels that take nominal columns themselves and have
     ``handle_unknown`` (``"missing"`` or ``"error"``, e.g. ``mixed_rbf``)."""
     return _kernels_whose(
-        lambda params: "handle_unknown" in params and "nominal_features" in params
+        lambda kernel, params: (
+            getattr(type(kernel), "_encode", None) is not None
+            and "handle_unknown" in params
+        )
     )
 
 

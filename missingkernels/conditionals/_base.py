@@ -101,6 +101,23 @@ class BaseConditionals:
         """
         raise NotImplementedError
 
+    def joint_covariance(self, density: Any = None) -> np.ndarray:
+        """The joint covariance of the rows, e.g. for a Mahalanobis metric.
+
+        The fitted density's own covariance where the representation has
+        one (Gaussian conditionals), else :meth:`implied_covariance`.
+
+        Parameters
+        ----------
+        density : density estimator, optional
+            The fitted density the conditionals come from.
+
+        Returns
+        -------
+        covariance : ndarray of shape (n_features, n_features)
+        """
+        return self.implied_covariance()
+
     def implied_covariance(self) -> np.ndarray:
         """The covariance of the rows the representation implies.
 

@@ -149,6 +149,14 @@ class GaussianConditionals(BaseConditionals):
         covs = self.embedded_covariances()
         return covs[self.pattern_index[rows]] + np.einsum("ni,nj->nij", mu, mu)
 
+    def joint_covariance(self, density: Any = None) -> np.ndarray:
+        """``covariance``, else the density's ``covariance_``, else the
+        implied covariance (see :meth:`BaseConditionals.joint_covariance`)."""
+        if self.covariance is not None:
+            return self.covariance
+        S = getattr(density, "covariance_", None)
+        return self.implied_covariance() if S is None else S
+
     def implied_covariance(self) -> np.ndarray:
         """The implied covariance (see :meth:`BaseConditionals.implied_covariance`),
         by pattern: ``(sum_i (mu_i - m)(mu_i - m)^T + sum_p n_p C_p) / n``."""

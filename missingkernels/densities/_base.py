@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._dask import as_row_blocks, is_dask_collection
+from .._dask_blocks import as_row_blocks, is_dask_collection
 from .._validation import Encoder, validate_missing_data
 
 #: The conditional representations a density may return, by tag.

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._sklearn_compat import Interval, StrOptions
-from .._tables import warn_unseen
+from .._table_encoding import warn_unseen
 from .._validation import describe_features
 from ..conditionals import CategoricalConditionals
 from ._base import BaseDensity

@@ -114,7 +114,7 @@ def _em_sums(
     """
     if data.source is None:
         return function(data.Z0, data.groups, *args)
-    from .._dask import block_sums
+    from .._dask_blocks import block_sums
 
     return block_sums(
         data.source, _standardised_sums, data.center, data.scale, function, *args
@@ -272,7 +272,7 @@ class _BaseEMDensity(BaseDensity):
         block, the M-step in the driver. The iterates are those of the
         in-memory fit up to the order of floating-point additions.
         """
-        from .._dask import block_map, summarise_columns
+        from .._dask_blocks import block_map, summarise_columns
 
         summary = summarise_columns(
             self, X, min_samples=2, require_observed_columns=True

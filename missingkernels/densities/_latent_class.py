@@ -12,7 +12,7 @@ from sklearn.cluster import KMeans
 
 from .._numerics import constant_features, integer_seeds
 from .._sklearn_compat import Interval, StrOptions
-from .._tables import encode_table
+from .._table_encoding import encode_table
 from ..conditionals._gaussian import condition_gaussian
 from ..conditionals._mixed import MixedConditionals, category_blocks, one_hot_codes
 from ..conditionals._patterns import pattern_groups

@@ -69,7 +69,7 @@ def _start_rows(data: _EMData, seed: int) -> tuple[np.ndarray, np.ndarray]:
     uniformly, block by block, with a generator seeded by ``seed`` and the
     block's position.
     """
-    from .._dask import block_map
+    from .._dask_blocks import block_map
 
     fraction = min(1.0, _START_ROWS / data.n)
     parts = block_map(

@@ -17,7 +17,8 @@ from sklearn.utils import gen_batches
 from .._config import carried_config, explicit_config, max_gram_memory
 from .._registry import get_kernel
 from .._sklearn_compat import HasMethods, Interval, StrOptions
-from .._validation import pass_feature_names
+from .._table_encoding import encode_table
+from .._validation import Encoder, pass_feature_names
 
 #: Parameters of the estimator forwarded to the kernel when it accepts them.
 _FORWARDED = ("gamma", "metric", "density")
@@ -49,6 +50,11 @@ class KernelParamsMixin:
         "nominal_features": ["array-like", StrOptions({"from_dtype"}), None],
         "handle_unknown": [StrOptions({"missing", "error"})],
     }
+
+    #: The coding of a mixed-type table's nominal columns, applied before the
+    #: validation (as the kernels' and densities' ``_encode``); the estimators
+    #: take tables.
+    _encode: ClassVar[Encoder | None] = staticmethod(encode_table)
 
     kernel: str
     density: Any
@@ -216,8 +222,9 @@ class KernelParamsMixin:
                 f"{type(self).__name__} itself: set them there instead."
             )
         params.update(extra)
-        if "nominal_features" in accepted and hasattr(self, "is_nominal_"):
-            # The rows the kernel sees are coded already: say which columns.
+        if getattr(type(kernel), "_encode", None) and hasattr(self, "is_nominal_"):
+            # A kernel that takes tables sees rows coded already by the
+            # estimator: say which columns are nominal.
             params["nominal_features"] = np.asarray(self.is_nominal_, dtype=bool)
             params["handle_unknown"] = getattr(self, "handle_unknown", "missing")
         if params:

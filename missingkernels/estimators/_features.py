@@ -16,9 +16,8 @@ from sklearn.utils import check_random_state
 
 from .._config import format_bytes, max_gram_memory
 from .._sklearn_compat import Interval, StrOptions, _fit_context
-from .._tables import encode_table
 from .._validation import dropped_features, validate_missing_data
-from ..kernels._table import expected_features
+from ..kernels._expectation_table import expected_features
 from ._base import KernelParamsMixin
 
 # Rows per block of transform: bounds the temporaries of the conditionals.
@@ -203,7 +202,7 @@ class ExpectedKernelFeatures(
         """
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False,
-            encode=encode_table,
+            encode=self._encode,
         )  # fmt: skip
         self._check_size(X.shape[0], X.shape[1])
         rng = check_random_state(self.random_state)
@@ -240,7 +239,7 @@ class ExpectedKernelFeatures(
             )
 
     def _fit_expected(self, X: np.ndarray, rng: np.random.RandomState) -> None:
-        from ..kernels._features import FourierMap
+        from ..kernels._feature_maps import FourierMap
 
         kernel = self.kernel_
         _, train = kernel._conditionals(X)
@@ -318,7 +317,7 @@ class ExpectedKernelFeatures(
             ``Z @ Z_other.T`` estimates (or equals) the expected kernel
             between independent rows.
         """
-        X = validate_missing_data(self, X, reset=False, encode=encode_table)
+        X = validate_missing_data(self, X, reset=False, encode=self._encode)
         out = np.empty((X.shape[0], self._n_features_out), dtype=self.dtype)
         for s in range(0, X.shape[0], _ROWS):
             block = X[s : s + _ROWS]

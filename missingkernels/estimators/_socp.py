@@ -22,7 +22,7 @@ from .._validation import (
     validate_missing_data_xy,
 )
 from ..conditionals import GaussianConditionals
-from ..kernels._base import _representation_class
+from ..kernels._expected_kernel import _representation_class
 from ._base import BinaryClassifierMixin, KernelParamsMixin, row_chunks
 
 

@@ -15,7 +15,6 @@ from .._config import max_gram_memory
 from .._fit_cache import fit_kernel_gram
 from .._registry import get_kernel
 from .._sklearn_compat import Interval, StrOptions, _fit_context, available_if
-from .._tables import encode_table
 from .._validation import (
     check_sample_weight,
     dropped_features,
@@ -107,7 +106,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         # The kernel drops the features too sparse to learn from.
         X, y = validate_missing_data_xy(
             self, X, y, task=self._task, require_observed_columns=False,
-            encode=encode_table,
+            encode=self._encode,
         )  # fmt: skip
         sample_weight = check_sample_weight(self, sample_weight, X.shape[0])
         nominal = getattr(self, "is_nominal_", None)
@@ -189,7 +188,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         most scikit-learn's ``working_memory``: predicting a large set never
         allocates ``n_new x n_train`` at once.
         """
-        X = validate_missing_data(self, X, reset=False, encode=encode_table)
+        X = validate_missing_data(self, X, reset=False, encode=self._encode)
         if self.x_center_ is not None:
             X = apply_standardization(X, self.x_center_, self.x_scale_)
         apply = getattr(self.svm_, method)

@@ -12,7 +12,6 @@ from sklearn.base import (
 )
 
 from .._sklearn_compat import _fit_context
-from .._tables import encode_table
 from .._validation import dropped_features, validate_missing_data
 from ._base import KernelParamsMixin, with_settings
 from ._scaling import apply_standardization, fit_standardization
@@ -149,7 +148,7 @@ class MissingKernelTransformer(
         """
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False,
-            encode=encode_table,
+            encode=self._encode,
         )  # fmt: skip
         if self._standardizes():
             nominal = getattr(self, "is_nominal_", None)
@@ -195,7 +194,7 @@ class MissingKernelTransformer(
         -------
         K : ndarray of shape (n_samples, n_train_samples)
         """
-        X = validate_missing_data(self, X, reset=False, encode=encode_table)
+        X = validate_missing_data(self, X, reset=False, encode=self._encode)
         if self.x_center_ is not None:
             X = apply_standardization(X, self.x_center_, self.x_scale_)
         return np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)

@@ -248,7 +248,8 @@ def resolve_method(
             make_kernel,
             {"C": C_grid, "gamma": gamma_grid if has_gamma else [None]},
             scale=not _models_category_codes(density),
-            nominal="native" if "nominal_features" in accepted else "one_hot",
+            # (the kernels that take tables code their nominal columns)
+            nominal="native" if getattr(type(probe), "_encode", None) else "one_hot",
         )
     if ("baseline", name) in _RENAMED:
         get_baseline(name)  # raises, naming the new name

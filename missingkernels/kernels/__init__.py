@@ -23,14 +23,14 @@ presets, and registers them through the plugin hooks as a third-party plugin
 does. Build them by name with :func:`missingkernels.get_kernel`.
 """
 
-from ._base import BaseExpectedKernel, make_expected_kernel
 from ._base_kernel import BaseKernel
+from ._expectation_table import Expectation, find_expectation, supported
+from ._expected_kernel import BaseExpectedKernel, make_expected_kernel
 from ._linear import ExpectedLinearKernel, Linear
 from ._matching import BelancheK1Kernel, BelancheK2Kernel, Presence, SimpleMatching
 from ._mixed import ExpectedMixedRBFKernel, MixedRBFKernel, RBFMatching
 from ._polynomial import ExpectedPolynomialKernel, Polynomial
 from ._rbf_family import RBF, ExpectedRBFKernel, GenRBFKernel
-from ._table import Expectation, find_expectation, supported
 
 __all__ = [
     "RBF",

@@ -5,7 +5,7 @@ A base kernel holds its parameters (``gamma``, ``metric``, ...), fits its own
 state on the training rows (``gamma_`` for ``gamma="scale"``, the metric
 covariance) and evaluates ``k`` on complete rows (:meth:`BaseKernel.pairwise`).
 Its expectations over each representation of conditionals are cells of the
-expectation table (:mod:`._table`); any representation that can sample works
+expectation table (:mod:`._expectation_table`); any representation that can sample works
 with it through the average over pairs of draws. Each built-in base kernel
 lives in its family's module with its cells and presets (:mod:`._rbf_family`,
 :mod:`._linear`, :mod:`._matching`, :mod:`._polynomial`, :mod:`._mixed`).
@@ -75,6 +75,29 @@ class BaseKernel(BaseEstimator):
     def pairwise(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """``k(a_i, b_j)`` for complete rows, shape ``(len(A), len(B))``."""
         raise NotImplementedError
+
+    def missingness_factor(
+        self, missing_a: np.ndarray, missing_b: np.ndarray
+    ) -> np.ndarray | None:
+        """A factor on the rows' missingness masks that multiplies ``k``, or
+        None (the default) when the kernel has none.
+
+        The masks are observed, so the factor multiplies every expectation
+        of the kernel as it is. A kernel with a factor takes the masks in
+        :meth:`pairwise` as ``missing_a`` and ``missing_b`` and applies it
+        there too, so that the kernel averaged over draws is the one whose
+        expectation the table gives.
+
+        Parameters
+        ----------
+        missing_a, missing_b : ndarray of shape (n_a, n_features), (n_b, n_features)
+            True where an entry of the row is missing.
+
+        Returns
+        -------
+        factor : ndarray of shape (n_a, n_b) or None
+        """
+        return None
 
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         """``k(a_i, a_i)`` for complete rows, shape ``(len(A),)``."""

@@ -29,6 +29,7 @@ import numpy as np
 from ..conditionals import FactorConditionals, GaussianConditionals
 from ..hookspecs import hookimpl
 from . import _rbf, _threads
+from ._expectation_table import Expectation, find_expectation
 from ._factor_layouts import (
     _COLS,
     _ROWS,
@@ -39,9 +40,8 @@ from ._factor_layouts import (
     _table_width,
     _tiles,
 )
-from ._features import gaussian_fourier
+from ._feature_maps import gaussian_fourier
 from ._rbf_family import RBF
-from ._table import Expectation, find_expectation
 
 __all__: list[str] = []
 

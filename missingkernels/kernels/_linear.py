@@ -5,7 +5,7 @@ first moments, and the variance of Anderson & Gupta's eq. (6) from the
 second moments (pattern-level GEMMs for Gaussians); registered as a built-in
 plugin through the same hooks a third-party plugin uses. The moment helpers
 serve the polynomial kernel too. Conventions of the cells as in
-:mod:`._table`.
+:mod:`._expectation_table`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from ..conditionals import (
 )
 from ..conditionals._base import BLOCK_ELEMENTS as _BLOCK_ELEMENTS
 from ..hookspecs import hookimpl
-from ._base import BaseExpectedKernel
 from ._base_kernel import BaseKernel
-from ._table import Expectation, set_diagonal
+from ._expectation_table import Expectation, set_diagonal
+from ._expected_kernel import BaseExpectedKernel
 
 __all__ = ["ExpectedLinearKernel", "Linear"]
 
@@ -46,7 +46,7 @@ class Linear(BaseKernel):
 
     def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
         """The exact map: the row itself."""
-        from ._features import IdentityMap
+        from ._feature_maps import IdentityMap
 
         return IdentityMap(train.n_features)
 

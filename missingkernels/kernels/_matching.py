@@ -4,7 +4,7 @@ Base kernels on category codes, their closed forms over per-feature
 categorical PMFs and over draws (one GEMM of the PMFs per feature), and the
 presets Belanche K1 and K2, registered as a built-in plugin through the same
 hooks a third-party plugin uses. Conventions of the cells as in
-:mod:`._table`.
+:mod:`._expectation_table`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import numpy as np
 from .._validation import describe_features
 from ..conditionals import CategoricalConditionals, SampleConditionals
 from ..hookspecs import hookimpl
-from . import _features
-from ._base import BaseExpectedKernel
+from . import _feature_maps
 from ._base_kernel import BaseKernel
-from ._table import Expectation, set_diagonal
+from ._expectation_table import Expectation, set_diagonal
+from ._expected_kernel import BaseExpectedKernel
 
 __all__ = ["BelancheK1Kernel", "BelancheK2Kernel", "Presence", "SimpleMatching"]
 
@@ -76,7 +76,7 @@ class Presence(BaseKernel):
 
 
 def _category_map(train: Any, presence: bool) -> Any:
-    from ._features import CategoryMap
+    from ._feature_maps import CategoryMap
 
     cats = tuple(
         np.asarray(train.feature_values(v), dtype=np.float64)
@@ -91,7 +91,7 @@ def _category_map(train: Any, presence: bool) -> Any:
 def _category_features(
     base: Any, c: Any, feature_map: Any, normalised: bool
 ) -> np.ndarray:
-    return _features.matching_features(c, feature_map)
+    return _feature_maps.matching_features(c, feature_map)
 
 
 def _matching_features(

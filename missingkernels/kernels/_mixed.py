@@ -10,14 +10,14 @@ import numpy as np
 
 from .._numerics import scale_gamma
 from .._sklearn_compat import Interval, StrOptions
-from .._tables import encode_table
+from .._table_encoding import encode_table
 from ..conditionals import MixedConditionals
 from ..conditionals._mixed import category_blocks
 from ..hookspecs import hookimpl
 from . import _rbf
-from ._base import BaseExpectedKernel
 from ._base_kernel import BaseKernel
-from ._table import Expectation
+from ._expectation_table import Expectation
+from ._expected_kernel import BaseExpectedKernel
 
 __all__ = ["ExpectedMixedRBFKernel", "MixedRBFKernel", "RBFMatching"]
 
@@ -121,7 +121,45 @@ class RBFMatching(BaseKernel):
             self.gamma_ = float(self.gamma)
         return self
 
-    def pairwise(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    def pairwise(
+        self,
+        A: np.ndarray,
+        B: np.ndarray,
+        missing_a: np.ndarray | None = None,
+        missing_b: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """``k(a_i, b_j)`` for complete rows, times the factor on the rows'
+        missingness masks ``missing_a``, ``missing_b`` (see
+        :meth:`missingness_factor`; rows without a mask are taken as fully
+        observed, whose factor is 1)."""
+        K = self._rows(A, B)
+        if missing_a is None and missing_b is None:
+            return K
+        ma = np.zeros(A.shape, bool) if missing_a is None else missing_a
+        mb = np.zeros(B.shape, bool) if missing_b is None else missing_b
+        factor = self.missingness_factor(np.asarray(ma, bool), np.asarray(mb, bool))
+        if factor is not None:
+            K *= factor
+        return K
+
+    def missingness_factor(
+        self, missing_a: np.ndarray, missing_b: np.ndarray
+    ) -> np.ndarray | None:
+        """``(1 - u) + u / d sum_v 1[a_v missing = b_v missing]``, None for
+        ``u = 0``."""
+        u = float(self.missingness_weight)
+        if u == 0:
+            return None
+        ma = missing_a.astype(np.float64)
+        mb = missing_b.astype(np.float64)
+        same = ma @ mb.T + (1.0 - ma) @ (1.0 - mb).T
+        return (1.0 - u) + u * same / ma.shape[1]
+
+    def diagonal(self, A: np.ndarray) -> np.ndarray:
+        return np.ones(len(A))
+
+    def _rows(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """The kernel without the missingness factor."""
         nom = self.nominal_
         x, y = A[:, ~nom] - self._metric.center, B[:, ~nom] - self._metric.center
         sq = (x * x).sum(1)[:, None] + (y * y).sum(1)[None] - 2.0 * (x @ y.T)
@@ -138,9 +176,6 @@ class RBFMatching(BaseKernel):
                 match += a[:, v, None] == b[None, :, v]
             K *= (1.0 - w) + w * match / a.shape[1]
         return K
-
-    def diagonal(self, A: np.ndarray) -> np.ndarray:
-        return np.ones(len(A))
 
     def fitted_attributes(self) -> dict[str, Any]:
         return {"gamma_": self.gamma_}
@@ -244,15 +279,11 @@ def _mixed_gram(
 ) -> np.ndarray:
     with np.errstate(under="ignore"):
         K = _gram(base, cx, cy, diagonal, normalised)
-    u = float(base.missingness_weight)
-    if u > 0:
-        # Observed masks: the factor multiplies the expectation as it is, and
-        # its diagonal is 1 (the normalisation is unchanged).
-        mx = cx.missing.astype(np.float64)
-        my = mx if cy is None else cy.missing.astype(np.float64)
-        d = mx.shape[1]
-        same = mx @ my.T + (1.0 - mx) @ (1.0 - my).T
-        K *= (1.0 - u) + u * same / d
+    # Observed masks: the factor multiplies the expectation as it is, and its
+    # diagonal is 1 (the normalisation is unchanged).
+    factor = base.missingness_factor(cx.missing, (cx if cy is None else cy).missing)
+    if factor is not None:
+        K *= factor
     return K
 
 

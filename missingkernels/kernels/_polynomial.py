@@ -27,10 +27,10 @@ from .._numerics import scale_gamma
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import GaussianConditionals, MixtureConditionals
 from ..hookspecs import hookimpl
-from ._base import BaseExpectedKernel
 from ._base_kernel import BaseKernel
+from ._expectation_table import Expectation
+from ._expected_kernel import BaseExpectedKernel
 from ._linear import gaussian_product_variance, gaussian_squared_norm_moments
-from ._table import Expectation
 
 __all__ = ["ExpectedPolynomialKernel", "Polynomial"]
 

@@ -5,7 +5,7 @@ forms over Gaussian, mixture and draws conditionals (the compiled
 pattern-pair loops of :mod:`._rbf`), and the presets genRBF (Smieja et al.)
 and the expected RBF (Anderson & Gupta), registered as a built-in plugin
 through the same hooks a third-party plugin uses. Conventions of the cells
-as in :mod:`._table`.
+as in :mod:`._expectation_table`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from .._numerics import scale_gamma
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import GaussianConditionals, MixtureConditionals, SampleConditionals
 from ..hookspecs import hookimpl
-from . import _features, _rbf
-from ._base import BaseExpectedKernel
+from . import _feature_maps, _rbf
 from ._base_kernel import BaseKernel
-from ._table import Expectation, set_diagonal
+from ._expectation_table import Expectation, set_diagonal
+from ._expected_kernel import BaseExpectedKernel
 
 __all__ = ["RBF", "ExpectedRBFKernel", "GenRBFKernel"]
 
@@ -67,11 +67,7 @@ class RBF(BaseKernel):
         if self.metric == "mahalanobis":
             # The fitted joint covariance where the density has one (Gaussian
             # conditionals carry it); otherwise the covariance it implies.
-            S = getattr(train, "covariance", None)
-            if S is None and isinstance(train, GaussianConditionals):
-                S = getattr(density, "covariance_", None)
-            if S is None:
-                S = train.implied_covariance()
+            S = train.joint_covariance(density)
             self.metric_covariance_: np.ndarray | None = np.array(S, np.float64)
             self._metric = _rbf.Metric.mahalanobis_from(center, S)
         else:
@@ -101,7 +97,7 @@ class RBF(BaseKernel):
     def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
         """Random Fourier features (paired cos/sin, ``n_components // 2``
         frequencies ``w ~ N(0, 2 gamma I)`` in the metric's coordinates)."""
-        from ._features import FourierMap, fourier_frequencies
+        from ._feature_maps import FourierMap, fourier_frequencies
 
         metric = self._metric
         omega = fourier_frequencies(
@@ -491,12 +487,15 @@ def missingkernels_register_kernels():  # type: ignore[no-untyped-def]
 def missingkernels_register_expectations():  # type: ignore[no-untyped-def]
     return {
         "rbf/gaussian": _rbf_cell(
-            GaussianConditionals, _gaussian_sides, True, _features.gaussian_fourier
+            GaussianConditionals, _gaussian_sides, True, _feature_maps.gaussian_fourier
         ),
         "rbf/mixture": _rbf_cell(
-            MixtureConditionals, _rbf.mixture_sides, False, _features.mixture_fourier
+            MixtureConditionals,
+            _rbf.mixture_sides,
+            False,
+            _feature_maps.mixture_fourier,
         ),
         "rbf/samples": _rbf_cell(
-            SampleConditionals, _rbf.sample_sides, False, _features.draws_average
+            SampleConditionals, _rbf.sample_sides, False, _feature_maps.draws_average
         ),
     }

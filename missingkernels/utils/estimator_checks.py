@@ -52,7 +52,7 @@ def _example_rows(domain: str, random_state: int) -> np.ndarray:
 def _domain_of(kernel: Any) -> str:
     """The domain of the default rows: the density's, if the kernel takes it."""
     from .._registry import list_densities
-    from ..kernels._base import _representation_class
+    from ..kernels._expected_kernel import _representation_class
 
     base = getattr(kernel, "_base_kernel_class", None)
     domains = getattr(base, "domains", ("numeric",))

@@ -86,20 +86,13 @@ mk_compare <- function(x, ...) UseMethod("mk_compare")
 #' @rdname mk_compare
 #' @export
 mk_compare.formula <- function(formula, data = NULL, ..., subset) {
-  mf <- match.call(expand.dots = FALSE)
-  mf <- mf[c(1L, match(c("formula", "data", "subset"), names(mf), 0L))]
-  mf$na.action <- quote(stats::na.pass)
-  mf[[1L]] <- quote(stats::model.frame)
-  mf <- eval(mf, parent.frame())
-  mt <- attr(mf, "terms")
-  if (attr(mt, "response") == 0L) {
-    stop("The formula has no response: use `response ~ predictors`.", call. = FALSE)
-  }
-  .mk_check_columns(mf[-1L], "the predictors")
-  response <- names(mf)[attr(mt, "response")]
-  y <- stats::model.response(mf)
-  mf <- .mk_drop_predictor_levels(mf, response)
-  x <- .mk_model_matrix(mt, mf, .mk_contrasts(mf, response))
+  frame <- .mk_model_frame(
+    match.call(expand.dots = FALSE), c("formula", "data", "subset"), parent.frame()
+  )
+  mt <- frame$terms
+  y <- frame$y
+  mf <- .mk_drop_predictor_levels(frame$frame, frame$response)
+  x <- .mk_model_matrix(mt, mf, .mk_contrasts(mf, frame$response))
   args <- list(...)
   if (is.null(args$dataset)) {
     args$dataset <- if (!missing(data)) paste(deparse(substitute(data)), collapse = "") else "data"

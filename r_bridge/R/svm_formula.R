@@ -8,18 +8,13 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset, weights,
                            na.action = stats::na.omit) {
   cl <- match.call()
   .mk_check_arguments(...names(), ...length(), formula = TRUE)
-  mf <- match.call(expand.dots = FALSE)
-  mf <- mf[c(1L, match(c("formula", "data", "subset", "weights"), names(mf), 0L))]
-  mf$na.action <- quote(stats::na.pass) # keep rows with NA (see Details)
-  mf[[1L]] <- quote(stats::model.frame)
-  mf <- eval(mf, parent.frame())
-  mt <- attr(mf, "terms")
-  if (attr(mt, "response") == 0L) {
-    stop("The formula has no response: use `response ~ predictors`.", call. = FALSE)
-  }
-  .mk_check_columns(mf[-1L], "the predictors")
-  response <- names(mf)[attr(mt, "response")]
-  y <- stats::model.response(mf)
+  frame <- .mk_model_frame(
+    match.call(expand.dots = FALSE), c("formula", "data", "subset", "weights"),
+    parent.frame()
+  )
+  mf <- frame$frame
+  mt <- frame$terms
+  y <- frame$y
   # na.action concerns the response only: rows with missing predictors stay
   na <- .mk_response_na(y, na.action, rownames(mf))
   if (!is.null(na$action)) {
@@ -41,4 +36,26 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset, weights,
   fit$terms <- mt
   fit$model <- mf
   fit
+}
+
+# The model frame of a formula method (mk_svm, mk_compare): `call` is the
+# method's match.call(expand.dots = FALSE), `args` the arguments passed on
+# to model.frame(), `env` the caller's frame. Rows with NA stay (na.pass:
+# na.action concerns the response only, applied by the caller); the
+# formula must have a response and the predictors usable column types.
+# list(frame, terms, response (its column name), y).
+.mk_model_frame <- function(call, args, env) {
+  mf <- call[c(1L, match(args, names(call), 0L))]
+  mf$na.action <- quote(stats::na.pass)
+  mf[[1L]] <- quote(stats::model.frame)
+  mf <- eval(mf, env)
+  mt <- attr(mf, "terms")
+  if (attr(mt, "response") == 0L) {
+    stop("The formula has no response: use `response ~ predictors`.", call. = FALSE)
+  }
+  .mk_check_columns(mf[-1L], "the predictors")
+  list(
+    frame = mf, terms = mt, response = names(mf)[attr(mt, "response")],
+    y = stats::model.response(mf)
+  )
 }

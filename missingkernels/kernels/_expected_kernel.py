@@ -19,7 +19,7 @@ from .._validation import (
     validate_missing_data,
 )
 from ._base_kernel import BaseKernel
-from ._table import DrawOptions, expected, supported
+from ._expectation_table import DrawOptions, expected, supported
 from ._threads import serial_blas
 
 
@@ -238,10 +238,10 @@ class BaseExpectedKernel(BaseEstimator):
         kept = getattr(self, "_kept_features", None)
         nominal = np.asarray(nominal, dtype=bool)
         nominal = nominal if kept is None else nominal[kept]
-        params = getattr(density, "get_params", dict)(deep=False)
-        if "nominal_features" in params:
-            if isinstance(params["nominal_features"], str):  # "from_dtype"
-                density.set_params(nominal_features=nominal)
+        if getattr(type(density), "_encode", None) is not None:
+            # A density that takes tables has nominal_features.
+            if isinstance(density.get_params(deep=False)["nominal_features"], str):
+                density.set_params(nominal_features=nominal)  # was "from_dtype"
             return density
         domain = getattr(_representation_class(density), "domain", None)
         domain = domain or _density_domain(density)

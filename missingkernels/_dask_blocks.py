@@ -50,13 +50,14 @@ def import_dask(purpose: str) -> ModuleType:
 
 def _nominal_message(estimator: Any, what: str) -> str:
     """The error for non-numeric dask input: the block-wise path reads
-    numbers only, whatever the estimator takes in memory."""
+    numbers only, whatever the estimator takes in memory (mixed-type tables
+    for those with an ``_encode``)."""
     name = type(estimator).__name__
     message = (
         f"{name} on a dask collection reads numeric columns only (NaN for "
         f"missing entries), block by block; {what} not numeric."
     )
-    if "nominal_features" in getattr(estimator, "_parameter_constraints", {}):
+    if getattr(type(estimator), "_encode", None) is not None:
         return (
             f"{message} In memory, {name} takes such columns as nominal: "
             "transform the DataFrame partition by partition with its own "

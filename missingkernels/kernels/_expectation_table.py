@@ -467,7 +467,7 @@ def _draws_features(
         raise NotImplementedError(
             "Normalised expected features over draws have no exact form here."
         )
-    from ._features import draws_average
+    from ._feature_maps import draws_average
 
     return draws_average(s, feature_map)
 
