@@ -137,3 +137,75 @@ def test_partial_report_estimates_the_compute_left(common, tmp_path):
     # zero: 2 cells x 0.5 h; mean: 1 cell x 60 s.
     assert "Estimated compute left: 1.0 core-hours (zero 1.0 h, mean 0.0 h;" in report
     assert "no estimate where a method has no finished cell: genrbf on toy." in report
+
+
+@pytest.fixture
+def pay_off(monkeypatch):
+    """Vignette 10's module (its file name starts with a digit)."""
+    import importlib.util
+
+    monkeypatch.syspath_prepend(str(VIGNETTES))
+    path = VIGNETTES / "10_where_expected_kernels_pay_off.py"
+    spec = importlib.util.spec_from_file_location("_pay_off", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cells(rng, datasets, offsets):
+    """Result rows: every (dataset, draw, fold) scores each method at
+    0.7 + its offset + a shared block effect + noise."""
+    rows = []
+    for dataset in datasets:
+        for draw in range(4):
+            block = rng.normal(scale=0.05)
+            for fold in range(2):
+                for method, offset in offsets.items():
+                    score = 0.7 + offset + block + rng.normal(scale=0.002)
+                    rows.append(
+                        dict(
+                            dataset=dataset,
+                            task="classification",
+                            mechanism="mar",
+                            rate=0.5,
+                            draw=draw,
+                            fold=fold,
+                            method=method,
+                            metric="accuracy",
+                            score=score,
+                            error="",
+                        )
+                    )
+    return pd.DataFrame(rows)
+
+
+def test_pay_off_verdict_tests_the_best_kernel_against_the_best_rival(pay_off):
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    offsets = {"genrbf": 0.03, "expected_rbf": 0.0, "mean": 0.01, "hgb": -0.02}
+    ahead = _cells(rng, ["d1", "d2", "d3"], offsets)
+    tied = _cells(rng, ["d1", "d2", "d3"], {**offsets, "genrbf": 0.01})
+    cols = {"ahead": ahead, "tied": tied}
+    _, mean, scores = pay_off._column_table(cols, "toy")
+    short, long = pay_off._verdict(mean, scores, pay_off.OURS)
+    # Reference: scipy's Wilcoxon on the per-block means of genrbf and mean,
+    # Holm over the two columns by hand.
+    p = []
+    for frame in (ahead, tied):
+        block = frame.groupby(["dataset", "draw", "method"])["score"].mean()
+        wide = block.unstack("method")
+        p.append(stats.wilcoxon(wide["genrbf"], wide["mean"]).pvalue)
+    holm = sorted(p)
+    holm = [min(1.0, 2 * holm[0]), min(1.0, max(2 * holm[0], holm[1]))]
+    assert holm[0] <= 0.05  # the 12 blocks of the "ahead" column all agree
+    assert "ahead of the best other method in 1 of 2 columns" in short
+    assert "significantly in 1 (ahead)" in short
+    assert "significantly behind in 0" in short
+    assert f"Holm p {holm[0]:.2g} over 12 blocks" in long
+    # Per dataset: genrbf's mean minus mean's, by hand.
+    lines, summary = pay_off._dataset_table(cols, pay_off.OURS)
+    d1 = ahead[ahead["dataset"] == "d1"].groupby("method")["score"].mean()
+    row = next(line for line in lines if line.startswith("| d1 |"))
+    assert row.split(" | ")[1] == f"{d1['genrbf'] - d1['mean']:+.3f} (mean)"
+    assert summary.startswith("by dataset, ahead in ")

@@ -35,8 +35,9 @@ scaled to this protocol as in vignette 8: per (dataset, mechanism, rate,
 draw, fold) the eight methods of (a), (b) and (d) cost about 26 s (iterative
 imputation 13 s of it), the six of (c) about 12 s; (a) has 360 such units, (b)
 180, (c) 180 and (d) 135, so the 6,480 cells come to about 5.5 core-hours,
-under 3 hours on 2 cores. Not yet measured, and probably high: the same
-scaling overestimated vignette 8's measured cost 3-4 times.
+under 3 hours on 2 cores. Measured (2026-11-27, 2 cores, nothing else
+running): 54 core-minutes summed over cells, 27 minutes of wall time with
+``--n-jobs 2`` (a 10.6, b 8.0, c 5.4, d 3.2), six times under the estimate.
 """
 
 from __future__ import annotations
@@ -235,19 +236,24 @@ def _per_draw(results: Any) -> Any:
     ].mean()
 
 
-def _column_table(frames: dict[str, Any], columns: str) -> tuple[list[str], Any]:
+def _column_table(
+    frames: dict[str, Any], columns: str
+) -> tuple[list[str], Any, dict[str, Any]]:
     """Markdown: per method, mean accuracy over datasets and draws for each
     column (one per frame), and the mean rank over the (dataset, mechanism,
-    rate, draw) blocks of that frame; returns the lines and the means."""
+    rate, draw) blocks of that frame; returns the lines, the means and each
+    column's block scores (blocks x methods, only blocks every method
+    finished)."""
     import pandas as pd
 
-    means, ranks = {}, {}
+    means, ranks, scores = {}, {}, {}
     for label, res in frames.items():
-        scores = block_scores(
+        s = block_scores(
             res[res["error"] == ""], "accuracy", blocks=(*CELL_COLUMNS[:4],)
-        )
-        means[label] = scores.mean()
-        ranks[label] = scores.rank(axis=1, ascending=False).mean()
+        ).dropna()
+        scores[label] = s
+        means[label] = s.mean()
+        ranks[label] = s.rank(axis=1, ascending=False).mean()
     mean = pd.DataFrame(means)
     rank = pd.DataFrame(ranks)
     order = mean.mean(axis=1).sort_values(ascending=False).index
@@ -267,27 +273,120 @@ def _column_table(frames: dict[str, Any], columns: str) -> tuple[list[str], Any]
         "rate, draw) blocks that every method finished, each the mean over "
         "outer folds; rank: mean rank over the same blocks (1 = best)."
     )
-    return lines, mean
+    return lines, mean, scores
 
 
-def _verdict(mean: Any, ours: Sequence[str]) -> str:
-    """Our best kernel against the best other method, per column."""
+def _best(mean: Any, col: str, methods: Sequence[str]) -> str:
+    return max(methods, key=lambda m: mean.loc[m, col])
+
+
+def _verdict(mean: Any, scores: dict[str, Any], ours: Sequence[str]) -> tuple[str, str]:
+    """Our best kernel against the best other method, per column, with a
+    two-sided Wilcoxon signed-rank test over the column's blocks (Holm over
+    the columns of the setting): the sentence for the answer, and the same
+    with every column's numbers for the setting's section."""
+    from missingkernels.experiments import holm, pairwise_wilcoxon
+
     have = [m for m in ours if m in mean.index]
     others = [m for m in mean.index if m not in ours]
     if not have or not others:
-        return "not enough methods ran for a verdict."
-    parts = []
-    ahead = 0
+        return ("not enough methods ran for a verdict.",) * 2
+    rows = []
     for col in mean.columns:
-        o = max(have, key=lambda m: mean.loc[m, col])
-        t = max(others, key=lambda m: mean.loc[m, col])
-        d = mean.loc[o, col] - mean.loc[t, col]
-        ahead += d > 0
-        parts.append(f"{col}: {o} {mean.loc[o, col]:.3f} vs {t} {mean.loc[t, col]:.3f}")
-    return (
-        f"our best kernel is ahead of the best other method in {ahead} of "
-        f"{len(mean.columns)} columns ({'; '.join(parts)})."
+        o, t = _best(mean, col, have), _best(mean, col, others)
+        s = scores[col]
+        p = (
+            float(pairwise_wilcoxon(s[[o, t]]).table["pvalue"].iloc[0])
+            if len(s) >= 2
+            else np.nan
+        )
+        rows.append((col, o, t, mean.loc[o, col] - mean.loc[t, col], p, len(s)))
+    adjusted = holm(np.array([r[4] for r in rows], dtype=float))
+    ahead = [r[0] for r in rows if r[3] > 0]
+    sig_ahead = [
+        r[0] for r, q in zip(rows, adjusted, strict=True) if r[3] > 0 and q <= 0.05
+    ]
+    sig_behind = [
+        r[0] for r, q in zip(rows, adjusted, strict=True) if r[3] < 0 and q <= 0.05
+    ]
+    detail = "; ".join(
+        f"{c}: {o} {mean.loc[o, c]:.3f} vs {t} {mean.loc[t, c]:.3f}, "
+        f"{d:+.3f}, Holm p {q:.2g} over {n} blocks"
+        for (c, o, t, d, _, n), q in zip(rows, adjusted, strict=True)
     )
+    short = (
+        f"our best kernel is ahead of the best other method in {len(ahead)} of "
+        f"{len(rows)} columns, significantly in {len(sig_ahead)}"
+        + (f" ({', '.join(sig_ahead)})" if sig_ahead else "")
+        + f", and significantly behind in {len(sig_behind)}"
+        + (f" ({', '.join(sig_behind)})" if sig_behind else "")
+    )
+    return short + ".", f"{short} ({detail})."
+
+
+def _dataset_table(
+    frames: dict[str, Any], ours: Sequence[str]
+) -> tuple[list[str], str]:
+    """Markdown: per dataset and column, our best kernel's mean accuracy
+    minus the best other method's (named), over that dataset's blocks; and a
+    sentence on how many cells are ahead and where the largest gaps are."""
+    cells: dict[str, dict[str, tuple[float, str]]] = {}
+    for label, res in frames.items():
+        ok = res[(res["error"] == "") & (res["metric"] == "accuracy")]
+        for dataset, g in ok.groupby("dataset"):
+            m = g.groupby("method")["score"].mean()
+            have = [x for x in ours if x in m.index]
+            others = [x for x in m.index if x not in ours]
+            if have and others:
+                o = max(have, key=lambda x: m[x])
+                t = max(others, key=lambda x: m[x])
+                cells.setdefault(str(dataset), {})[label] = (m[o] - m[t], t)
+    if not cells:
+        return [], ""
+    labels = list(frames)
+    lines = [
+        "| dataset | " + " | ".join(labels) + " |",
+        "|---|" + "---|" * len(labels),
+    ]
+    for dataset, row in cells.items():
+        lines.append(
+            f"| {dataset} | "
+            + " | ".join(
+                f"{row[c][0]:+.3f} ({row[c][1]})" if c in row else "-" for c in labels
+            )
+            + " |"
+        )
+    flat = [(d, c, v) for d, row in cells.items() for c, (v, _) in row.items()]
+    low = min(flat, key=lambda x: x[2])
+    high = max(flat, key=lambda x: x[2])
+    extremes = []
+    if low[2] < 0:
+        extremes.append(f"furthest behind {low[2]:+.3f} ({low[0]}, {low[1]})")
+    if high[2] > 0:
+        extremes.append(f"furthest ahead {high[2]:+.3f} ({high[0]}, {high[1]})")
+    summary = (
+        f"by dataset, ahead in {sum(v > 0 for *_, v in flat)} of {len(flat)} "
+        f"(dataset, column) cells" + (f", {' and '.join(extremes)}" if extremes else "")
+    )
+    lines += [
+        "",
+        "Our best kernel's accuracy minus the best other method's (named), "
+        "per dataset, over its draws, mechanisms and outer folds: "
+        f"{summary}.",
+    ]
+    return lines, summary
+
+
+def _judge(
+    cols: dict[str, Any], mean: Any, scores: dict[str, Any]
+) -> tuple[str, str, list[str]]:
+    """A setting's verdict: the answer's sentence, the section's, and the
+    per-dataset table."""
+    v, long = _verdict(mean, scores, OURS)
+    table, where = _dataset_table(cols, OURS)
+    if where:
+        v, long = v[:-1] + f"; {where}.", long[:-1] + f"; {where}."
+    return v, long, table
 
 
 def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -297,8 +396,8 @@ def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
     if "a" in frames:
         res = frames["a"]
         cols = {f"test {100 * r:g}%": g for r, g in res.groupby("rate")}
-        lines, mean = _column_table(cols, "missing rate of the test rows")
-        v = _verdict(mean, OURS)
+        lines, mean, scores = _column_table(cols, "missing rate of the test rows")
+        v, long, by_dataset = _judge(cols, mean, scores)
         answer.append(f"(a) Missing only at prediction time: {v}")
         body += [
             "## (a) Missing values only at prediction time",
@@ -309,7 +408,9 @@ def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
             "",
             *lines,
             "",
-            f"**Verdict:** {v}",
+            *by_dataset,
+            "",
+            f"**Verdict:** {long}",
             "",
         ]
     if "b_shift" in frames or "b_same" in frames:
@@ -322,8 +423,8 @@ def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
         if "b_same" in frames:
             cols["train 50% (no shift)"] = frames["b_same"]
         cols = {k: v for k, v in cols.items() if not v.empty}
-        lines, mean = _column_table(cols, "missing rate of the training rows")
-        v = _verdict(mean, OURS)
+        lines, mean, scores = _column_table(cols, "missing rate of the training rows")
+        v, long, by_dataset = _judge(cols, mean, scores)
         answer.append(f"(b) Shift to 50% missing at prediction: {v}")
         body += [
             "## (b) A shift in missingness between training and prediction",
@@ -333,7 +434,9 @@ def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
             "",
             *lines,
             "",
-            f"**Verdict:** {v}",
+            *by_dataset,
+            "",
+            f"**Verdict:** {long}",
             "",
         ]
     if "c" in frames:
@@ -342,15 +445,29 @@ def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
             f"{mech} {100 * r:g}%": g
             for (mech, r), g in res.groupby(["mechanism", "rate"])
         }
-        lines, mean = _column_table(cols, "mechanism and rate")
-        v = _verdict(mean, OURS)
+        lines, mean, scores = _column_table(cols, "mechanism and rate")
+        v, long, by_dataset = _judge(cols, mean, scores)
         if {"genrbf", "genrbf_mask"} <= set(mean.index):
+            from missingkernels.experiments import pairwise_wilcoxon
+
             gain = mean.loc["genrbf_mask"] - mean.loc["genrbf"]
-            v += (
+            p_gain = {
+                c: float(
+                    pairwise_wilcoxon(scores[c][["genrbf_mask", "genrbf"]])
+                    .table["pvalue"]
+                    .iloc[0]
+                )
+                for c in gain.index
+            }
+            mask = (
                 " The mask factor changes genRBF's accuracy by "
-                + ", ".join(f"{g:+.3f} ({c})" for c, g in gain.items())
+                + ", ".join(
+                    f"{g:+.3f} ({c}, Wilcoxon p {p_gain[c]:.2g})"
+                    for c, g in gain.items()
+                )
                 + "."
             )
+            v, long = v + mask, long + mask
         answer.append(f"(c) Informative missingness: {v}")
         body += [
             "## (c) Informative missingness",
@@ -362,7 +479,9 @@ def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
             "",
             *lines,
             "",
-            f"**Verdict:** {v}",
+            *by_dataset,
+            "",
+            f"**Verdict:** {long}",
             "",
         ]
     small = {k: f for k, f in frames.items() if k.startswith("d_")}
@@ -371,8 +490,8 @@ def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
             f"n_train {k[2:]}": f
             for k, f in sorted(small.items(), key=lambda kv: int(kv[0][2:]))
         }
-        lines, mean = _column_table(cols, "training rows (50% MAR)")
-        v = _verdict(mean, OURS)
+        lines, mean, scores = _column_table(cols, "training rows (50% MAR)")
+        v, long, by_dataset = _judge(cols, mean, scores)
         answer.append(f"(d) Few training rows at 50% MAR: {v}")
         body += [
             "## (d) Small samples at a high rate",
@@ -382,7 +501,9 @@ def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
             "",
             *lines,
             "",
-            f"**Verdict:** {v}",
+            *by_dataset,
+            "",
+            f"**Verdict:** {long}",
             "",
         ]
     return body, answer
