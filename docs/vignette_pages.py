@@ -48,8 +48,10 @@ QUESTIONS = {
 def arrange(text: str, source: str) -> str:
     """The page for ``text``, the report at ``source`` (a repository path).
 
-    A report without provenance bullets (vignette 1, a walk-through) is
-    returned with its tables split only.
+    A report without provenance bullets at its top (vignette 1, a
+    walk-through; vignettes 8-10, which open with their question and end
+    with their provenance) keeps its order: its title loses the mode and its
+    tables are split, nothing else.
     """
     lines = text.rstrip("\n").split("\n")
     if not lines or not lines[0].startswith("# ") or len(lines) < 3:
@@ -63,6 +65,9 @@ def arrange(text: str, source: str) -> str:
         provenance.append(lines[i])
         i += 1
     if not provenance:
+        # Vignette 1 (a walk-through) and the sweeps, which already open with
+        # their question and end with their provenance: order kept.
+        lines[0] = f"# {title}"
         return "\n".join(_split_tables(lines)) + "\n"
     rest = lines[i:]
     first = next(

@@ -161,3 +161,14 @@ def test_committed_reports_keep_every_number(path):
     page_numbers = re.findall(r"\d+\.\d+", page)
     for number in set(numbers):
         assert number in page_numbers, number
+
+
+def test_report_that_opens_with_its_question_loses_the_mode_in_its_title():
+    # Vignettes 8-10 write question and answer first, provenance last: the
+    # page keeps that order but, like the others, titles without the mode.
+    text = (
+        "# Where expected kernels pay off (full mode)\n\n**Question.** Is it?\n\n"
+        "## Provenance\n\n- Status: complete.\n"
+    )
+    page = vp.arrange(text, "vignettes/results/10_x/full/README.md")
+    assert page == text.replace(" (full mode)", "")
