@@ -378,3 +378,38 @@ def test_rate_curves_give_each_method_one_distinct_colour_in_every_panel():
     assert sorted(labelled[0]) == [f"m{k:02d}" for k in range(12)]
     assert len(set(labelled[0].values())) == 12
     assert labelled[0] == labelled[1]
+
+
+def test_rate_curves_legend_covers_no_panel():
+    # With a dozen methods a legend inside a panel hid the first rates'
+    # points (vignette 8's page): one legend for the figure, beside the panels.
+    pytest.importorskip("matplotlib")
+    from missingkernels.experiments import plot_rate_curves
+
+    rows = [
+        {
+            "dataset": d,
+            "mechanism": "mar",
+            "rate": r,
+            "draw": draw,
+            "fold": 0,
+            "method": f"method_{k:02d}",
+            "metric": "accuracy",
+            "score": 0.9 - 0.2 * r + 0.01 * k + 0.001 * draw,
+        }
+        for d in ("a", "b", "c", "d")
+        for r in (0.1, 0.4, 0.7)
+        for draw in range(2)
+        for k in range(12)
+    ]
+    fig = plot_rate_curves(pd.DataFrame(rows), "accuracy", mechanism="mar")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
+    legends = [leg for leg in legends if leg is not None]
+    assert len(legends) == 1
+    box = legends[0].get_window_extent(renderer)
+    assert len(legends[0].get_texts()) == 12
+    for ax in fig.axes:
+        if ax.axison:
+            assert not box.overlaps(ax.get_window_extent(renderer)), ax.get_title()

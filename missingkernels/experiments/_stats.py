@@ -765,8 +765,22 @@ def plot_rate_curves(
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(datasets) :]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
+    # One legend for the figure, right of the panels: inside a panel a dozen
+    # methods' labels hide the points they name. Every panel's methods (a
+    # method may be missing from one dataset), in the methods' order.
+    named: dict[str, Any] = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            named.setdefault(label, handle)
     fig.tight_layout()
+    fig.legend(
+        [named[m] for m in methods if m in named],
+        [m for m in methods if m in named],
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        fontsize=8,
+        frameon=False,
+    )
     if path is not None:
-        fig.savefig(path, dpi=120)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
     return fig
