@@ -258,13 +258,6 @@ def parts(quick: bool) -> dict[str, dict]:
 # -- reports ------------------------------------------------------------------
 
 
-def _per_draw(results: Any) -> Any:
-    ok = results[(results["metric"] == "accuracy") & (results["error"] == "")]
-    return ok.groupby(["dataset", "mechanism", "rate", "draw", "method"])[
-        "score"
-    ].mean()
-
-
 def _column_table(
     frames: dict[str, Any], columns: str
 ) -> tuple[list[str], Any, dict[str, Any]]:
@@ -305,30 +298,36 @@ def _column_table(
     return lines, mean, scores
 
 
-def _best(mean: Any, col: str, methods: Sequence[str]) -> str:
-    return max(methods, key=lambda m: mean.loc[m, col])
+def _best(scores: Any, methods: Sequence[str]) -> str:
+    """The method of ``methods`` with the highest score (a Series)."""
+    return max(methods, key=lambda m: scores[m])
+
+
+def _wilcoxon_p(scores: Any, a: str, b: str) -> float:
+    """Two-sided Wilcoxon signed-rank p of methods ``a`` and ``b`` over the
+    blocks (rows) of ``scores``."""
+    from missingkernels.experiments import pairwise_wilcoxon
+
+    return float(pairwise_wilcoxon(scores[[a, b]]).table["pvalue"].iloc[0])
 
 
 def _verdict(mean: Any, scores: dict[str, Any], ours: Sequence[str]) -> tuple[str, str]:
     """Our best kernel against the best other method, per column, with a
     two-sided Wilcoxon signed-rank test over the column's blocks (Holm over
     the columns of the setting): the sentence for the answer, and the same
-    with every column's numbers for the setting's section."""
-    from missingkernels.experiments import holm, pairwise_wilcoxon
+    with every column's numbers for the setting's section, both without a
+    final full stop."""
+    from missingkernels.experiments import holm
 
     have = [m for m in ours if m in mean.index]
     others = [m for m in mean.index if m not in ours]
     if not have or not others:
-        return ("not enough methods ran for a verdict.",) * 2
+        return ("not enough methods ran for a verdict",) * 2
     rows = []
     for col in mean.columns:
-        o, t = _best(mean, col, have), _best(mean, col, others)
+        o, t = _best(mean[col], have), _best(mean[col], others)
         s = scores[col]
-        p = (
-            float(pairwise_wilcoxon(s[[o, t]]).table["pvalue"].iloc[0])
-            if len(s) >= 2
-            else np.nan
-        )
+        p = _wilcoxon_p(s, o, t) if len(s) >= 2 else np.nan
         rows.append((col, o, t, mean.loc[o, col] - mean.loc[t, col], p, len(s)))
     adjusted = holm(np.array([r[4] for r in rows], dtype=float))
     ahead = [r[0] for r in rows if r[3] > 0]
@@ -350,7 +349,7 @@ def _verdict(mean: Any, scores: dict[str, Any], ours: Sequence[str]) -> tuple[st
         + f", and significantly behind in {len(sig_behind)}"
         + (f" ({', '.join(sig_behind)})" if sig_behind else "")
     )
-    return short + ".", f"{short} ({detail})."
+    return short, f"{short} ({detail})"
 
 
 def _dataset_table(
@@ -367,8 +366,7 @@ def _dataset_table(
             have = [x for x in ours if x in m.index]
             others = [x for x in m.index if x not in ours]
             if have and others:
-                o = max(have, key=lambda x: m[x])
-                t = max(others, key=lambda x: m[x])
+                o, t = _best(m, have), _best(m, others)
                 cells.setdefault(str(dataset), {})[label] = (m[o] - m[t], t)
     if not cells:
         return [], ""
@@ -414,8 +412,8 @@ def _judge(
     v, long = _verdict(mean, scores, OURS)
     table, where = _dataset_table(cols, OURS)
     if where:
-        v, long = v[:-1] + f"; {where}.", long[:-1] + f"; {where}."
-    return v, long, table
+        v, long = f"{v}; {where}", f"{long}; {where}"
+    return f"{v}.", f"{long}.", table
 
 
 def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -482,16 +480,9 @@ def _sections(frames: dict[str, Any]) -> tuple[list[str], list[str]]:
         lines, mean, scores = _column_table(cols, "mechanism and rate")
         v, long, by_dataset = _judge(cols, mean, scores)
         if {"genrbf", "genrbf_mask"} <= set(mean.index):
-            from missingkernels.experiments import pairwise_wilcoxon
-
             gain = mean.loc["genrbf_mask"] - mean.loc["genrbf"]
             p_gain = {
-                c: float(
-                    pairwise_wilcoxon(scores[c][["genrbf_mask", "genrbf"]])
-                    .table["pvalue"]
-                    .iloc[0]
-                )
-                for c in gain.index
+                c: _wilcoxon_p(scores[c], "genrbf_mask", "genrbf") for c in gain.index
             }
             mask = (
                 " The mask factor changes genRBF's accuracy by "
