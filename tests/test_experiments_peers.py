@@ -189,6 +189,32 @@ def test_rows_missing_everything_keep_scaling_one(rng):
     np.testing.assert_allclose(scores, w_phi0 + clf.intercept_[0], rtol=1e-10)
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_rows_valid_only_on_a_zero_column_are_rows_missing_everything(rng, kernel):
+    # Ionosphere's second attribute is 0 in every row. A row whose only valid
+    # feature is such a column has ||w^(i)|| = 0 exactly (its projections of
+    # all support vectors coincide): no subspace, as if nothing were valid.
+    # It used to be floored at s = 1e-6, i.e. kernel entries scaled by 1e12,
+    # and libsvm ran for over 10 minutes on such a QP (MNAR 70%, 187 rows).
+    # Reference: the same rows with that entry marked missing.
+    _, Xm, y = _toy(rng, n=40, d=3)
+    Xm = np.column_stack([Xm, np.zeros(40)])
+    Xm[:3, :3] = np.nan  # valid only on the zero column
+    reference = Xm.copy()
+    reference[:3, 3] = np.nan
+    kw = dict(kernel=kernel, C=2.0, gamma=0.5, max_iter=4, tol=0.0)
+    clf = GeomSVC(**kw).fit(Xm, y)
+    ref = GeomSVC(**kw).fit(reference, y)
+    for s in clf.scaling_history_:
+        np.testing.assert_array_equal(s[:3], 1.0)
+    np.testing.assert_allclose(clf.scalings_, ref.scalings_, rtol=1e-9)
+    X_new = np.vstack([Xm[:5], [[np.nan, np.nan, np.nan, 0.0]]])
+    X_ref = np.vstack([reference[:5], [[np.nan] * 4]])
+    np.testing.assert_allclose(
+        clf.decision_function(X_new), ref.decision_function(X_ref), rtol=1e-9
+    )
+
+
 def test_bad_input_is_explained(rng):
     _, Xm, y = _toy(rng, n=30)
     with pytest.raises(ValueError, match="Only binary classification"):

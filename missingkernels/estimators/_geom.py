@@ -64,10 +64,19 @@ equation or section numbers are cited, as none could be checked.
 * A row with no valid feature has no subspace and no instance margin. Its
   ``s`` is kept at 1, so it enters as the row of zeros (the training mean
   after standardisation) of the plain SVM. The formula would give
-  ``||w^(i)||^2 = (sum_j beta_j)^2``, which is 0 after the first QP (its
-  equality constraint): ``1 / s_i`` then scaled that row's kernel entries by
-  up to ``10^12``, and libsvm's solve of that QP took orders of magnitude
-  longer than the others (banknote, 7 such rows of 1372 under 30% MAR).
+  ``||w^(i)|| = |sum_j beta_j|``, which is 0 after the first QP (its equality
+  constraint): flooring ``s_i`` scaled that row's kernel entries by up to
+  ``10^12``, and libsvm's solve of that QP took orders of magnitude longer
+  than the others (banknote, 7 such rows of 1372 under 30% MAR).
+* The same holds, and ``s`` is kept at 1, for a row whose valid features all
+  take one value over the support vectors (ionosphere's second attribute is
+  0 in every row): its projections of them coincide, so the formula gives
+  the same ``|sum_j beta_j|`` as for a row with nothing valid. At 70% MNAR a
+  few ionosphere rows are valid on that attribute only; floored, they made
+  libsvm run for over 10 minutes on 187 rows. A row whose ``s`` comes out
+  below ``1e-6`` (no weight of ``w`` in its subspace, up to rounding) keeps
+  ``s = 1`` too, and each libsvm solve stops after LIBSVM's own cap of
+  ``10^7`` iterations with a ``ConvergenceWarning``, rather than hang.
 """
 
 from __future__ import annotations
@@ -92,9 +101,15 @@ from ..conditionals import group_patterns
 from ._base import BinaryClassifierMixin, KernelParamsMixin
 from ._svm import _SVM_CONSTRAINTS
 
-#: Smallest scaling s_i: a row whose valid features carry no weight of w has
-#: s_i = 0 (no defined instance margin); it is floored to keep 1 / s_i finite.
+#: A row whose scaling s_i comes out below this has no weight of w in its
+#: subspace (0 up to rounding): like a row with no valid feature, it keeps
+#: s_i = 1 (flooring it scaled its kernel entries by up to 1 / s_i^2).
 _MIN_SCALING = 1e-6
+
+#: Iteration cap of each libsvm solve, upstream LIBSVM's own (sklearn's SVC
+#: has none): an ill-conditioned QP then ends with a ConvergenceWarning
+#: instead of hanging.
+_LIBSVM_MAX_ITER = 10_000_000
 
 
 @functools.cache
@@ -297,8 +312,14 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
     def _scalings(self, X: np.ndarray, tree: _PatternTree | None = None) -> np.ndarray:
         beta = self.dual_coef_[0] / self.scalings_[self.support_]
         s = self._instance_norms(X, beta, tree) / self.weight_norm_
-        s[np.isnan(X).all(axis=1)] = 1.0  # no valid feature: no subspace
-        return np.maximum(s, _MIN_SCALING)
+        # No subspace: no valid feature, or none on which the support vectors
+        # differ (the formula then gives |sum_j beta_j| for the RBF kernel, as
+        # for a row with nothing valid), or none that carries weight of w.
+        S0 = np.nan_to_num(self.X_fit_[self.support_], nan=0.0)
+        varies = np.ptp(S0, axis=0) > 0.0
+        no_subspace = ~(~np.isnan(X) & varies).any(axis=1)
+        s[no_subspace | (s < _MIN_SCALING)] = 1.0
+        return s
 
     # -- fit / predict -------------------------------------------------------
 
@@ -333,7 +354,11 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
         self.scaling_history_ = []
         for it in range(1, self.max_iter + 1):
             self.scaling_history_.append(s)
-            self.svm_ = SVC(kernel="precomputed", C=self.C).fit(K / np.outer(s, s), y)
+            self.svm_ = SVC(
+                kernel="precomputed",
+                C=self.C,
+                max_iter=max(_LIBSVM_MAX_ITER, 100 * X.shape[0]),
+            ).fit(K / np.outer(s, s), y)
             self.scalings_ = s
             self.support_ = self.svm_.support_
             self.dual_coef_ = self.svm_.dual_coef_
