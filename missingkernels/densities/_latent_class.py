@@ -278,7 +278,7 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
 
     def __init__(
         self,
-        n_components: int = 1,
+        n_components: int | str | tuple[int, int] = 1,
         *,
         nominal_features: Any = "from_dtype",
         handle_unknown: str = "missing",

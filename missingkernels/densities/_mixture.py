@@ -259,7 +259,7 @@ class GaussianMixtureDensity(_ComponentSearch, _BaseEMDensity):
 
     def __init__(
         self,
-        n_components: int = 3,
+        n_components: int | str | tuple[int, int] = 3,
         max_iter: int = 500,
         tol: float = 1e-5,
         ridge: float = 1e-6,
