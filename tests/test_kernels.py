@@ -578,6 +578,29 @@ def test_extreme_gamma_against_naive(rng):
         assert np.all(K[~big] < 1e-240)
 
 
+def test_a_bad_thread_count_leaves_the_blas_limit_usable(monkeypatch):
+    # A bad MISSINGKERNELS_NUM_THREADS raised inside serial_blas.__enter__
+    # after it had counted itself in, and no __exit__ followed: every later
+    # kernel evaluation saw itself nested and never limited BLAS again.
+    from missingkernels.kernels import _threads
+
+    log = []
+
+    class Controller:
+        def limit(self, limits, user_api):
+            log.append("limit")
+            return type("L", (), {"restore_original_limits": lambda self: None})()
+
+    monkeypatch.setattr(_threads.serial_blas, "_controller", Controller())
+    monkeypatch.setenv("MISSINGKERNELS_NUM_THREADS", "zero")
+    with pytest.raises(ValueError, match="MISSINGKERNELS_NUM_THREADS"):
+        with _threads.serial_blas:
+            pass
+    monkeypatch.setenv("MISSINGKERNELS_NUM_THREADS", "2")
+    with _threads.serial_blas:
+        assert log == ["limit"]
+
+
 def test_blas_is_held_to_one_thread_while_a_kernel_runs_on_several(rng, monkeypatch):
     """Idle BLAS threads spin after each call and would take the cores from
     the compiled loops: a kernel evaluation on several loop threads limits

@@ -40,9 +40,10 @@ class _SerialBlas:
         self._limit: Any = None
 
     def __enter__(self) -> None:
+        several = n_threads() > 1  # may raise: before counting this use in
         with self._lock:
             self._depth += 1
-            if self._depth == 1 and n_threads() > 1:
+            if self._depth == 1 and several:
                 if self._controller is None:
                     from threadpoolctl import ThreadpoolController
 
