@@ -243,8 +243,8 @@ class ExpectedKernelFeatures(
 
         kernel = self.kernel_
         _, train = kernel._conditionals(X)
-        fmap = kernel.base_kernel_.feature_map(train, self.n_components, rng)
         try:
+            fmap = kernel.base_kernel_.feature_map(train, self.n_components, rng)
             # The table decides whether the map averages over this
             # representation; two rows are enough to find out.
             self._features(fmap, X[:2])

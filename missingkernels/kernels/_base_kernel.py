@@ -21,6 +21,26 @@ from sklearn.base import BaseEstimator
 __all__ = ["BaseKernel"]
 
 
+def mask_matching_factor(
+    missing_a: np.ndarray, missing_b: np.ndarray, weight: float
+) -> np.ndarray | None:
+    """``(1 - u) + u / d sum_v 1[a_v missing = b_v missing]`` for all row
+    pairs, None for ``u = 0``.
+
+    Simple matching of the missingness masks: a kernel (positive
+    semi-definite: an inner product of ``[m, 1 - m]`` plus a constant), 1 for
+    two rows with the same mask, so a kernel times it is a kernel with the
+    same diagonal.
+    """
+    u = float(weight)
+    if u == 0:
+        return None
+    ma = np.asarray(missing_a, dtype=np.float64)
+    mb = np.asarray(missing_b, dtype=np.float64)
+    same = ma @ mb.T + (1.0 - ma) @ (1.0 - mb).T
+    return (1.0 - u) + u * same / ma.shape[1]
+
+
 class BaseKernel(BaseEstimator):
     """Base class of the base kernels ``k(x, y)`` on complete rows.
 
@@ -99,6 +119,26 @@ class BaseKernel(BaseEstimator):
         """
         return None
 
+    def _times_missingness_factor(
+        self,
+        K: np.ndarray,
+        missing_a: np.ndarray | None,
+        missing_b: np.ndarray | None,
+        shape_a: tuple[int, ...],
+        shape_b: tuple[int, ...],
+    ) -> np.ndarray:
+        """``K`` times :meth:`missingness_factor` of the masks, for a
+        :meth:`pairwise` that takes them (a row without a mask is taken as
+        fully observed, whose factor with another such row is 1)."""
+        if missing_a is None and missing_b is None:
+            return K
+        ma = np.zeros(shape_a, bool) if missing_a is None else missing_a
+        mb = np.zeros(shape_b, bool) if missing_b is None else missing_b
+        factor = self.missingness_factor(np.asarray(ma, bool), np.asarray(mb, bool))
+        if factor is not None:
+            K *= factor
+        return K
+
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         """``k(a_i, a_i)`` for complete rows, shape ``(len(A),)``."""
         out = np.empty(len(A))
@@ -115,7 +155,8 @@ class BaseKernel(BaseEstimator):
         kernel, for :class:`~missingkernels.ExpectedKernelFeatures`.
 
         Returns an object with ``transform(A)`` and ``n_components``, or None
-        when the kernel has none (the features then use Nystroem). The
+        when the kernel has none (the features then use Nystroem; raise
+        NotImplementedError instead to say why). The
         expectation table's cells average it over the conditionals.
 
         Parameters

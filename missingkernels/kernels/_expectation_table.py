@@ -280,6 +280,26 @@ def set_diagonal(K: np.ndarray, values: np.ndarray) -> np.ndarray:
     return K
 
 
+def times_missingness_factor(
+    M: np.ndarray, base: Any, cx: Any, cy: Any | None, power: int = 1
+) -> np.ndarray:
+    """A cell's Gram (``power=1``) or variance (``power=2``) times the base
+    kernel's factor on the rows' masks (:meth:`BaseKernel.missingness_factor`)
+    to that power, in place; unchanged when the kernel has none.
+
+    The masks are observed, so the factor is a constant of each pair: it
+    multiplies the expectation as it is, and the variance by its square. It
+    is 1 for equal masks, so a normalisation by the diagonal is unchanged.
+    """
+    factor_of = getattr(base, "missingness_factor", None)
+    if factor_of is None:
+        return M
+    factor = factor_of(cx.missing, (cx if cy is None else cy).missing)
+    if factor is not None:
+        M *= factor if power == 1 else factor**power
+    return M
+
+
 @dataclass(frozen=True)
 class DrawOptions:
     """How the fallback draws: ``n_draws`` per row, seeded by ``random_state``."""
@@ -443,7 +463,8 @@ def _draws_gram(
         K = 0.5 * (K + K.T)
         if diagonal == "same_draw":
             np.fill_diagonal(K, _same_draw_moments(base, sx, 1))
-    return K
+    # (pairwise above without the masks: the factor is applied once, here)
+    return times_missingness_factor(K, base, sx, sy)
 
 
 def _draws_variance(
@@ -457,7 +478,7 @@ def _draws_variance(
         if diagonal == "same_draw":
             m1 = _same_draw_moments(base, sx, 1)
             np.fill_diagonal(V, _same_draw_moments(base, sx, 2) - m1 * m1)
-    return np.maximum(V, 0.0)
+    return times_missingness_factor(np.maximum(V, 0.0), base, sx, sy, power=2)
 
 
 def _draws_features(

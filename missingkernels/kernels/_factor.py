@@ -29,7 +29,11 @@ import numpy as np
 from ..conditionals import FactorConditionals, GaussianConditionals
 from ..hookspecs import hookimpl
 from . import _rbf, _threads
-from ._expectation_table import Expectation, find_expectation
+from ._expectation_table import (
+    Expectation,
+    find_expectation,
+    times_missingness_factor,
+)
 from ._factor_layouts import (
     _COLS,
     _ROWS,
@@ -442,7 +446,7 @@ class _FactorRBFCell:
                 else:
                     diag = np.ones(len(K)) if normalised else np.exp(self_x)
                 K[np.diag_indices_from(K)] = diag
-            return K
+            return times_missingness_factor(K, base, cx, cy)
 
     def variance(
         self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
@@ -475,7 +479,7 @@ class _FactorRBFCell:
                         np.maximum(self2 - 2.0 * self_x, 0.0)
                     )
                 V[np.diag_indices_from(V)] = diag
-            return V
+            return times_missingness_factor(V, base, cx, cy, power=2)
 
     def features(
         self, base: RBF, c: Any, feature_map: Any, normalised: bool

@@ -15,8 +15,8 @@ from ..conditionals import MixedConditionals
 from ..conditionals._mixed import category_blocks
 from ..hookspecs import hookimpl
 from . import _rbf
-from ._base_kernel import BaseKernel
-from ._expectation_table import Expectation
+from ._base_kernel import BaseKernel, mask_matching_factor
+from ._expectation_table import Expectation, times_missingness_factor
 from ._expected_kernel import BaseExpectedKernel
 
 __all__ = ["ExpectedMixedRBFKernel", "MixedRBFKernel", "RBFMatching"]
@@ -132,28 +132,16 @@ class RBFMatching(BaseKernel):
         missingness masks ``missing_a``, ``missing_b`` (see
         :meth:`missingness_factor`; rows without a mask are taken as fully
         observed, whose factor is 1)."""
-        K = self._rows(A, B)
-        if missing_a is None and missing_b is None:
-            return K
-        ma = np.zeros(A.shape, bool) if missing_a is None else missing_a
-        mb = np.zeros(B.shape, bool) if missing_b is None else missing_b
-        factor = self.missingness_factor(np.asarray(ma, bool), np.asarray(mb, bool))
-        if factor is not None:
-            K *= factor
-        return K
+        return self._times_missingness_factor(
+            self._rows(A, B), missing_a, missing_b, A.shape, B.shape
+        )
 
     def missingness_factor(
         self, missing_a: np.ndarray, missing_b: np.ndarray
     ) -> np.ndarray | None:
         """``(1 - u) + u / d sum_v 1[a_v missing = b_v missing]``, None for
         ``u = 0``."""
-        u = float(self.missingness_weight)
-        if u == 0:
-            return None
-        ma = missing_a.astype(np.float64)
-        mb = missing_b.astype(np.float64)
-        same = ma @ mb.T + (1.0 - ma) @ (1.0 - mb).T
-        return (1.0 - u) + u * same / ma.shape[1]
+        return mask_matching_factor(missing_a, missing_b, self.missingness_weight)
 
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         return np.ones(len(A))
@@ -279,12 +267,7 @@ def _mixed_gram(
 ) -> np.ndarray:
     with np.errstate(under="ignore"):
         K = _gram(base, cx, cy, diagonal, normalised)
-    # Observed masks: the factor multiplies the expectation as it is, and its
-    # diagonal is 1 (the normalisation is unchanged).
-    factor = base.missingness_factor(cx.missing, (cx if cy is None else cy).missing)
-    if factor is not None:
-        K *= factor
-    return K
+    return times_missingness_factor(K, base, cx, cy)
 
 
 def _gram(

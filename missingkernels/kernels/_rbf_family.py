@@ -22,8 +22,12 @@ from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import GaussianConditionals, MixtureConditionals, SampleConditionals
 from ..hookspecs import hookimpl
 from . import _feature_maps, _rbf
-from ._base_kernel import BaseKernel
-from ._expectation_table import Expectation, set_diagonal
+from ._base_kernel import BaseKernel, mask_matching_factor
+from ._expectation_table import (
+    Expectation,
+    set_diagonal,
+    times_missingness_factor,
+)
 from ._expected_kernel import BaseExpectedKernel
 
 __all__ = ["RBF", "ExpectedRBFKernel", "GenRBFKernel"]
@@ -45,6 +49,9 @@ class RBF(BaseKernel):
         ``"mahalanobis"`` replaces ``||x - y||^2`` by ``(x - y)^T S^-1 (x - y)``
         with ``S`` the covariance of the fitted density (for a mixture or
         draws: the covariance implied on the training rows).
+    missingness_weight : float in [0, 1], default=0.0
+        The weight ``u`` of a factor on the rows' missingness masks that
+        multiplies the kernel (:meth:`missingness_factor`); 0 leaves it out.
 
     Attributes
     ----------
@@ -56,11 +63,18 @@ class RBF(BaseKernel):
     _parameter_constraints: ClassVar[dict] = {
         "gamma": [Interval(Real, 0.0, None, closed="neither"), StrOptions({"scale"})],
         "metric": [StrOptions({"euclidean", "mahalanobis"})],
+        "missingness_weight": [Interval(Real, 0.0, 1.0, closed="both")],
     }
 
-    def __init__(self, gamma: float | str = "scale", metric: str = "euclidean"):
+    def __init__(
+        self,
+        gamma: float | str = "scale",
+        metric: str = "euclidean",
+        missingness_weight: float = 0.0,
+    ):
         self.gamma = gamma
         self.metric = metric
+        self.missingness_weight = missingness_weight
 
     def fit(self, X: np.ndarray, train: Any, density: Any = None) -> RBF:
         center = train.first_moments().mean(axis=0)
@@ -82,11 +96,35 @@ class RBF(BaseKernel):
             self.gamma_ = float(self.gamma)
         return self
 
-    def pairwise(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    def pairwise(
+        self,
+        A: np.ndarray,
+        B: np.ndarray,
+        missing_a: np.ndarray | None = None,
+        missing_b: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """``k(a_i, b_j)`` for complete rows, times the factor on the rows'
+        missingness masks ``missing_a``, ``missing_b`` when
+        ``missingness_weight > 0`` (rows without a mask count as fully
+        observed)."""
         x, _ = self._metric.coordinates(A)
         y, _ = self._metric.coordinates(B)
         sq = (x * x).sum(1)[:, None] + (y * y).sum(1)[None] - 2.0 * (x @ y.T)
-        return np.exp(-self.gamma_ * np.maximum(sq, 0.0))
+        K = np.exp(-self.gamma_ * np.maximum(sq, 0.0))
+        return self._times_missingness_factor(K, missing_a, missing_b, A.shape, B.shape)
+
+    def missingness_factor(
+        self, missing_a: np.ndarray, missing_b: np.ndarray
+    ) -> np.ndarray | None:
+        """``(1 - u) + u / d sum_v 1[a_v missing = b_v missing]``, None for
+        ``u = 0``.
+
+        Simple matching of the masks (positive semi-definite, 1 for equal
+        masks): the kernel times it is a kernel with the same diagonal,
+        which can use informative missingness (e.g. large values going
+        missing) that an average over the missing entries ignores.
+        """
+        return mask_matching_factor(missing_a, missing_b, self.missingness_weight)
 
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         return np.ones(len(A))
@@ -96,8 +134,17 @@ class RBF(BaseKernel):
 
     def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
         """Random Fourier features (paired cos/sin, ``n_components // 2``
-        frequencies ``w ~ N(0, 2 gamma I)`` in the metric's coordinates)."""
+        frequencies ``w ~ N(0, 2 gamma I)`` in the metric's coordinates).
+        There are none with the factor on the masks (the features then use
+        Nystroem)."""
         from ._feature_maps import FourierMap, fourier_frequencies
+
+        if self.missingness_weight > 0:
+            raise NotImplementedError(
+                f"The RBF with missingness_weight={self.missingness_weight} > 0 "
+                "has no expected Fourier features (the factor on the masks "
+                "multiplies the kernel)."
+            )
 
         metric = self._metric
         omega = fourier_frequencies(
@@ -187,6 +234,7 @@ class _RBFCell:
             gamma = base.gamma_
             sx, sy, self_x, _ = self._prepare(base, cx, cy, gamma, normalised)
             K = self._gram(sx, sy, gamma, base._metric, log=False, clip=normalised)
+            times_missingness_factor(K, base, cx, cy)
             if cy is None:
                 norm = -self_x if normalised else np.zeros_like(self_x)
                 if diagonal == "same_draw":
@@ -212,9 +260,11 @@ class _RBFCell:
     def variance(
         self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
     ) -> np.ndarray:
-        """``Var k = E_{2 gamma} k - (E_gamma k)^2`` (k^2 is the RBF at 2 gamma)."""
+        """``Var k = E_{2 gamma} k - (E_gamma k)^2`` (k^2 is the RBF at 2 gamma),
+        times the square of the factor on the masks (a constant per pair)."""
         with np.errstate(under="ignore"):
-            return self._variance(base, cx, cy, diagonal, normalised)
+            V = self._variance(base, cx, cy, diagonal, normalised)
+        return times_missingness_factor(V, base, cx, cy, power=2)
 
     def _variance(
         self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
@@ -305,7 +355,20 @@ _RBF_PARAMETERS = """gamma : float > 0 or "scale", default="scale"
         A registry name (see :func:`missingkernels.list_densities`) or an
         unfitted density object (cloned at fit). Gaussian densities give the
         closed form; a mixture the weighted sum over component pairs; draws
-        (``"mice"``, ``"iterative"``) the average over pairs of draws."""
+        (``"mice"``, ``"iterative"``) the average over pairs of draws.
+    missingness_weight : float in [0, 1], default=0.0
+        The weight ``u`` of a factor on the missingness masks that multiplies
+        the kernel: ``(1 - u) + u / d sum_v 1[x_v missing = y_v missing]``,
+        the share of features missing in both rows or observed in both
+        (simple matching, a kernel equal to 1 for equal masks, so the product
+        is a kernel with the same diagonal). For missingness that carries
+        information (values missing because they are large, a test not
+        ordered because it was not needed), which the average over the
+        missing entries cannot use. The masks are observed, so the factor
+        multiplies the expectation as it is (and the variance by its
+        square). 0, the default, leaves it out. With ``u > 0`` there are no
+        expected Fourier features (:class:`~missingkernels.ExpectedKernelFeatures`
+        uses Nystroem)."""
 
 _RBF_ATTRIBUTES = """density_ : density estimator
         The density fitted on the training rows (for ``"gaussian_em"``:
@@ -392,11 +455,13 @@ class GenRBFKernel(BaseExpectedKernel):
         metric: str = "euclidean",
         density: Any = "gaussian_em",
         diagonal: str = "independent",
+        missingness_weight: float = 0.0,
     ):
         self.gamma = gamma
         self.metric = metric
         self.density = density
         self.diagonal = diagonal
+        self.missingness_weight = missingness_weight
 
 
 class ExpectedRBFKernel(BaseExpectedKernel):
@@ -461,11 +526,13 @@ class ExpectedRBFKernel(BaseExpectedKernel):
         metric: str = "euclidean",
         density: Any = "gaussian_em",
         diagonal: str = "same_draw",
+        missingness_weight: float = 0.0,
     ):
         self.gamma = gamma
         self.metric = metric
         self.density = density
         self.diagonal = diagonal
+        self.missingness_weight = missingness_weight
 
 
 for _cls in (GenRBFKernel, ExpectedRBFKernel):
