@@ -119,26 +119,6 @@ class BaseKernel(BaseEstimator):
         """
         return None
 
-    def _times_missingness_factor(
-        self,
-        K: np.ndarray,
-        missing_a: np.ndarray | None,
-        missing_b: np.ndarray | None,
-        shape_a: tuple[int, ...],
-        shape_b: tuple[int, ...],
-    ) -> np.ndarray:
-        """``K`` times :meth:`missingness_factor` of the masks, for a
-        :meth:`pairwise` that takes them (a row without a mask is taken as
-        fully observed, whose factor with another such row is 1)."""
-        if missing_a is None and missing_b is None:
-            return K
-        ma = np.zeros(shape_a, bool) if missing_a is None else missing_a
-        mb = np.zeros(shape_b, bool) if missing_b is None else missing_b
-        factor = self.missingness_factor(np.asarray(ma, bool), np.asarray(mb, bool))
-        if factor is not None:
-            K *= factor
-        return K
-
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         """``k(a_i, a_i)`` for complete rows, shape ``(len(A),)``."""
         out = np.empty(len(A))
@@ -173,3 +153,53 @@ class BaseKernel(BaseEstimator):
     def kernel_name(cls) -> str:
         """The short name used in messages: ``name``, else the class name."""
         return cls.name or cls.__name__
+
+
+class MissingnessWeightMixin:
+    """``missingness_weight`` for a base kernel: ``k`` times
+    :func:`mask_matching_factor` of the rows' masks.
+
+    The kernel implements ``_rows(A, B)``, ``k`` without the factor;
+    :meth:`pairwise` takes the masks, so that the kernel averaged over draws
+    is the one whose expectation the table's cells give (they apply the
+    factor through :func:`~._expectation_table.times_missingness_factor`).
+    """
+
+    missingness_weight: float
+
+    def _rows(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def pairwise(
+        self,
+        A: np.ndarray,
+        B: np.ndarray,
+        missing_a: np.ndarray | None = None,
+        missing_b: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """``k(a_i, b_j)`` for complete rows, times the factor on the rows'
+        missingness masks ``missing_a``, ``missing_b`` (see
+        :meth:`missingness_factor`; rows without a mask are taken as fully
+        observed, whose factor with another such row is 1)."""
+        K = self._rows(A, B)
+        if missing_a is None and missing_b is None:
+            return K
+        ma = np.zeros(A.shape, bool) if missing_a is None else missing_a
+        mb = np.zeros(B.shape, bool) if missing_b is None else missing_b
+        factor = self.missingness_factor(np.asarray(ma, bool), np.asarray(mb, bool))
+        if factor is not None:
+            K *= factor
+        return K
+
+    def missingness_factor(
+        self, missing_a: np.ndarray, missing_b: np.ndarray
+    ) -> np.ndarray | None:
+        """``(1 - u) + u / d sum_v 1[a_v missing = b_v missing]``, None for
+        ``u = 0``.
+
+        Simple matching of the masks (positive semi-definite, 1 for equal
+        masks): the kernel times it is a kernel with the same diagonal,
+        which can use informative missingness (e.g. large values going
+        missing) that an average over the missing entries ignores.
+        """
+        return mask_matching_factor(missing_a, missing_b, self.missingness_weight)

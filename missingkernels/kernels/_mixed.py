@@ -15,14 +15,14 @@ from ..conditionals import MixedConditionals
 from ..conditionals._mixed import category_blocks
 from ..hookspecs import hookimpl
 from . import _rbf
-from ._base_kernel import BaseKernel, mask_matching_factor
+from ._base_kernel import BaseKernel, MissingnessWeightMixin
 from ._expectation_table import Expectation, times_missingness_factor
 from ._expected_kernel import BaseExpectedKernel
 
 __all__ = ["ExpectedMixedRBFKernel", "MixedRBFKernel", "RBFMatching"]
 
 
-class RBFMatching(BaseKernel):
+class RBFMatching(MissingnessWeightMixin, BaseKernel):
     """An RBF on the numeric columns times simple matching on the nominal ones.
 
     ``k(x, y) = exp(-gamma ||x_N - y_N||^2) * ((1 - w) + w m(x_C, y_C))``
@@ -120,28 +120,6 @@ class RBFMatching(BaseKernel):
         else:
             self.gamma_ = float(self.gamma)
         return self
-
-    def pairwise(
-        self,
-        A: np.ndarray,
-        B: np.ndarray,
-        missing_a: np.ndarray | None = None,
-        missing_b: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """``k(a_i, b_j)`` for complete rows, times the factor on the rows'
-        missingness masks ``missing_a``, ``missing_b`` (see
-        :meth:`missingness_factor`; rows without a mask are taken as fully
-        observed, whose factor is 1)."""
-        return self._times_missingness_factor(
-            self._rows(A, B), missing_a, missing_b, A.shape, B.shape
-        )
-
-    def missingness_factor(
-        self, missing_a: np.ndarray, missing_b: np.ndarray
-    ) -> np.ndarray | None:
-        """``(1 - u) + u / d sum_v 1[a_v missing = b_v missing]``, None for
-        ``u = 0``."""
-        return mask_matching_factor(missing_a, missing_b, self.missingness_weight)
 
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         return np.ones(len(A))

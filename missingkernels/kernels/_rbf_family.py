@@ -22,7 +22,7 @@ from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import GaussianConditionals, MixtureConditionals, SampleConditionals
 from ..hookspecs import hookimpl
 from . import _feature_maps, _rbf
-from ._base_kernel import BaseKernel, mask_matching_factor
+from ._base_kernel import BaseKernel, MissingnessWeightMixin
 from ._expectation_table import (
     Expectation,
     set_diagonal,
@@ -36,7 +36,7 @@ __all__ = ["RBF", "ExpectedRBFKernel", "GenRBFKernel"]
 # -- base kernel ------------------------------------------------------------------
 
 
-class RBF(BaseKernel):
+class RBF(MissingnessWeightMixin, BaseKernel):
     """The RBF ``exp(-gamma ||x - y||^2)``, Euclidean or Mahalanobis.
 
     Parameters
@@ -96,35 +96,12 @@ class RBF(BaseKernel):
             self.gamma_ = float(self.gamma)
         return self
 
-    def pairwise(
-        self,
-        A: np.ndarray,
-        B: np.ndarray,
-        missing_a: np.ndarray | None = None,
-        missing_b: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """``k(a_i, b_j)`` for complete rows, times the factor on the rows'
-        missingness masks ``missing_a``, ``missing_b`` when
-        ``missingness_weight > 0`` (rows without a mask count as fully
-        observed)."""
+    def _rows(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """The kernel without the factor on the masks."""
         x, _ = self._metric.coordinates(A)
         y, _ = self._metric.coordinates(B)
         sq = (x * x).sum(1)[:, None] + (y * y).sum(1)[None] - 2.0 * (x @ y.T)
-        K = np.exp(-self.gamma_ * np.maximum(sq, 0.0))
-        return self._times_missingness_factor(K, missing_a, missing_b, A.shape, B.shape)
-
-    def missingness_factor(
-        self, missing_a: np.ndarray, missing_b: np.ndarray
-    ) -> np.ndarray | None:
-        """``(1 - u) + u / d sum_v 1[a_v missing = b_v missing]``, None for
-        ``u = 0``.
-
-        Simple matching of the masks (positive semi-definite, 1 for equal
-        masks): the kernel times it is a kernel with the same diagonal,
-        which can use informative missingness (e.g. large values going
-        missing) that an average over the missing entries ignores.
-        """
-        return mask_matching_factor(missing_a, missing_b, self.missingness_weight)
+        return np.exp(-self.gamma_ * np.maximum(sq, 0.0))
 
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         return np.ones(len(A))
