@@ -114,8 +114,9 @@ def config(quick: bool) -> dict:
         "is 0 in every row) has no instance margin and now keeps s = 1, as a "
         "row with nothing valid does; floored at 1e-6 before, it kept libsvm "
         "busy for over 10 minutes at MNAR 70%. The geom cells computed "
-        "before the fix were rerun (statlog_heart and liver_disorders_bupa: "
-        "0 of 315 cells changed)."
+        "before the fix were rerun: 0 of 315 changed on statlog_heart and on "
+        "liver_disorders_bupa, 1 of 206 on ionosphere (MNAR 70%, draw 1, "
+        "fold 0: 0.803 before, 0.761 after)."
     )
     common = dict(
         datasets=datasets,
