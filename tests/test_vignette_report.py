@@ -209,3 +209,89 @@ def test_pay_off_verdict_tests_the_best_kernel_against_the_best_rival(pay_off):
     row = next(line for line in lines if line.startswith("| d1 |"))
     assert row.split(" | ")[1] == f"{d1['genrbf'] - d1['mean']:+.3f} (mean)"
     assert summary.startswith("by dataset, ahead in ")
+
+
+@pytest.fixture
+def sweeps(monkeypatch):
+    monkeypatch.syspath_prepend(str(VIGNETTES))
+    sys.modules.pop("_sweeps", None)
+    import _sweeps
+
+    yield _sweeps
+    sys.modules.pop("_sweeps", None)
+
+
+def _block_scores(rng, offsets, rates=(0.1, 0.3, 0.5, 0.7)):
+    """Blocks (dataset, mechanism, rate) x methods: 0.7 + offset + a shared
+    block effect + noise."""
+    index = pd.MultiIndex.from_product(
+        [["d1", "d2", "d3", "d4"], ["mar"], list(rates)],
+        names=["dataset", "mechanism", "rate"],
+    )
+    block = rng.normal(scale=0.05, size=len(index))
+    return pd.DataFrame(
+        {
+            m: 0.7 + off + block + rng.normal(scale=0.002, size=len(index))
+            for m, off in offsets.items()
+        },
+        index=index,
+    )
+
+
+def test_claim_parts_test_what_they_say(sweeps):
+    from scipy import stats
+
+    rng = np.random.default_rng(1)
+    scores = _block_scores(rng, {"genrbf": 0.03, "mean": 0.0, "knn": 0.0301})
+    ranks = scores.rank(axis=1, ascending=False)
+    every = np.ones(len(scores), dtype=bool)
+    # Reference: scipy's Wilcoxon per pair, Holm over the three pairs by hand.
+    pairs = [("genrbf", "mean"), ("genrbf", "knn"), ("mean", "knn")]
+    p = np.array([stats.wilcoxon(scores[a], scores[b]).pvalue for a, b in pairs])
+    order = np.argsort(p)
+    holm = np.empty(3)
+    holm[order] = np.minimum(1, np.maximum.accumulate(p[order] * [3, 2, 1]))
+    assert holm[0] <= 0.05 < holm[1]  # ahead of mean; level with knn
+    text, holds = sweeps.significantly_ahead_part(scores, "genrbf", every, "overall")
+    assert not holds and text.endswith(": not of knn")
+    assert "16 blocks" in text
+    _, holds = sweeps.significantly_ahead_part(
+        scores, "genrbf", every, "overall", of=["mean"]
+    )
+    assert holds
+    text, holds = sweeps.significantly_ahead_part(
+        scores, "genrbf", every, "overall", of=["knn"], expected=False
+    )
+    assert holds and "not significantly ahead of knn" in text
+    _, holds = sweeps.significantly_ahead_part(
+        scores, "genrbf", every, "overall", of=["mean"], expected=False
+    )
+    assert not holds
+
+    low = sweeps.rates_between(scores, 0.0, 0.35)
+    assert low.sum() == 8  # 10% and 30% of four datasets
+    mean_rank = ranks[low].mean()
+    text, holds = sweeps.ranks_ahead_part(ranks, "mean", "genrbf", low, "low")
+    assert holds == (mean_rank["mean"] < mean_rank["genrbf"]) and not holds
+    assert f"mean {mean_rank['mean']:.2f}" in text
+    text, holds = sweeps.best_rank_part(ranks, "genrbf", every, "overall")
+    best = ranks.mean().idxmin()
+    assert holds == (best == "genrbf")
+    a, b = ranks[low]["knn"].mean(), ranks[~low]["knn"].mean()
+    text, holds = sweeps.rank_worsens_part(ranks, "knn", low, ~low, "low to high")
+    assert holds == (b > a) and text.endswith(f"{a:.2f} to {b:.2f}")
+
+
+def test_claim_verdict_counts_the_parts_that_hold(sweeps):
+    lineup = ["genrbf", "mean"]
+    assert (
+        "**Beside ours: reproduced** (2 of 2"
+        in sweeps.claim_verdict([("a", True), ("b", True)], lineup)[0]
+    )
+    assert (
+        "**Beside ours: partly reproduced** (1 of 2"
+        in sweeps.claim_verdict([("a", True), ("b", False)], lineup)[0]
+    )
+    lines = sweeps.claim_verdict([("a", False), ("b", False)], lineup)
+    assert "**Beside ours: not reproduced** (0 of 2" in lines[0]
+    assert lines[2:] == ["- does not hold: a.", "- does not hold: b."]

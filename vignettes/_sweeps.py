@@ -4,7 +4,7 @@ pipeline and hgb by rate band, and the answer sentences of their reports."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +210,109 @@ def _bands(scores: Any) -> Any:
                 yield mech, band, sel
 
 
+# -- the paper's claim beside ours ------------------------------------------------
+
+#: A part of a paper's claim checked on our blocks: the sentence with our
+#: numbers, and whether it holds.
+ClaimPart = tuple[str, bool]
+
+
+def rates_between(scores: Any, lo: float, hi: float) -> Any:
+    """Row mask of the blocks with ``lo < rate <= hi`` (all mechanisms)."""
+    rate = scores.index.get_level_values("rate").astype(float)
+    return (rate > lo) & (rate <= hi)
+
+
+def best_rank_part(ranks: Any, ours: str, sel: Any, where: str) -> ClaimPart:
+    """``ours`` has the lowest mean rank of the selected blocks."""
+    mean = ranks[sel].mean().sort_values()
+    holds = bool(mean.index[0] == ours)
+    best = "" if holds else f"; best {mean.index[0]} {mean.iloc[0]:.2f}"
+    return (
+        f"{ours} has the best mean rank {where}: {ours} {mean[ours]:.2f}, "
+        f"{list(mean.index).index(ours) + 1} of {len(mean)}{best}",
+        holds,
+    )
+
+
+def significantly_ahead_part(
+    scores: Any,
+    ours: str,
+    sel: Any,
+    where: str,
+    of: Sequence[str] | None = None,
+    expected: bool = True,
+) -> ClaimPart:
+    """``ours`` is significantly ahead of every other method (or of those in
+    ``of``) on the selected blocks: Wilcoxon signed-rank, Holm over all pairs
+    of those blocks. With ``expected=False`` the part is that it is *not*
+    significantly ahead of any of them."""
+    from missingkernels.experiments import pairwise_wilcoxon
+
+    s = scores[sel]
+    others = [m for m in s.columns if m != ours and (of is None or m in of)]
+    whom = "every other method" if of is None else ", ".join(of)
+    if s.shape[0] < 2:
+        return f"{ours} against {whom} {where}: fewer than 2 blocks", False
+    sig = pairwise_wilcoxon(s).significant()
+    beaten = set()
+    for row in sig.itertuples(index=False):
+        if row.method_a == ours and row.median_difference > 0:
+            beaten.add(row.method_b)
+        elif row.method_b == ours and row.median_difference < 0:
+            beaten.add(row.method_a)
+    ahead = [m for m in others if m in beaten]
+    missed = [m for m in others if m not in beaten]
+    tested = f"{where} (Wilcoxon, Holm; {s.shape[0]} blocks)"
+    if not expected:
+        text = f"{ours} is not significantly ahead of {whom} {tested}"
+        return text + (": it is of " + ", ".join(ahead) if ahead else ""), not ahead
+    text = f"{ours} is significantly ahead of {whom} {tested}"
+    return text + (": not of " + ", ".join(missed) if missed else ""), not missed
+
+
+def ranks_ahead_part(ranks: Any, a: str, b: str, sel: Any, where: str) -> ClaimPart:
+    """``a`` has a lower (better) mean rank than ``b`` on the selected blocks."""
+    mean = ranks[sel].mean()
+    return (
+        f"{a} ranks ahead of {b} {where}: {a} {mean[a]:.2f}, {b} {mean[b]:.2f}",
+        bool(mean[a] < mean[b]),
+    )
+
+
+def rank_worsens_part(
+    ranks: Any, method: str, low: Any, high: Any, bands: str
+) -> ClaimPart:
+    """``method``'s mean rank is worse (higher) on the ``high`` blocks than on
+    the ``low`` ones."""
+    a, b = ranks[low][method].mean(), ranks[high][method].mean()
+    return f"{method}'s mean rank worsens {bands}: {a:.2f} to {b:.2f}", bool(b > a)
+
+
+def claim_verdict(parts: Sequence[ClaimPart], lineup: Sequence[str]) -> list[str]:
+    """Markdown: each part of the paper's claim with our numbers (ranks and
+    tests among the methods of ``lineup``, the paper's), and the verdict:
+    reproduced (every part holds), partly, or not reproduced (none holds)."""
+    held = sum(holds for _, holds in parts)
+    verdict = (
+        "reproduced"
+        if held == len(parts)
+        else "not reproduced"
+        if held == 0
+        else "partly reproduced"
+    )
+    lines = [
+        f"**Beside ours: {verdict}** ({held} of {len(parts)} parts hold; "
+        f"ranks and tests among the paper's methods that we run: "
+        f"{', '.join(lineup)}).",
+        "",
+    ]
+    lines += [
+        f"- {'holds' if holds else 'does not hold'}: {text}." for text, holds in parts
+    ]
+    return lines
+
+
 def sweep_report(
     results: Any,
     extra: Mapping[str, Any],
@@ -218,10 +321,24 @@ def sweep_report(
     blocks: Sequence[str],
     claim: str,
     figure: str = "",
+    claim_parts: Callable[[Any, Any], Sequence[ClaimPart]] | None = None,
+    claim_lineup: Sequence[str] = (),
 ) -> str:
     """The rate sweeps' own sections (vignettes 8 and 9): genrbf against the
     best imputation pipeline and hgb by rate band (:func:`band_table`), the
-    paper's claim, and the mean rank per rate (table and figure)."""
+    paper's claim and, with ``claim_parts`` (``(scores, ranks)`` of the
+    blocks to its parts), the claim checked on ours among the methods of
+    ``claim_lineup`` (:func:`claim_verdict`), and the mean rank per rate
+    (table and figure)."""
+    verdict: list[str] = []
+    if claim_parts is not None:
+        scores, _ = _ranked_blocks(results, metric, blocks)
+        lineup = [m for m in claim_lineup if m in scores.columns]
+        if scores.shape[0] >= 2 and "genrbf" in lineup and len(lineup) >= 3:
+            # The claim is about the paper's comparison: rank among its methods.
+            scores = scores[lineup]
+            ranks = scores.rank(axis=1, ascending=False)
+            verdict = ["", *claim_verdict(claim_parts(scores, ranks), lineup)]
     tables = plot_rank_curves(
         results, metric, blocks, extra["out"] / "ranks_by_rate.png"
     )
@@ -239,6 +356,7 @@ def sweep_report(
         *band_table(results, metric, "genrbf", imputation, blocks),
         "",
         claim,
+        *verdict,
         "",
         f"## Mean rank per missing rate{figure}",
         "",
