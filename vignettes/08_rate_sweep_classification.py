@@ -138,7 +138,13 @@ def config(quick: bool) -> dict:
         intro=intro,
         question=QUESTION,
         answer=lambda results, extra: sweep_answer(
-            results, "accuracy", "genrbf", IMPUTATION, BLOCKS
+            results,
+            "accuracy",
+            "genrbf",
+            IMPUTATION,
+            BLOCKS,
+            claim_parts=claim_parts,
+            claim_lineup=PAPER_LINEUP,
         ),
         parts={name: {"datasets": {name: datasets[name]}} for name in names},
     )

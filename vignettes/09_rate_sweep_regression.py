@@ -105,7 +105,13 @@ def config(quick: bool) -> dict:
         intro=intro,
         question=QUESTION,
         answer=lambda results, extra: sweep_answer(
-            results, "r2", "genrbf", IMPUTATION, BLOCKS
+            results,
+            "r2",
+            "genrbf",
+            IMPUTATION,
+            BLOCKS,
+            claim_parts=claim_parts,
+            claim_lineup=PAPER_METHODS,
         ),
         parts={
             name: {"datasets": {name: datasets[name]}, "gamma_grid": [GAMMA[name]]}

@@ -158,10 +158,14 @@ def sweep_answer(
     imputation: Sequence[str],
     blocks: Sequence[str],
     rival: str = "hgb",
+    claim_parts: Callable[[Any, Any], Sequence[ClaimPart]] | None = None,
+    claim_lineup: Sequence[str] = (),
 ) -> str:
     """Two or three sentences with the numbers: ``ours``'s mean rank over all
-    blocks, and per mechanism and rate band (:data:`BANDS`) whether it ranks
-    ahead of the best imputation pipeline and of ``rival``."""
+    blocks, per mechanism and rate band (:data:`BANDS`) whether it ranks
+    ahead of the best imputation pipeline and of ``rival``, and with
+    ``claim_parts`` whether the paper's claim holds on ours
+    (:func:`checked_claim`)."""
     from missingkernels.experiments import friedman_nemenyi
 
     scores, ranks = _ranked_blocks(results, metric, blocks)
@@ -195,6 +199,17 @@ def sweep_answer(
         + (f" ({', '.join(ahead_rival)})" if ahead_rival else "")
         + "; the table below gives the ranks, differences and tests."
     )
+    if claim_parts is not None:
+        parts, _ = checked_claim(results, metric, blocks, claim_parts, claim_lineup)
+        if parts:
+            failed = [t.split(":")[0] for t, holds in parts if not holds]
+            text += (
+                f" The paper's claim, among its methods that we run, is "
+                f"{_verdict_word(parts)} ({sum(h for _, h in parts)} of "
+                f"{len(parts)} parts hold"
+                + (f"; not: {'; '.join(failed)}" if failed else "")
+                + ")."
+            )
     return text
 
 
@@ -289,18 +304,38 @@ def rank_worsens_part(
     return f"{method}'s mean rank worsens {bands}: {a:.2f} to {b:.2f}", bool(b > a)
 
 
+def _verdict_word(parts: Sequence[ClaimPart]) -> str:
+    held = sum(holds for _, holds in parts)
+    if held == len(parts):
+        return "reproduced"
+    return "not reproduced" if held == 0 else "partly reproduced"
+
+
+def checked_claim(
+    results: Any,
+    metric: str,
+    blocks: Sequence[str],
+    claim_parts: Callable[[Any, Any], Sequence[ClaimPart]],
+    claim_lineup: Sequence[str],
+) -> tuple[list[ClaimPart], list[str]]:
+    """The parts of the paper's claim checked on our blocks, with ranks and
+    tests among the methods of ``claim_lineup`` that have results (the
+    claim is about the paper's comparison); no parts when too few blocks or
+    methods."""
+    scores, _ = _ranked_blocks(results, metric, blocks)
+    lineup = [m for m in claim_lineup if m in scores.columns]
+    if scores.shape[0] < 2 or "genrbf" not in lineup or len(lineup) < 3:
+        return [], lineup
+    scores = scores[lineup]
+    return list(claim_parts(scores, scores.rank(axis=1, ascending=False))), lineup
+
+
 def claim_verdict(parts: Sequence[ClaimPart], lineup: Sequence[str]) -> list[str]:
     """Markdown: each part of the paper's claim with our numbers (ranks and
     tests among the methods of ``lineup``, the paper's), and the verdict:
     reproduced (every part holds), partly, or not reproduced (none holds)."""
     held = sum(holds for _, holds in parts)
-    verdict = (
-        "reproduced"
-        if held == len(parts)
-        else "not reproduced"
-        if held == 0
-        else "partly reproduced"
-    )
+    verdict = _verdict_word(parts)
     lines = [
         f"**Beside ours: {verdict}** ({held} of {len(parts)} parts hold; "
         f"ranks and tests among the paper's methods that we run: "
@@ -332,13 +367,11 @@ def sweep_report(
     (table and figure)."""
     verdict: list[str] = []
     if claim_parts is not None:
-        scores, _ = _ranked_blocks(results, metric, blocks)
-        lineup = [m for m in claim_lineup if m in scores.columns]
-        if scores.shape[0] >= 2 and "genrbf" in lineup and len(lineup) >= 3:
-            # The claim is about the paper's comparison: rank among its methods.
-            scores = scores[lineup]
-            ranks = scores.rank(axis=1, ascending=False)
-            verdict = ["", *claim_verdict(claim_parts(scores, ranks), lineup)]
+        parts, lineup = checked_claim(
+            results, metric, blocks, claim_parts, claim_lineup
+        )
+        if parts:
+            verdict = ["", *claim_verdict(parts, lineup)]
     tables = plot_rank_curves(
         results, metric, blocks, extra["out"] / "ranks_by_rate.png"
     )
