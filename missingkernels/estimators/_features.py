@@ -243,17 +243,17 @@ class ExpectedKernelFeatures(
 
         kernel = self.kernel_
         _, train = kernel._conditionals(X)
+        advice = "Use method='nystroem' (any kernel)"
         try:
             fmap = kernel.base_kernel_.feature_map(train, self.n_components, rng)
+            if fmap is not None:  # the kernel has a map: the density has none
+                advice += " or another density"
             # The table decides whether the map averages over this
             # representation; two rows are enough to find out.
             self._features(fmap, X[:2])
         except NotImplementedError as exc:
             if self.method == "expected":
-                raise ValueError(
-                    f"method='expected': {exc} Use method='nystroem' (any kernel) "
-                    "or another density."
-                ) from None
+                raise ValueError(f"method='expected': {exc} {advice}.") from None
             return
         self.feature_map_ = fmap
         self.method_ = "fourier" if isinstance(fmap, FourierMap) else "exact"
