@@ -217,10 +217,9 @@ def _bands(scores: Any) -> Any:
     """``(mechanism, band label, row mask)`` of every mechanism and rate band
     (:data:`BANDS`) with blocks in ``scores`` (indexed by mechanism, rate)."""
     mech_level = scores.index.get_level_values("mechanism")
-    rate_level = scores.index.get_level_values("rate").astype(float)
     for mech in sorted(mech_level.unique()):
         for band, lo, hi in BANDS:
-            sel = (mech_level == mech) & (rate_level > lo) & (rate_level <= hi)
+            sel = (mech_level == mech) & rates_between(scores, lo, hi)
             if sel.any():
                 yield mech, band, sel
 
