@@ -132,3 +132,69 @@ def test_fitted_attributes_name_the_kernel_and_density(rng):
     assert f.kernel_name_ == "genrbf"
     b = MissingKernelSVC(kernel="expected_linear").fit(X, y)
     assert b.kernel_name_ == "expected_linear"
+
+
+def _holes(rng, n=50, d=3):
+    X = rng.normal(size=(n, d))
+    X[:, 1] += X[:, 0]
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    return X, y
+
+
+def test_the_estimators_random_state_seeds_a_density_given_by_name(rng):
+    # A density of draws named by string used to stay unseeded whatever the
+    # estimator's random_state: two fits of the same model on the same rows
+    # gave different Grams (and a grid search compared different draws).
+    X, y = _holes(rng)
+    params = dict(kernel="genrbf", density="iterative", density_params={"n_draws": 2})
+    a = MissingKernelSVC(random_state=0, **params).fit(X, y)
+    b = MissingKernelSVC(random_state=0, **params).fit(X, y)
+    assert a.density_.random_state == 0
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    # The same through the features route and for regression.
+    f = ExpectedKernelFeatures(
+        density="iterative", n_components=20, random_state=3
+    ).fit(X)
+    assert f.density_.random_state == 3
+    r = MissingKernelSVR(kernel="genrbf", density="iterative", random_state=4)
+    assert r.fit(X, y.astype(float)).density_.random_state == 4
+    t = MissingKernelTransformer(kernel="genrbf", density="iterative", random_state=1)
+    gram = t.fit(X).transform(X)
+    np.testing.assert_array_equal(gram, clone(t).fit(X).transform(X))
+    # A RandomState instance gives an integer seed drawn from it.
+    c = MissingKernelSVC(random_state=np.random.RandomState(0), **params).fit(X, y)
+    assert isinstance(c.density_.random_state, int)
+
+
+def test_what_the_estimators_random_state_leaves_alone(rng):
+    from missingkernels.densities import IterativeImputerDensity
+
+    X, y = _holes(rng)
+    # None: the density keeps its own default.
+    none = MissingKernelSVC(kernel="genrbf", density="iterative").fit(X, y)
+    assert none.density_.random_state is None
+    # density_params (or density__random_state) says otherwise: it wins.
+    own = MissingKernelSVC(
+        kernel="genrbf",
+        density="iterative",
+        density_params={"random_state": 7},
+        random_state=0,
+    ).fit(X, y)
+    assert own.density_.random_state == 7
+    # A density object is the user's: its parameters are kept as given.
+    obj = MissingKernelSVC(
+        kernel="genrbf", density=IterativeImputerDensity(n_draws=2), random_state=0
+    ).fit(X, y)
+    assert obj.density_.random_state is None
+    # A density without a random_state (the default Gaussian) is unaffected,
+    # and a kernel without a density still needs none.
+    em = MissingKernelSVC(kernel="genrbf", random_state=0).fit(X, y)
+    assert em.density_name_ == "gaussian_em"
+    assert "random_state" not in em.density_.get_params()
+    MissingKernelSVC(kernel="expected_linear", random_state=0).fit(X, y)
+    # The mixed kernel's default (latent classes, seeded 0 by default) takes
+    # the estimator's seed when one is given.
+    T, t = _table(rng)
+    mixed = MissingKernelSVC(random_state=5).fit(T, t)
+    assert mixed.density_.random_state == 5

@@ -6,7 +6,7 @@ import functools
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -15,6 +15,7 @@ from sklearn.base import ClassifierMixin, clone
 from sklearn.utils import gen_batches
 
 from .._config import carried_config, explicit_config, max_gram_memory
+from .._numerics import integer_seeds
 from .._registry import get_kernel
 from .._sklearn_compat import HasMethods, Interval, StrOptions
 from .._table_encoding import encode_table
@@ -141,13 +142,15 @@ class KernelParamsMixin:
         return super().set_params(**params)  # type: ignore[misc]
 
     def _density_from_params(self, accepted: dict[str, Any]) -> Any:
-        """The density built from ``density_params`` (None if there are none)."""
+        """The density built by name from ``density_params`` and the
+        estimator's ``random_state`` (None if neither applies)."""
         extra = dict(getattr(self, "density_params", None) or {})
-        if not extra:
-            return None
         density = self.density
         if density is None:
             density = accepted.get("density")
+        seeded = isinstance(density, str) and _seeds_density(self)
+        if not extra and not seeded:
+            return None
         if not isinstance(density, str):
             raise ValueError(
                 f"{type(self).__name__}: density_params is for a density given by "
@@ -164,6 +167,14 @@ class KernelParamsMixin:
                 f"density_params {unknown} are not parameters of the density "
                 f"{density!r}; its parameters are {sorted(known)}."
             )
+        # The estimator's seed reaches the draws (or the initialisation) of a
+        # density it builds by name, as an ensemble seeds its members: the
+        # same model on the same rows gives the same kernel, and the fits of
+        # a grid search compare the same draws (and can share a cache).
+        if seeded and "random_state" in known and "random_state" not in extra:
+            extra["random_state"] = _integer_seed(self.random_state)  # type: ignore[attr-defined]
+        if not extra:
+            return None
         return get_density(density, **extra)
 
     def _make_kernel(self) -> Any:
@@ -177,9 +188,9 @@ class KernelParamsMixin:
         for name in _FORWARDED:
             value = getattr(self, name)
             if name == "density":
-                if value is None and not getattr(self, "density_params", None):
-                    continue
                 if name not in accepted:
+                    if value is None and not getattr(self, "density_params", None):
+                        continue
                     raise ValueError(
                         f"The kernel {kernel_name!r} does not use a density; "
                         "leave density=None (and density_params empty)."
@@ -188,6 +199,8 @@ class KernelParamsMixin:
                 # Never fit a user's object in place: the estimator owns a copy.
                 if built is not None:
                     value = built
+                elif value is None:
+                    continue
                 elif not isinstance(value, str):
                     value = clone(value)
             elif name not in accepted:
@@ -269,6 +282,18 @@ class KernelParamsMixin:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         tags.input_tags.allow_nan = True
         return tags
+
+
+def _seeds_density(estimator: Any) -> bool:
+    """Whether the estimator has a ``random_state`` to pass on (not None)."""
+    return getattr(estimator, "random_state", None) is not None
+
+
+def _integer_seed(random_state: Any) -> int:
+    """An integer seed: the integer given, else one drawn from the generator."""
+    if isinstance(random_state, Integral):
+        return int(random_state)
+    return int(integer_seeds(random_state, 1)[0])
 
 
 def _density_label(given: Any, default: Any) -> str | None:

@@ -89,6 +89,11 @@ class ExpectedKernelFeatures(
         this keeps the fit to seconds, at a statistical cost only.
     random_state : int, RandomState instance or None, default=None
         Frequencies and landmarks.
+        Also seeds a density the estimator builds by name (``density`` a
+        registry name, or the kernel's default) that has a ``random_state``
+        of its own, unless ``density_params`` sets it: its draws or
+        initialisation, so that the same model on the same rows gives the
+        same kernel. A density object keeps its own.
 
     Attributes
     ----------

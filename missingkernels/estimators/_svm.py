@@ -330,6 +330,11 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         removed in 0.3.
     random_state : int, RandomState instance or None, default=None
         Frequencies (and landmarks) of the ``"features"`` route.
+        Also seeds a density the estimator builds by name (``density`` a
+        registry name, or the kernel's default) that has a ``random_state``
+        of its own, unless ``density_params`` sets it: its draws or
+        initialisation, so that the same model on the same rows gives the
+        same kernel. A density object keeps its own.
 
     Attributes
     ----------
@@ -719,6 +724,11 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         removed in 0.3.
     random_state : int, RandomState instance or None, default=None
         Frequencies (and landmarks) of the ``"features"`` route.
+        Also seeds a density the estimator builds by name (``density`` a
+        registry name, or the kernel's default) that has a ``random_state``
+        of its own, unless ``density_params`` sets it: its draws or
+        initialisation, so that the same model on the same rows gives the
+        same kernel. A density object keeps its own.
 
     Attributes
     ----------

@@ -55,6 +55,11 @@ class MissingKernelTransformer(
         training rows before the kernel (missing entries stay missing,
         nominal columns unchanged; see :class:`MissingKernelSVC`). ``gamma``
         is then a width in standard deviations. False: the columns as given.
+    random_state : int, RandomState instance or None, default=None
+        Seeds a density built by name (``density`` a registry name, or the
+        kernel's default) that has a ``random_state`` of its own, unless
+        ``density_params`` sets it: the same rows then give the same matrix
+        (see :class:`MissingKernelSVC`). A density object keeps its own.
 
     Attributes
     ----------
@@ -105,6 +110,7 @@ class MissingKernelTransformer(
         **KernelParamsMixin._table_parameter_constraints,
         **KernelParamsMixin._density_parameter_constraints,
         "standardize": ["boolean"],
+        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -119,6 +125,7 @@ class MissingKernelTransformer(
         metric: str = "euclidean",
         kernel_params: dict | None = None,
         standardize: bool = True,
+        random_state: Any = None,
     ) -> None:
         self.kernel = kernel
         self.density = density
@@ -129,6 +136,7 @@ class MissingKernelTransformer(
         self.metric = metric
         self.kernel_params = kernel_params
         self.standardize = standardize
+        self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=False)
     @with_settings
