@@ -168,7 +168,11 @@
 #'   (\code{missingkernels.MissingKernelSVC} or \code{MissingKernelSVR}),
 #'   e.g. \code{metric = "mahalanobis"}, \code{class_weight = "balanced"} or
 #'   \code{c(yes = 2, no = 1)} (by level), \code{kernel_params =
-#'   list(diagonal = "independent")}, \code{tol}, \code{max_iter}. For the
+#'   list(diagonal = "independent")}, \code{tol}, \code{max_iter},
+#'   \code{random_state = 1} (an integer: fixes what is random in a fit,
+#'   the completions drawn by \code{density = "iterative"} or \code{"mice"}
+#'   and the features of \code{route = "features"}; without it they change
+#'   from fit to fit, whatever \code{set.seed()} says). For the
 #'   formula method: the arguments of the default method (\code{kernel},
 #'   \code{density}, \code{gamma}, \code{C}, \code{epsilon}, \code{scale},
 #'   \code{density_params}, \code{probability}, \code{calibration},
@@ -380,8 +384,15 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
     handle_unknown = handle_unknown
   )
   if (!classification) params$epsilon <- .mk_number_arg(epsilon, "epsilon", TRUE)
-  dens <- .mk_density_arg(density, density_params)
-  if (!is.null(dens)) params$density <- dens
+  dens <- .mk_density_arg(density, density_params) # checks name and parameters
+  if (length(density_params)) {
+    # By name with its parameters: the estimator builds the density itself,
+    # and seeds it with `random_state` as it does a density given by name.
+    params$density <- density
+    params$density_params <- .mk_py_params(density_params)
+  } else if (!is.null(dens)) {
+    params$density <- dens
+  }
   if (classification && !is.null(extra$class_weight)) {
     extra$class_weight <- .mk_class_weight(extra$class_weight, levels(y))
   }

@@ -188,3 +188,21 @@ test_that("bad inputs are clear errors", {
   gone$python_pickle <- NULL
   expect_error(predict(gone, d$x), "refit it")
 })
+
+test_that("random_state fixes the draws of a density of draws", {
+  skip_if_no_python()
+  d <- make_data(seed = 9)
+  y <- factor(ifelse(d$score > 0, "yes", "no"))
+  fit_once <- function() {
+    mk_svm(d$x, y,
+      density = "iterative", density_params = list(n_draws = 2),
+      gamma = 0.5, random_state = 1
+    )
+  }
+  a <- fit_once()
+  b <- fit_once()
+  expect_identical(
+    reticulate::py_to_r(a$py_model$density_$random_state), 1L
+  )
+  expect_identical(predict(a, d$x, type = "decision"), predict(b, d$x, type = "decision"))
+})
