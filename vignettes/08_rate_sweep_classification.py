@@ -38,7 +38,8 @@ statlog_heart 31.5 min (14 of them beside another run), ionosphere 92.4 min
 in two runs (its geom cells stalled in libsvm until GeomSVC's scalings were
 fixed), breast_cancer_wisconsin 25.4 min, pima_indians_diabetes 37.5 min
 (16 of them beside a fresh-clone CI run), climate_model_crashes 43.8 min,
-banknote_authentication 32.8 min in two runs;
+banknote_authentication 32.8 min in two runs, australian 40.3 min; 326 min
+in all (13 runs, geom reruns included), 613 core-minutes summed over cells;
 missForest is about 40% of the
 compute, ``iterative`` 20%, genRBF 3%.
 """
