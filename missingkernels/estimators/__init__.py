@@ -3,7 +3,8 @@
 from ._features import ExpectedKernelFeatures
 from ._geom import GeomSVC
 from ._socp import SOCPSVC, cone_weight
-from ._svm import MissingKernelSVC, MissingKernelSVR
+from ._svm import MissingKernelSVC
+from ._svr import MissingKernelSVR
 from ._transformer import MissingKernelTransformer
 
 __all__ = [

@@ -99,7 +99,7 @@ from .._validation import (
 )
 from ..conditionals import group_patterns
 from ._base import BinaryClassifierMixin, KernelParamsMixin
-from ._svm import _SVM_CONSTRAINTS
+from ._svm_base import _SVM_CONSTRAINTS
 
 #: A row whose scaling s_i comes out below this has no weight of w in its
 #: subspace (0 up to rounding): like a row with no valid feature, it keeps

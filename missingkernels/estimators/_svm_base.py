@@ -1,0 +1,206 @@
+"""What the support vector machines on expected kernels share (SVC and SVR)."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .._config import max_gram_memory
+from .._fit_cache import fit_kernel_gram
+from .._registry import get_kernel
+from .._sklearn_compat import Interval, StrOptions
+from .._validation import (
+    check_sample_weight,
+    dropped_features,
+    validate_missing_data,
+    validate_missing_data_xy,
+    warn_unscaled,
+)
+from ._base import (
+    KernelParamsMixin,
+    cross_gram_on_support,
+    pass_feature_names,
+    row_chunks,
+    with_settings,
+)
+from ._scaling import (
+    apply_standardization,
+    fit_standardization,
+)
+
+# What SVC and SVR share: the kernel's, table's, density's and SVM's parameters.
+_SVM_CONSTRAINTS: dict = {
+    **KernelParamsMixin._kernel_parameter_constraints,
+    **KernelParamsMixin._table_parameter_constraints,
+    **KernelParamsMixin._density_parameter_constraints,
+    "C": [Interval(Real, 0.0, None, closed="neither")],
+    "tol": [Interval(Real, 0.0, None, closed="neither")],
+    "max_iter": [Interval(Integral, -1, None, closed="left")],
+    "shrinking": ["boolean"],
+    "route": [StrOptions({"auto", "exact", "features"})],
+    "n_kernel_features": [Interval(Integral, 1, None, closed="left")],
+    "n_components": [
+        Interval(Integral, 1, None, closed="left"),
+        StrOptions({"deprecated"}),
+    ],
+    "random_state": ["random_state"],
+    "cache_size": [Interval(Real, 0, None, closed="neither")],
+    "standardize": ["boolean"],
+}
+
+
+class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
+    _task: ClassVar[str] = ""
+
+    route: str
+    n_kernel_features: int
+    n_components: Any
+    random_state: Any
+    standardize: bool
+    features_: Any
+    x_center_: np.ndarray | None
+    x_scale_: np.ndarray | None
+
+    def _choose_route(self, n: int) -> str:
+        if self.route != "auto":
+            return self.route
+        # The exact route needs the n x n Gram (counted with one copy).
+        return "exact" if 16 * n * n <= max_gram_memory()[0] else "features"
+
+    def _one_width(self) -> bool:
+        """Whether the kernel's base kernel is an RBF (numeric columns share
+        one width ``gamma``): the case for the scale warning."""
+        from ..kernels import RBF, RBFMatching
+
+        base = getattr(get_kernel(self._kernel_name()), "_base_kernel_class", None)
+        return isinstance(base, type) and issubclass(base, (RBF, RBFMatching))
+
+    def _n_kernel_features(self) -> int:
+        """``n_kernel_features``, or the deprecated ``n_components`` if set."""
+        if isinstance(self.n_components, str):
+            return int(self.n_kernel_features)
+        warnings.warn(
+            f"{type(self).__name__}: n_components was renamed n_kernel_features "
+            "(the number of kernel features of the 'features' route, not the "
+            "density's components: those are density_params={'n_components': "
+            "k}, or density__n_components in a grid); n_components will be "
+            "removed in 0.3. Its value is used for n_kernel_features.",
+            FutureWarning,
+            stacklevel=4,
+        )
+        return int(self.n_components)
+
+    def _make_linear(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @with_settings
+    def _fit_svm(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
+        # The kernel drops the features too sparse to learn from.
+        X, y = validate_missing_data_xy(
+            self, X, y, task=self._task, require_observed_columns=False,
+            encode=self._encode,
+        )  # fmt: skip
+        sample_weight = check_sample_weight(self, sample_weight, X.shape[0])
+        nominal = getattr(self, "is_nominal_", None)
+        if self._standardizes():
+            self.x_center_, self.x_scale_ = fit_standardization(X, nominal)
+        else:
+            self.x_center_ = self.x_scale_ = None
+            if self._one_width():
+                warn_unscaled(self, X, nominal)
+        # A new array in either case: the fitted model never keeps (and so
+        # never sees later edits of) the caller's array.
+        X = apply_standardization(X, self.x_center_, self.x_scale_)
+        y = self._fit_target(y)
+        self.route_ = self._choose_route(X.shape[0])
+        if self.route_ == "features":
+            return self._fit_features(X, y, sample_weight)
+        self.features_ = None
+        # The kernel and its training Gram depend on the rows and the kernel's
+        # parameters, not on C: a grid search over C reuses them (fit cache).
+        self.kernel_, K = fit_kernel_gram(self._make_kernel(), X)
+        self.dropped_features_ = dropped_features(self.kernel_)
+        self.svm_ = self._make_svm().fit(K, y, sample_weight=sample_weight)
+        # Only support vectors are needed to score new rows.
+        self.support_ = self.svm_.support_
+        self.support_vectors_ = X[self.support_]
+        self.X_fit_ = X
+        # k(x_i, x_i) as trained (the kernel's diagonal convention), for
+        # scoring the training rows themselves exactly as the SVM saw them.
+        self._support_diagonal = K[self.support_, self.support_].copy()
+        self.dual_coef_ = self.svm_.dual_coef_
+        self.intercept_ = self.svm_.intercept_
+        self.n_iter_ = self.svm_.n_iter_
+        return self
+
+    def _fit_features(
+        self, X: np.ndarray, y: np.ndarray, sample_weight: Any = None
+    ) -> Any:
+        """The route without a Gram matrix: expected kernel features, then a
+        linear SVM on them (its hinge loss and C as the kernel SVM's)."""
+        from ._features import ExpectedKernelFeatures
+
+        nominal = getattr(self, "is_nominal_", None)
+        self.features_ = ExpectedKernelFeatures(
+            kernel=self._kernel_name(),
+            density=self.density,
+            density_params=self.density_params,
+            # The rows are coded already: say which columns are nominal.
+            nominal_features=None if nominal is None else nominal,
+            handle_unknown=self.handle_unknown,
+            gamma=self.gamma,
+            metric=self.metric,
+            kernel_params=self.kernel_params,
+            n_components=self._n_kernel_features(),
+            random_state=self.random_state,
+        )
+        pass_feature_names(self, self.features_)
+        Z = self.features_.fit(X).transform(X)
+        self.kernel_ = self.features_.kernel_
+        self.dropped_features_ = self.features_.dropped_features_
+        self.svm_ = self._make_linear().fit(Z, y, sample_weight=sample_weight)
+        self.intercept_ = np.atleast_1d(self.svm_.intercept_)
+        self.n_iter_ = self.svm_.n_iter_
+        self.X_fit_ = X
+        return self
+
+    def _make_svm(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fit_target(self, y: np.ndarray) -> np.ndarray:
+        """The target the SVM is fitted on (the regressor standardises it)."""
+        return y
+
+    @with_settings
+    def _svm_on_new_rows(self, X: Any, method: str) -> np.ndarray:
+        """``svm_.<method>`` on ``K(X, X_fit_)``, in row chunks.
+
+        The Gram handed to libsvm has a column per training row (only the
+        support columns are computed), so the rows are taken in chunks of at
+        most scikit-learn's ``working_memory``: predicting a large set never
+        allocates ``n_new x n_train`` at once.
+        """
+        X = validate_missing_data(self, X, reset=False, encode=self._encode)
+        if self.x_center_ is not None:
+            X = apply_standardization(X, self.x_center_, self.x_scale_)
+        apply = getattr(self.svm_, method)
+        if self.route_ == "features":
+            return np.asarray(apply(self.features_.transform(X)))
+        # Scoring the training rows (the same array): each support vector
+        # meets itself as in training, not as an independent copy of its row.
+        training = X.shape == self.X_fit_.shape and np.array_equal(
+            X, self.X_fit_, equal_nan=True
+        )
+        parts = []
+        for rows in row_chunks(X.shape[0], self.X_fit_.shape[0]):
+            K = cross_gram_on_support(self.kernel_, X[rows], self.X_fit_, self.support_)
+            if training:
+                own = (self.support_ >= rows.start) & (self.support_ < rows.stop)
+                sv = self.support_[own]
+                K[sv - rows.start, sv] = self._support_diagonal[own]
+            parts.append(apply(K))
+        return np.concatenate(parts)
