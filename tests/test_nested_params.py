@@ -187,14 +187,46 @@ def test_what_the_estimators_random_state_leaves_alone(rng):
         kernel="genrbf", density=IterativeImputerDensity(n_draws=2), random_state=0
     ).fit(X, y)
     assert obj.density_.random_state is None
-    # A density without a random_state (the default Gaussian) is unaffected,
-    # and a kernel without a density still needs none.
+    # A density without a random_state (the default Gaussian) is unaffected.
     em = MissingKernelSVC(kernel="genrbf", random_state=0).fit(X, y)
     assert em.density_name_ == "gaussian_em"
     assert "random_state" not in em.density_.get_params()
-    MissingKernelSVC(kernel="expected_linear", random_state=0).fit(X, y)
     # The mixed kernel's default (latent classes, seeded 0 by default) takes
     # the estimator's seed when one is given.
     T, t = _table(rng)
     mixed = MissingKernelSVC(random_state=5).fit(T, t)
     assert mixed.density_.random_state == 5
+
+
+def test_a_seed_asks_no_density_of_a_kernel_without_one(rng):
+    import missingkernels as mk
+    from missingkernels.hookspecs import hookimpl
+
+    class CountObserved:
+        """Features observed in both rows: a kernel with no density."""
+
+        def get_params(self, deep=True):
+            return {}
+
+        def fit(self, X):
+            return self
+
+        def __call__(self, X, Y=None):
+            A = ~np.isnan(np.asarray(X, float))
+            B = A if Y is None else ~np.isnan(np.asarray(Y, float))
+            return A.astype(float) @ B.T.astype(float)
+
+    class Plugin:
+        @hookimpl
+        def missingkernels_register_kernels(self):
+            return {"count_observed_no_density": CountObserved}
+
+    X, y = _holes(rng)
+    mk.register_plugin(Plugin(), name="no-density")
+    try:
+        params = dict(kernel="count_observed_no_density", standardize=False)
+        MissingKernelSVC(random_state=0, **params).fit(X, y)
+        with pytest.raises(ValueError, match="does not use a density"):
+            MissingKernelSVC(density="iterative", random_state=0, **params).fit(X, y)
+    finally:
+        mk.unregister_plugin("no-density")

@@ -148,7 +148,9 @@ class KernelParamsMixin:
         density = self.density
         if density is None:
             density = accepted.get("density")
-        seeded = isinstance(density, str) and _seeds_density(self)
+        seeded = isinstance(density, str) and (
+            getattr(self, "random_state", None) is not None
+        )
         if not extra and not seeded:
             return None
         if not isinstance(density, str):
@@ -282,11 +284,6 @@ class KernelParamsMixin:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         tags.input_tags.allow_nan = True
         return tags
-
-
-def _seeds_density(estimator: Any) -> bool:
-    """Whether the estimator has a ``random_state`` to pass on (not None)."""
-    return getattr(estimator, "random_state", None) is not None
 
 
 def _integer_seed(random_state: Any) -> int:
