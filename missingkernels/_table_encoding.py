@@ -215,13 +215,18 @@ def _wanted_nominal(
 
 
 def _fit_column(
-    values: Any, hint: str | None, nominal: bool | None, where: str = ""
+    values: Any,
+    hint: str | None,
+    nominal: bool | None,
+    where: str = "",
+    name: Any = None,
 ) -> _Column:
     """The coding of one training column; ``nominal`` None: from its dtype.
 
     ``where`` names the column in the error raised for an object column that
     mixes numbers and strings (a typo in a numeric column, or a nominal
-    column to declare)."""
+    column to declare); ``name`` is its DataFrame name, if any, for the
+    remedy the messages spell out."""
     if hint == "datetime":
         raise ValueError(
             f"{where} holds dates or times ({getattr(values, 'dtype', '')}), "
@@ -260,17 +265,20 @@ def _fit_column(
             text = [isinstance(v, str | bool | np.bool_) for v in observed]
             nominal = bool(text) and all(text)
             if any(text) and not nominal:
-                first = observed[text.index(True)]
                 raise ValueError(
-                    f"{where} mixes numbers and strings (e.g. {first!r}): "
-                    "declare it nominal with nominal_features (its values are "
-                    "then categories), or correct the values so that X is "
-                    "numeric X there."
+                    f"{where} mixes numbers and strings, e.g. "
+                    f"{_listed_values(values, _is_text_entry)} (0-based rows): "
+                    "if it is a "
+                    "measurement, make the column numbers only, e.g. with "
+                    f"pd.to_numeric({_column_ref(name)}, errors='coerce') (text "
+                    "becomes a missing entry) or by replacing the text by the "
+                    "number it stands for; if it is nominal, declare it with "
+                    "nominal_features (its values are then categories)."
                 )
         else:
             nominal = is_text
         if nominal and hint in ("string", "object"):
-            _warn_numeric_strings(values, where)
+            _warn_numeric_strings(values, where, name)
     if not nominal:
         return _Column("numeric")
     raw = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
@@ -309,33 +317,101 @@ def _all_numbers(labels: list) -> bool:
 _MANY_CODES = 20
 
 
-def _warn_numeric_strings(values: Any, where: str) -> None:
-    """Warn when a text column taken as nominal holds only numbers written
-    as text with decimals or many distinct values (a numeric column read as
-    text, e.g. a CSV parsed without its decimal separator)."""
+def _as_number(v: Any) -> float | None:
+    """``v`` as a finite number if it is a string that reads as one, else None."""
+    if not isinstance(v, str):
+        return None
+    try:
+        number = float(v)
+    except ValueError:
+        return None
+    return number if np.isfinite(number) else None
+
+
+def _is_text_entry(v: Any) -> bool:
+    """An observed entry of an object column that is a string or a boolean."""
+    return isinstance(v, str | bool | np.bool_)
+
+
+def _column_ref(name: Any) -> str:
+    """How the remedy in a message refers to the column: ``X['crp']``."""
+    return "column" if name is None else f"X[{str(name)!r}]"
+
+
+def _listed_values(values: Any, offending: Any, limit: int = 5) -> str:
+    """The distinct observed entries of a column for which ``offending(v)``
+    holds, for a message: ``"'<1.0' (row 5), 'pending' (2 rows, first 10)"``
+    with 0-based row positions; at most ``limit``, then how many more."""
     raw = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
     raw = np.asarray(raw, dtype=object)
-    observed = [v for v in raw[~_missing_mask(raw)] if isinstance(v, str)]
-    if not observed or len(observed) != int((~_missing_mask(raw)).sum()):
+    rows: dict[Any, list[int]] = {}
+    for i in np.flatnonzero(~_missing_mask(raw)):
+        if offending(raw[i]):
+            rows.setdefault(_key(raw[i]), []).append(int(i))
+    shown = []
+    for where in list(rows.values())[:limit]:
+        value = raw[where[0]]
+        at = (
+            f"row {where[0]}"
+            if len(where) == 1
+            else f"{len(where)} rows, first {where[0]}"
+        )
+        shown.append(f"{_label(value)!r} ({at})")
+    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
+    return ", ".join(shown) + more
+
+
+def _warn_numeric_strings(values: Any, where: str, name: Any = None) -> None:
+    """Warn when a text column taken as nominal looks like a numeric column
+    read as text (a CSV column with a decimal comma, a detection limit such
+    as ``'<1.0'`` or a note such as ``'pending'`` in one of its cells).
+
+    The trigger: most of the observed entries (more than half) read as
+    numbers, and those numbers look like measurements rather than category
+    codes (some have decimals, or there are more than :data:`_MANY_CODES`
+    distinct ones). Few integer codes, with or without a text level such as
+    ``'unknown'``, are taken as categories without a word, as are text
+    labels among which a few numbers occur.
+    """
+    raw = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
+    raw = np.asarray(raw, dtype=object)
+    observed = raw[~_missing_mask(raw)]
+    if not observed.size or not all(isinstance(v, str) for v in observed):
         return
-    try:
-        numbers = np.array([float(v) for v in observed])
-    except ValueError:
+    parsed = [_as_number(v) for v in observed]
+    numbers = np.array([x for x in parsed if x is not None])
+    if 2 * numbers.size <= observed.size:
         return
-    fractional = not np.all(np.isfinite(numbers) & (numbers == np.round(numbers)))
-    distinct = len(set(observed))
-    if not (fractional or distinct > _MANY_CODES):
+    fractional = bool(np.any(numbers != np.round(numbers)))
+    texts = [v for v, x in zip(observed, parsed, strict=True) if x is not None]
+    distinct = len(set(observed.tolist()))
+    if not (fractional or len(set(texts)) > _MANY_CODES):
         return
-    warnings.warn(
-        f"{where} holds only numbers written as text (e.g. {observed[0]!r}; "
-        f"{distinct} distinct values), taken as nominal: every distinct value "
-        "is a category. If they are measurements, convert the column to "
-        "numbers (pandas.to_numeric) or declare it numeric with "
-        "nominal_features; if they are codes, declare them nominal to silence "
-        "this warning.",
-        UserWarning,
-        stacklevel=7,
-    )
+    remedy = f"pd.to_numeric({_column_ref(name)}, errors='coerce')"
+    if numbers.size == observed.size:
+        message = (
+            f"{where} holds only numbers written as text (e.g. {texts[0]!r}; "
+            f"{distinct} distinct values), taken as nominal: every distinct "
+            "value is a category. If they are measurements, convert the "
+            f"column to numbers ({remedy}) or declare it numeric with "
+            "nominal_features; if they are codes, declare them nominal to "
+            "silence this warning."
+        )
+    else:
+        message = (
+            f"{where} holds numbers written as text in {numbers.size} of the "
+            f"{observed.size} rows where it is observed (e.g. {texts[0]!r}), "
+            "and text that is not a number: "
+            f"{_listed_values(raw, lambda v: _as_number(v) is None)} (0-based "
+            "rows). The "
+            f"column is therefore taken as nominal, with {distinct} "
+            "categories: its numbers lose their order and size. If it is a "
+            f"measurement, make it numeric before fitting: {remedy} turns "
+            "the text into missing entries (NaN), or replace the text by the "
+            "number it stands for (e.g. a detection limit); if it is nominal, "
+            "declare it with nominal_features to silence this warning."
+        )
+    warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
 
 
 def encode_table(estimator: Any, X: Any, *, reset: bool) -> Any:
@@ -396,7 +472,7 @@ def _fit_encoding(estimator: Any, X: Any) -> TableEncoding | None:
         where = f"{type(estimator).__name__}: " + describe_features(estimator, j)
         if names[j] is not None:
             where = f"{type(estimator).__name__}: feature {names[j]!r}"
-        columns.append(_fit_column(col, hint, nominal, where))
+        columns.append(_fit_column(col, hint, nominal, where, names[j]))
     return TableEncoding(tuple(columns))
 
 

@@ -94,11 +94,29 @@ def _check_range(estimator: Any, X: np.ndarray) -> None:
     check_range_summary(estimator, hi, lo)
 
 
-def check_range_summary(estimator: Any, hi: np.ndarray, lo: np.ndarray) -> None:
+#: What the range errors advise by default (the estimators' case).
+_RESCALE = (
+    "Rescale these features, e.g. with sklearn.preprocessing.StandardScaler in "
+    "a Pipeline (fitted on the training rows only); gamma='scale' adapts to the "
+    "new scale."
+)
+
+
+def check_range_summary(
+    estimator: Any,
+    hi: np.ndarray,
+    lo: np.ndarray,
+    *,
+    name: str | None = None,
+    who: str = "The kernels and densities",
+    remedy: str = _RESCALE,
+) -> None:
     """:func:`_check_range` from each feature's largest and smallest observed
     value (``-inf``/``inf`` for a feature never observed).
 
-    What a blockwise (dask) validation reduces its blocks to.
+    What a blockwise (dask) validation reduces its blocks to. ``name`` (the
+    estimator's class name by default) opens the message, ``who`` says what
+    squares the values, ``remedy`` what to do.
     """
     size = np.maximum(
         np.where(np.isfinite(hi), np.abs(hi), 0.0),
@@ -106,28 +124,22 @@ def check_range_summary(estimator: Any, hi: np.ndarray, lo: np.ndarray) -> None:
     )
     with np.errstate(invalid="ignore", over="ignore"):
         spread = np.where(hi > lo, hi - lo, 0.0)
-    name = type(estimator).__name__
+    name = name or type(estimator).__name__
     large = np.flatnonzero(size > _LARGEST)
     if large.size:
         raise ValueError(
             f"{name}: values as large as {size[large].max():.3g} in absolute "
-            f"value in {describe_features(estimator, large)}. The kernels and "
-            "densities "
-            "square values and differences, which overflows float64 above about "
-            "1e154 and loses the result. Rescale these features, e.g. with "
-            "sklearn.preprocessing.StandardScaler in a Pipeline (fitted on the "
-            "training rows only); gamma='scale' adapts to the new scale."
+            f"value in {describe_features(estimator, large)}. {who} square "
+            "values and differences, which overflows float64 above about "
+            f"1e154 and loses the result. {remedy}"
         )
     tiny = np.flatnonzero((spread > 0) & (spread < _SMALLEST_SPREAD))
     if tiny.size:
         raise ValueError(
             f"{name}: the observed values of {describe_features(estimator, tiny)} "
             f"vary by at most {spread[tiny].max():.3g} (largest minus smallest). "
-            "The kernels and densities "
-            "square differences, which underflow float64 below about 1e-154 and "
-            "would make these features look constant. Rescale them, e.g. with "
-            "sklearn.preprocessing.StandardScaler in a Pipeline (fitted on the "
-            "training rows only); gamma='scale' adapts to the new scale."
+            f"{who} square differences, which underflow float64 below about "
+            f"1e-154 and would make these features look constant. {remedy}"
         )
 
 
@@ -379,6 +391,8 @@ def _validate(
         check_is_fitted(estimator)
     if require_observed_columns is None:
         require_observed_columns = reset
+    if y is not None:
+        check_target_missing(estimator, y)
     if y is not None and task == "regression":
         _check_numeric_target(estimator, y)
     original = X
@@ -482,6 +496,59 @@ def check_sample_weight(estimator: Any, sample_weight: Any, n_rows: int) -> Any:
             f"{name}: every sample_weight is zero, so no row is left to learn from."
         )
     return w
+
+
+def _missing_labels(y: Any) -> np.ndarray | None:
+    """0-based positions of the missing entries (None, NaN, pandas' NA or
+    NaT) of a 1-D target, or None for a target that is not 1-D (a column
+    vector counts as 1-D): scikit-learn's validation reports its shape."""
+    try:
+        values = np.asarray(y)
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        if values.ndim != 1:
+            return None
+        if values.dtype.kind in "fc":
+            return np.flatnonzero(np.isnan(values))
+        if values.dtype.kind != "O":  # integers, booleans, fixed-width text
+            return np.zeros(0, dtype=np.intp)
+    except Exception:  # an unusual container: the validation will say
+        return None
+    missing = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        if v is None:
+            missing[i] = True
+            continue
+        try:
+            missing[i] = bool(v != v)  # NaN, NaT
+        except (TypeError, ValueError):  # pd.NA: its comparisons are ambiguous
+            missing[i] = True
+    return np.flatnonzero(missing)
+
+
+def check_target_missing(estimator: Any, y: Any) -> None:
+    """ValueError naming the rows where the target ``y`` is missing.
+
+    scikit-learn says "Input contains NaN" for a text target with NaN, which
+    reads as if X were at fault, and fails on ``None`` in an object target
+    with a message about label types; neither says that the target has
+    missing entries, nor where. The estimators model missing values in X
+    only: a row without a target has nothing to learn from.
+    """
+    rows = _missing_labels(y)
+    if rows is None or rows.size == 0:
+        return
+    n = rows.size
+    shown = ", ".join(str(i) for i in rows[:8]) + (" ..." if n > 8 else "")
+    what = "value" if n == 1 else "values"
+    raise ValueError(
+        f"{type(estimator).__name__}: the target y has {n} missing {what} "
+        f"(None or NaN) among its {np.shape(y)[0]} rows, at "
+        f"{'row' if n == 1 else 'rows'} {shown} (0-based). Missing values are "
+        "modelled in X only: drop the rows without a target before fitting, "
+        "e.g. keep = y.notna(); X, y = X[keep], y[keep] (pandas), or "
+        "keep = ~pd.isna(y) for an array."
+    )
 
 
 def _check_numeric_target(estimator: Any, y: Any) -> None:

@@ -13,6 +13,7 @@ from scipy import linalg
 from sklearn.utils import check_array, check_random_state
 
 from .._sklearn_compat import Interval, StrOptions, validate_params
+from .._validation import _first_text_cell, check_range_summary
 
 __all__ = ["DegenerateMissingnessWarning", "MissingnessInfo", "simulate_missing"]
 
@@ -68,6 +69,42 @@ class MissingnessInfo:
     reference_rows: np.ndarray | None
     t: float | None
     p_zero: float = 1.0
+
+
+class _Named:
+    """Stands for the estimator in the shared validation messages: the
+    column names of a DataFrame ``X``, for :func:`simulate_missing`."""
+
+    def __init__(self, X: Any):
+        names = getattr(X, "columns", None)
+        if names is not None and all(isinstance(c, str) for c in names):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+
+
+def _numeric_rows(X: Any) -> np.ndarray:
+    """X as a float64 copy (at least 2 rows), or a ValueError that names the
+    first entry that is not a number and says what to do."""
+    try:
+        return np.asarray(
+            check_array(
+                X,
+                dtype=np.float64,
+                ensure_all_finite=False,
+                ensure_min_samples=2,
+                copy=True,
+            )
+        )
+    except (TypeError, ValueError) as exc:
+        if "convert" not in str(exc) and not isinstance(exc, TypeError):
+            raise
+        where = _first_text_cell(_Named(X), X, True)
+        raise ValueError(
+            f"simulate_missing needs numeric X; {where or exc}. It removes "
+            "entries of complete numeric data: encode nominal columns as "
+            "numbers first (e.g. sklearn.preprocessing.OneHotEncoder, or "
+            "pd.to_numeric(..., errors='coerce') for numbers stored as text), "
+            "or drop them and put them back afterwards."
+        ) from exc
 
 
 def _whiten(X: np.ndarray) -> np.ndarray:
@@ -326,9 +363,7 @@ def simulate_missing(
     >>> X_mnar.shape, len(info.hidden)
     ((100, 2), 2)
     """
-    X = check_array(
-        X, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=2, copy=True
-    )
+    X = _numeric_rows(X)
     if not np.all(np.isfinite(X)):
         bad = np.argwhere(~np.isfinite(X))[0]
         raise ValueError(
@@ -336,6 +371,20 @@ def simulate_missing(
             f"{int(np.sum(np.isnan(X)))} NaN and {int(np.sum(np.isinf(X)))} inf "
             f"entries (first at row {bad[0]}, column {bad[1]}, both 0-based). Drop "
             "or impute them before simulating missingness."
+        )
+    if mechanism != "mcar":
+        # The other mechanisms compute covariances, distances or standard
+        # deviations, which square the values: keep them in float64's range.
+        check_range_summary(
+            _Named(X),
+            X.max(axis=0),
+            X.min(axis=0),
+            name=f"simulate_missing({mechanism!r})",
+            who="The MAR, MNAR and self-masking mechanisms (covariances, "
+            "distances, standard deviations)",
+            remedy="Rescale these columns before simulating (e.g. divide by a "
+            "power of ten, and multiply the result back), or use "
+            "mechanism='mcar', which does no arithmetic on the values.",
         )
     rng = check_random_state(random_state)
     n, d = X.shape
