@@ -266,9 +266,9 @@ def _fit_column(
             nominal = bool(text) and all(text)
             if any(text) and not nominal:
                 raise ValueError(
-                    f"{where} mixes numbers and strings, e.g. "
-                    f"{_listed_values(values, _is_text_entry)} (0-based rows): "
-                    "if it is a "
+                    f"{where} mixes numbers and strings: "
+                    f"{_listed_values(values, _is_text_entry)} (rows counted "
+                    "from 0). If it is a "
                     "measurement, make the column numbers only, e.g. with "
                     f"pd.to_numeric({_column_ref(name)}, errors='coerce') (text "
                     "becomes a missing entry) or by replacing the text by the "
@@ -340,7 +340,7 @@ def _column_ref(name: Any) -> str:
 
 def _listed_values(values: Any, offending: Any, limit: int = 5) -> str:
     """The distinct observed entries of a column for which ``offending(v)``
-    holds, for a message: ``"'<1.0' (row 5), 'pending' (2 rows, first 10)"``
+    holds, for a message: ``"'<1.0' (row 5), 'pending' (2 rows: 10, 11)"``
     with 0-based row positions; at most ``limit``, then how many more."""
     raw = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
     raw = np.asarray(raw, dtype=object)
@@ -351,11 +351,9 @@ def _listed_values(values: Any, offending: Any, limit: int = 5) -> str:
     shown = []
     for where in list(rows.values())[:limit]:
         value = raw[where[0]]
-        at = (
-            f"row {where[0]}"
-            if len(where) == 1
-            else f"{len(where)} rows, first {where[0]}"
-        )
+        at = f"row {where[0]}" if len(where) == 1 else f"{len(where)} rows: "
+        if len(where) > 1:
+            at += ", ".join(map(str, where[:3])) + (" ..." if len(where) > 3 else "")
         shown.append(f"{_label(value)!r} ({at})")
     more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
     return ", ".join(shown) + more
@@ -402,8 +400,8 @@ def _warn_numeric_strings(values: Any, where: str, name: Any = None) -> None:
             f"{where} holds numbers written as text in {numbers.size} of the "
             f"{observed.size} rows where it is observed (e.g. {texts[0]!r}), "
             "and text that is not a number: "
-            f"{_listed_values(raw, lambda v: _as_number(v) is None)} (0-based "
-            "rows). The "
+            f"{_listed_values(raw, lambda v: _as_number(v) is None)} (rows "
+            "counted from 0). The "
             f"column is therefore taken as nominal, with {distinct} "
             "categories: its numbers lose their order and size. If it is a "
             f"measurement, make it numeric before fitting: {remedy} turns "

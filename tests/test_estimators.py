@@ -211,10 +211,10 @@ def test_fully_missing_rows_are_fitted_and_predicted(rng):
 @pytest.mark.parametrize(
     "X_bad, y_bad, match",
     [
-        ("y_nan", None, "Input y contains NaN"),
+        ("y_nan", None, r"target y has 1 missing value .* row 3"),
         ("y_inf", None, "Input y contains infinity"),
         ("one_class", None, "at least 2 classes"),
-        ("string", None, "numeric X"),
+        ("string", None, r"column 1 \(0-based\) mixes numbers and strings"),
         ("empty", None, "0 sample"),
         ("inf_x", None, "infinity"),
     ],
