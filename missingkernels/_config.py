@@ -149,12 +149,18 @@ def format_bytes(n: float) -> str:
     return f"{n:.1f} TiB"  # pragma: no cover - the loop returns
 
 
+def gram_memory(n_rows: int, n_cols: int) -> int:
+    """Bytes an exact Gram takes, as the limit counts them: the float64
+    matrix and one working copy of it."""
+    return 16 * n_rows * n_cols
+
+
 def check_gram_memory(owner: str, n_rows: int, n_cols: int) -> None:
     """ValueError, before allocation, when an exact Gram exceeds the limit.
 
     Counts the float64 matrix and one working copy of it.
     """
-    needed = 16 * n_rows * n_cols
+    needed = gram_memory(n_rows, n_cols)
     limit, source = max_gram_memory()
     if needed > limit:
         raise ValueError(

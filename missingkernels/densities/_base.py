@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 import numpy as np
@@ -62,16 +63,19 @@ class BaseDensity(BaseEstimator):
         self : object
         """
         self._validate_params()
+        # The time of the fit, for the estimators' verbose output.
+        started = time.perf_counter()
         if is_dask_collection(X) and hasattr(self, "_fit_dask"):
             # Out of core: the density reduces per-block sums (the EM densities).
             self._fit_dask(
                 as_row_blocks(self, X, reset=True, purpose=f"{type(self).__name__}.fit")
             )
-            return self
-        X = validate_missing_data(
-            self, X, reset=True, min_samples=2, encode=self._encode
-        )
-        self._fit(X)
+        else:
+            X = validate_missing_data(
+                self, X, reset=True, min_samples=2, encode=self._encode
+            )
+            self._fit(X)
+        self._fit_seconds = time.perf_counter() - started
         return self
 
     def conditionals(self, X: Any) -> Any:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from numbers import Integral, Real
@@ -16,6 +18,7 @@ from sklearn.utils import gen_batches
 
 from .._config import carried_config, explicit_config, max_gram_memory
 from .._numerics import integer_seeds
+from .._optional import import_optional
 from .._registry import get_kernel
 from .._sklearn_compat import HasMethods, Interval, StrOptions
 from .._table_encoding import encode_table
@@ -381,3 +384,77 @@ def row_chunks(n_rows: int, n_columns: int) -> Iterator[slice]:
     budget = min(budget, max_gram_memory()[0] // 2)
     chunk = max(1, min(n_rows, budget // (8 * max(n_columns, 1))))
     return gen_batches(n_rows, chunk)
+
+
+# -- verbose output -----------------------------------------------------------
+#
+# Printed to stdout, as scikit-learn's own verbose output (libsvm's lines under
+# SVC(verbose=True), GridSearchCV's "Fitting 5 folds ..."): it then comes in
+# order with theirs and shows without configuring anything, where logging
+# would need a handler before a user sees a word.
+
+
+def report(estimator: Any, message: str) -> None:
+    """Print ``[<estimator's class>] message`` when its ``verbose`` is on."""
+    if getattr(estimator, "verbose", 0):
+        print(f"[{type(estimator).__name__}] {message}", flush=True)
+
+
+@contextmanager
+def progress(
+    estimator: Any, n_rows: int, n_blocks: int, what: str
+) -> Iterator[Callable[[int], None]]:
+    """A function to call with the rows of each finished block.
+
+    With ``verbose`` on and more than one block: a tqdm bar on stdout when
+    tqdm is installed (it is optional: the ``experiments`` extra), else one
+    line per block (``what: 64/250 rows``); otherwise nothing.
+    """
+    if not getattr(estimator, "verbose", 0) or n_blocks <= 1:
+        yield lambda rows: None
+        return
+    label = f"[{type(estimator).__name__}] {what}"
+    try:
+        tqdm = import_optional("tqdm.auto", "experiments", label).tqdm
+    except ImportError:
+        done = 0
+
+        def line(rows: int) -> None:
+            nonlocal done
+            done += rows
+            print(f"{label}: {done}/{n_rows} rows", flush=True)
+
+        yield line
+        return
+    bar = tqdm(total=n_rows, desc=label, unit="row", file=sys.stdout)
+    try:
+        yield bar.update
+    finally:  # also on an error: what follows starts on a fresh line
+        bar.close()
+
+
+def fit_density_report(estimator: Any, kernel: Any, started: float) -> None:
+    """Report the density of a kernel just fitted (``started``: the
+    ``time.perf_counter()`` before the fit): iterations, convergence, time."""
+    if not getattr(estimator, "verbose", 0):
+        return
+    density = getattr(kernel, "density_", None)
+    if density is None:
+        return
+    parts = []
+    if hasattr(density, "n_iter_"):
+        parts.append(f"{density.n_iter_} iterations")
+    if hasattr(density, "converged_"):
+        parts.append("converged" if density.converged_ else "not converged")
+    elapsed = time.perf_counter() - started
+    seconds = getattr(density, "_fit_seconds", None)
+    what = f" ({', '.join(parts)})" if parts else ""
+    name = type(density).__name__
+    if seconds is not None and seconds > elapsed:
+        # Longer than the whole step: a copy of an earlier identical fit.
+        message = f"density {name}{what}: a copy from the fit cache"
+    else:
+        # A density that does not time itself (a plugin's): the whole step.
+        seconds = elapsed if seconds is None else seconds
+        message = f"density {name} fitted{what} in {seconds:.2f} s"
+    report(estimator, message)

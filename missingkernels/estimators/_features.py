@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -14,14 +16,30 @@ from sklearn.base import (
 )
 from sklearn.utils import check_random_state
 
-from .._config import format_bytes, max_gram_memory
+from .._config import format_bytes, gram_memory, max_gram_memory
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import dropped_features, validate_missing_data
 from ..kernels._expectation_table import expected_features
-from ._base import KernelParamsMixin
+from ._base import KernelParamsMixin, fit_density_report, progress, report
 
 # Rows per block of transform: bounds the temporaries of the conditionals.
 _ROWS = 1 << 14
+
+
+def feature_memory(
+    n_rows: int, n_features: int, n_components: int, itemsize: int = 8
+) -> int:
+    """Bytes the random or exact features of ``n_rows`` rows take, with
+    their map (``n_components`` vectors of ``n_features + 1`` float64: the
+    frequencies and phase of random Fourier features)."""
+    return n_components * (n_rows * itemsize + 8 * (n_features + 1))
+
+
+def nystroem_memory(n_rows: int, n_landmarks: int) -> int:
+    """Bytes of the largest kernel block a Nystroem map of ``n_rows`` rows
+    computes (the landmarks' Gram, or one block of rows against them),
+    counted as the kernels count a Gram: the matrix and one working copy."""
+    return gram_memory(n_landmarks, max(n_landmarks, min(n_rows, _ROWS)))
 
 
 class ExpectedKernelFeatures(
@@ -94,6 +112,11 @@ class ExpectedKernelFeatures(
         of its own, unless ``density_params`` sets it: its draws or
         initialisation, so that the same model on the same rows gives the
         same kernel. A density object keeps its own.
+    verbose : int, default=0
+        Print what ``fit`` does (the density fitted: iterations, time; the
+        map) and the progress of ``transform`` over blocks of rows: a tqdm
+        bar when tqdm is installed, else a line per block. Output goes to
+        stdout, as scikit-learn's.
 
     Attributes
     ----------
@@ -155,7 +178,13 @@ class ExpectedKernelFeatures(
         "dtype": [StrOptions({"float64", "float32"})],
         "density_rows": [Interval(Integral, 2, None, closed="left"), None],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
+
+    # Whose parameter sets the number of features, in messages: an SVM's
+    # "features" route names its own (n_kernel_features), not this one's.
+    _size_owner: str | None = None
+    _size_param: str = "n_components"
 
     def __init__(
         self,
@@ -174,6 +203,7 @@ class ExpectedKernelFeatures(
         dtype: str = "float64",
         density_rows: int | None = None,
         random_state: Any = None,
+        verbose: int = 0,
     ) -> None:
         self.kernel = kernel
         self.density = density
@@ -189,6 +219,7 @@ class ExpectedKernelFeatures(
         self.dtype = dtype
         self.density_rows = density_rows
         self.random_state = random_state
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X: Any, y: Any = None) -> ExpectedKernelFeatures:
@@ -214,7 +245,9 @@ class ExpectedKernelFeatures(
         if self.density_rows is not None and X.shape[0] > self.density_rows:
             chosen = np.sort(rng.choice(X.shape[0], self.density_rows, replace=False))
             X = X[chosen]
+        started = time.perf_counter()
         self.kernel_ = self._make_kernel().fit(X)
+        fit_density_report(self, self.kernel_, started)
         self.dropped_features_ = dropped_features(self.kernel_)
         self.feature_map_ = None
         self.landmarks_ = None
@@ -222,26 +255,41 @@ class ExpectedKernelFeatures(
             self._fit_expected(X, rng)
         if self.feature_map_ is None:
             self._fit_nystroem(X, rng)
+        report(
+            self,
+            f"{self._n_features_out} features ({self.method_} map)",
+        )
         return self
+
+    def _refuse(self, what: str, needed: int, fits: int) -> None:
+        """The ValueError of a map above the memory limit: what it needs, and
+        the largest number of features (or landmarks) that fits."""
+        limit, source = max_gram_memory()
+        owner = self._size_owner or type(self).__name__
+        lower = f"lower {self._size_param}"
+        if fits >= 1:
+            lower += f" (at most {fits} fit)"
+        raise ValueError(
+            f"{owner}: {self._size_param}={int(self.n_components)} {what} need "
+            f"about {format_bytes(needed)}, above the limit of "
+            f"{format_bytes(limit)} ({source}). A few hundred to a few thousand "
+            "features usually suffice (the error of random features falls like "
+            f"1/sqrt({self._size_param})): {lower}, fit on a random subsample, "
+            "or, if the machine has the memory, raise the limit with "
+            "missingkernels.set_config(max_gram_memory=...)."
+        )
 
     def _check_size(self, n_rows: int, n_features: int) -> None:
         """ValueError, before any work, when the features of the training rows
         (and the frequencies) would exceed the package's memory limit."""
         if self.method == "nystroem":
-            return  # at most one feature per training row
-        m = int(self.n_components)
-        needed = m * (n_rows * np.dtype(self.dtype).itemsize + 8 * (n_features + 1))
-        limit, source = max_gram_memory()
+            return  # at most one feature per training row: see _fit_nystroem
+        itemsize = np.dtype(self.dtype).itemsize
+        needed = feature_memory(n_rows, n_features, int(self.n_components), itemsize)
+        limit = max_gram_memory()[0]
         if needed > limit:
-            raise ValueError(
-                f"{type(self).__name__}: n_components={m} features of "
-                f"{n_rows} rows need about {format_bytes(needed)}, above the "
-                f"limit of {format_bytes(limit)} ({source}). A few hundred to a "
-                "few thousand features usually suffice (the error of random "
-                "features falls like 1/sqrt(n_components)); lower n_components, "
-                "or raise the limit with "
-                "missingkernels.set_config(max_gram_memory=...)."
-            )
+            one = feature_memory(n_rows, n_features, 1, itemsize)
+            self._refuse(f"features of {n_rows} rows", needed, limit // one)
 
     def _fit_expected(self, X: np.ndarray, rng: np.random.RandomState) -> None:
         from ..kernels._feature_maps import FourierMap
@@ -266,6 +314,22 @@ class ExpectedKernelFeatures(
 
     def _fit_nystroem(self, X: np.ndarray, rng: np.random.RandomState) -> None:
         m = min(int(self.n_components), X.shape[0])
+        # Refused here, with this map's advice, rather than by the kernel's
+        # Gram check (whose advice is to take the route without a Gram).
+        needed = nystroem_memory(X.shape[0], m)
+        limit = max_gram_memory()[0]
+        if needed > limit:
+            block = min(X.shape[0], _ROWS)
+            fits = limit // gram_memory(1, block)
+            if fits > block:  # the landmarks' own Gram is then the largest
+                fits = math.isqrt(limit // gram_memory(1, 1))
+            self._refuse(
+                f"(at most one per row: {m} Nystroem landmarks of {X.shape[0]} "
+                f"rows; their kernel with blocks of up to {block} rows, and one "
+                "working copy)",
+                needed,
+                fits,
+            )
         if self.landmarks == "uniform":
             rows = np.sort(rng.choice(X.shape[0], size=m, replace=False))
         else:
@@ -324,14 +388,17 @@ class ExpectedKernelFeatures(
         """
         X = validate_missing_data(self, X, reset=False, encode=self._encode)
         out = np.empty((X.shape[0], self._n_features_out), dtype=self.dtype)
-        for s in range(0, X.shape[0], _ROWS):
-            block = X[s : s + _ROWS]
-            if self.method_ == "nystroem":
-                assert self.landmarks_ is not None
-                Z = self.kernel_(block, self.landmarks_) @ self._normaliser
-            else:
-                Z = self._features(self.feature_map_, block)
-            out[s : s + len(block)] = Z
+        starts = range(0, X.shape[0], _ROWS)
+        with progress(self, X.shape[0], len(starts), "feature map") as advance:
+            for s in starts:
+                block = X[s : s + _ROWS]
+                if self.method_ == "nystroem":
+                    assert self.landmarks_ is not None
+                    Z = self.kernel_(block, self.landmarks_) @ self._normaliser
+                else:
+                    Z = self._features(self.feature_map_, block)
+                out[s : s + len(block)] = Z
+                advance(len(block))
         return out
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]

@@ -101,6 +101,17 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         Use libsvm's shrinking heuristic.
     cache_size : float, default=200
         Kernel cache of the solver, in MB.
+    verbose : bool, default=False
+        Enable verbose output, as :class:`sklearn.svm.SVC`'s: the route taken
+        and why (what the training Gram needs against the memory limit), the
+        density fitted (iterations, time), the kernel and the SVM (time,
+        iterations), and progress bars over the blocks of rows of feature
+        maps and predictions (tqdm when it is installed, else a line per
+        block); the SVM's own solver output too. Printed to stdout, as
+        scikit-learn's. Note that the solver's output takes advantage of a
+        per-process runtime setting in libsvm (liblinear on the
+        ``"features"`` route) that, if enabled, may not work properly in a
+        multithreaded context.
     decision_function_shape : {"ovo", "ovr"}, default="ovr"
         As in :class:`sklearn.svm.SVC`.
     break_ties : bool, default=False
@@ -129,7 +140,10 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         Fourier features for the RBF family, exact maps where they exist)
         and a linear SVM with the same loss and ``C``, in time and memory
         linear in the rows. ``"auto"``: exact while the training Gram fits
-        the memory limit (:func:`missingkernels.set_config`), else features.
+        the memory limit (:func:`missingkernels.set_config`), else features
+        when they fit it (``n_kernel_features`` of them); if neither does,
+        a ValueError says what each needs. ``route_`` is the route taken;
+        ``verbose`` says why.
     n_kernel_features : int, default=2000
         Features of the ``"features"`` route (random Fourier features or
         Nystroem landmarks), not to be confused with a density's components
@@ -285,6 +299,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         max_iter: int = -1,
         shrinking: bool = True,
         cache_size: float = 200,
+        verbose: bool = False,
         decision_function_shape: str = "ovr",
         break_ties: bool = False,
         probability: bool = False,
@@ -310,6 +325,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         self.max_iter = max_iter
         self.shrinking = shrinking
         self.cache_size = cache_size
+        self.verbose = verbose
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
         self.probability = probability
@@ -329,6 +345,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
             tol=self.tol,
             max_iter=self.max_iter if self.max_iter > 0 else 10000,
             random_state=self.random_state,
+            verbose=int(self.verbose),
         )
 
     def _make_svm(self) -> SVC:
@@ -340,6 +357,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
             max_iter=self.max_iter,
             shrinking=self.shrinking,
             cache_size=self.cache_size,
+            verbose=bool(self.verbose),
             decision_function_shape=self.decision_function_shape,
             break_ties=self.break_ties,
         )

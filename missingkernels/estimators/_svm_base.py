@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -9,7 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._config import max_gram_memory
+from .._config import format_bytes, gram_memory, max_gram_memory
 from .._fit_cache import fit_kernel_gram
 from .._registry import get_kernel
 from .._sklearn_compat import Interval, StrOptions
@@ -23,10 +24,14 @@ from .._validation import (
 from ._base import (
     KernelParamsMixin,
     cross_gram_on_support,
+    fit_density_report,
     pass_feature_names,
+    progress,
+    report,
     row_chunks,
     with_settings,
 )
+from ._features import feature_memory
 from ._scaling import (
     apply_standardization,
     fit_standardization,
@@ -50,6 +55,7 @@ _SVM_CONSTRAINTS: dict = {
     "random_state": ["random_state"],
     "cache_size": [Interval(Real, 0, None, closed="neither")],
     "standardize": ["boolean"],
+    "verbose": ["verbose"],
 }
 
 
@@ -61,15 +67,58 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     n_components: Any
     random_state: Any
     standardize: bool
+    verbose: Any
     features_: Any
     x_center_: np.ndarray | None
     x_scale_: np.ndarray | None
 
-    def _choose_route(self, n: int) -> str:
-        if self.route != "auto":
-            return self.route
-        # The exact route needs the n x n Gram (counted with one copy).
-        return "exact" if 16 * n * n <= max_gram_memory()[0] else "features"
+    def _choose_route(self, n: int, d: int) -> tuple[str, int | None, str]:
+        """The route for ``n`` training rows of ``d`` columns, the number of
+        kernel features (None on the exact route) and why, for the verbose
+        output.
+
+        ``"auto"`` takes the exact route while its Gram fits the memory limit,
+        else the features route if its features fit; if neither does, one
+        error says what each needs (the features of wide rows may need more
+        than the Gram refused).
+        """
+        if self.route == "exact":
+            return "exact", None, "route='exact' as set"
+        if self.route == "features":
+            return "features", self._n_kernel_features(), "route='features' as set"
+        limit, source = max_gram_memory()
+        within = f"the limit of {format_bytes(limit)} ({source})"
+        gram = gram_memory(n, n)
+        if gram <= limit:
+            why = f"the {n} x {n} Gram matrix needs about {format_bytes(gram)}"
+            return "exact", None, f"{why}, within {within}"
+        m = self._n_kernel_features()
+        features = feature_memory(n, d, m)
+        if features <= limit:
+            why = (
+                f"the {n} x {n} Gram matrix would need about {format_bytes(gram)}, "
+                f"above {within}; {m} kernel features need about "
+                f"{format_bytes(features)} (an approximate kernel: random "
+                "Fourier features, or Nystroem landmarks)"
+            )
+            return "features", m, why
+        fits = limit // feature_memory(n, d, 1)
+        lower = (
+            f"lower n_kernel_features (at most {fits} fit; the error of random "
+            "features falls like 1/sqrt(n_kernel_features)), "
+            if fits >= 1
+            else ""
+        )
+        raise ValueError(
+            f"{type(self).__name__}(route='auto'): neither route fits {within}. "
+            f"The exact route's {n} x {n} Gram matrix needs about "
+            f"{format_bytes(gram)} (the matrix and one working copy); the "
+            f"features route's n_kernel_features={m} features of {n} rows of "
+            f"{d} columns need about {format_bytes(features)}. Fit on a random "
+            f"subsample, {lower}or, if the machine has the memory, raise the "
+            "limit with missingkernels.set_config(max_gram_memory=...) (to at "
+            f"least {format_bytes(min(gram, features))})."
+        )
 
     def _one_width(self) -> bool:
         """Whether the kernel's base kernel is an RBF (numeric columns share
@@ -116,15 +165,32 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         # never sees later edits of) the caller's array.
         X = apply_standardization(X, self.x_center_, self.x_scale_)
         y = self._fit_target(y)
-        self.route_ = self._choose_route(X.shape[0])
+        self.route_, m, why = self._choose_route(*X.shape)
+        report(self, f"route '{self.route_}': {why}")
         if self.route_ == "features":
-            return self._fit_features(X, y, sample_weight)
+            assert m is not None
+            return self._fit_features(X, y, sample_weight, m)
         self.features_ = None
+        started = time.perf_counter()
         # The kernel and its training Gram depend on the rows and the kernel's
         # parameters, not on C: a grid search over C reuses them (fit cache).
         self.kernel_, K = fit_kernel_gram(self._make_kernel(), X)
+        fit_density_report(self, self.kernel_, started)
+        report(
+            self,
+            f"kernel {self.kernel_name_} and its {len(K)} x {len(K)} training "
+            f"Gram matrix in {time.perf_counter() - started:.2f} s",
+        )
         self.dropped_features_ = dropped_features(self.kernel_)
+        started = time.perf_counter()
         self.svm_ = self._make_svm().fit(K, y, sample_weight=sample_weight)
+        report(
+            self,
+            f"{type(self.svm_).__name__} fitted in "
+            f"{time.perf_counter() - started:.2f} s: "
+            f"{int(np.sum(self.svm_.n_iter_))} iterations, "
+            f"{len(self.svm_.support_)} support vectors",
+        )
         # Only support vectors are needed to score new rows.
         self.support_ = self.svm_.support_
         self.support_vectors_ = X[self.support_]
@@ -138,7 +204,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         return self
 
     def _fit_features(
-        self, X: np.ndarray, y: np.ndarray, sample_weight: Any = None
+        self, X: np.ndarray, y: np.ndarray, sample_weight: Any, m: int
     ) -> Any:
         """The route without a Gram matrix: expected kernel features, then a
         linear SVM on them (its hinge loss and C as the kernel SVM's)."""
@@ -155,14 +221,24 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
             gamma=self.gamma,
             metric=self.metric,
             kernel_params=self.kernel_params,
-            n_components=self._n_kernel_features(),
+            n_components=m,
             random_state=self.random_state,
+            verbose=self.verbose,
         )
+        # Its memory refusals speak of this estimator's parameter.
+        self.features_._size_owner = type(self).__name__
+        self.features_._size_param = "n_kernel_features"
         pass_feature_names(self, self.features_)
         Z = self.features_.fit(X).transform(X)
         self.kernel_ = self.features_.kernel_
         self.dropped_features_ = self.features_.dropped_features_
+        started = time.perf_counter()
         self.svm_ = self._make_linear().fit(Z, y, sample_weight=sample_weight)
+        report(
+            self,
+            f"{type(self.svm_).__name__} on {Z.shape[1]} features fitted in "
+            f"{time.perf_counter() - started:.2f} s: {self.svm_.n_iter_} iterations",
+        )
         self.intercept_ = np.atleast_1d(self.svm_.intercept_)
         self.n_iter_ = self.svm_.n_iter_
         self.X_fit_ = X
@@ -196,11 +272,16 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
             X, self.X_fit_, equal_nan=True
         )
         parts = []
-        for rows in row_chunks(X.shape[0], self.X_fit_.shape[0]):
-            K = cross_gram_on_support(self.kernel_, X[rows], self.X_fit_, self.support_)
-            if training:
-                own = (self.support_ >= rows.start) & (self.support_ < rows.stop)
-                sv = self.support_[own]
-                K[sv - rows.start, sv] = self._support_diagonal[own]
-            parts.append(apply(K))
+        chunks = list(row_chunks(X.shape[0], self.X_fit_.shape[0]))
+        with progress(self, X.shape[0], len(chunks), method) as advance:
+            for rows in chunks:
+                K = cross_gram_on_support(
+                    self.kernel_, X[rows], self.X_fit_, self.support_
+                )
+                if training:
+                    own = (self.support_ >= rows.start) & (self.support_ < rows.stop)
+                    sv = self.support_[own]
+                    K[sv - rows.start, sv] = self._support_diagonal[own]
+                parts.append(apply(K))
+                advance(K.shape[0])
         return np.concatenate(parts)

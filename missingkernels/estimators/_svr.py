@@ -67,13 +67,27 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         Use libsvm's shrinking heuristic.
     cache_size : float, default=200
         Kernel cache in MB.
+    verbose : bool, default=False
+        Enable verbose output, as :class:`sklearn.svm.SVC`'s: the route taken
+        and why (what the training Gram needs against the memory limit), the
+        density fitted (iterations, time), the kernel and the SVM (time,
+        iterations), and progress bars over the blocks of rows of feature
+        maps and predictions (tqdm when it is installed, else a line per
+        block); the SVM's own solver output too. Printed to stdout, as
+        scikit-learn's. Note that the solver's output takes advantage of a
+        per-process runtime setting in libsvm (liblinear on the
+        ``"features"`` route) that, if enabled, may not work properly in a
+        multithreaded context.
     route : {"auto", "exact", "features"}, default="auto"
         ``"exact"``: the SVM on the training Gram matrix. ``"features"``: no
         Gram matrix; :class:`~missingkernels.ExpectedKernelFeatures` (random
         Fourier features for the RBF family, exact maps where they exist)
         and a linear SVM with the same loss and ``C``, in time and memory
         linear in the rows. ``"auto"``: exact while the training Gram fits
-        the memory limit (:func:`missingkernels.set_config`), else features.
+        the memory limit (:func:`missingkernels.set_config`), else features
+        when they fit it (``n_kernel_features`` of them); if neither does,
+        a ValueError says what each needs. ``route_`` is the route taken;
+        ``verbose`` says why.
     n_kernel_features : int, default=2000
         Features of the ``"features"`` route (random Fourier features or
         Nystroem landmarks), not to be confused with a density's components
@@ -174,6 +188,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         max_iter: int = -1,
         shrinking: bool = True,
         cache_size: float = 200,
+        verbose: bool = False,
         route: str = "auto",
         n_kernel_features: int = 2000,
         n_components: Any = "deprecated",
@@ -194,6 +209,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
         self.max_iter = max_iter
         self.shrinking = shrinking
         self.cache_size = cache_size
+        self.verbose = verbose
         self.route = route
         self.n_kernel_features = n_kernel_features
         self.n_components = n_components
@@ -208,6 +224,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
             tol=self.tol,
             max_iter=self.max_iter if self.max_iter > 0 else 10000,
             random_state=self.random_state,
+            verbose=int(self.verbose),
         )
 
     def _make_svm(self) -> SVR:
@@ -219,6 +236,7 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
             max_iter=self.max_iter,
             shrinking=self.shrinking,
             cache_size=self.cache_size,
+            verbose=bool(self.verbose),
         )
 
     @_fit_context(prefer_skip_nested_validation=False)
