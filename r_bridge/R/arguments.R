@@ -15,11 +15,11 @@
   classification = c(
     "metric", "kernel_params", "class_weight", "tol", "max_iter", "shrinking",
     "cache_size", "decision_function_shape", "break_ties", "route",
-    "n_kernel_features", "random_state"
+    "n_kernel_features", "random_state", "verbose"
   ),
   regression = c(
     "metric", "kernel_params", "tol", "max_iter", "shrinking", "cache_size",
-    "route", "n_kernel_features", "random_state"
+    "route", "n_kernel_features", "random_state", "verbose"
   )
 )
 
