@@ -231,6 +231,38 @@ def fit_kernel_gram(kernel: Any, X: np.ndarray) -> tuple[Any, np.ndarray]:
     return result
 
 
+def cached_kernel_gram(kernel: Any, X: np.ndarray) -> np.ndarray | None:
+    """The training Gram of an identical earlier :func:`fit_kernel_gram`, or
+    None when the cache does not hold it (nothing is computed or stored).
+
+    The calibration of ``MissingKernelSVC(probability=True)`` reads the Gram
+    its fit has just put here instead of computing it again.
+
+    Parameters
+    ----------
+    kernel : expected kernel
+        Unfitted, with the parameters of the earlier call.
+    X : ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples, n_samples) or None
+    """
+    if fit_cache_memory() <= 0:
+        return None
+    key = _key("kernel_gram", kernel, X)
+    if key is None:
+        return None
+    with _lock:
+        blob = _entries.get(key)
+        if blob is None:
+            return None
+        _entries.move_to_end(key)
+        _stats["hits"] += 1
+    (_, K), _ = pickle.loads(blob)
+    return np.asarray(K)
+
+
 def clear_fit_cache() -> None:
     """Empty the cache of this process and reset its counters."""
     global _size

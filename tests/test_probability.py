@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 import pytest
 from scipy.optimize import minimize
-from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
+from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from missingkernels.densities import SingularCovarianceWarning
@@ -67,15 +67,19 @@ def _binary(rng, n=120, rate=0.2):
 
 
 def test_probabilities_come_from_held_out_decisions(rng):
-    """Independent computation: refit on each of the 5 stratified folds (row
-    order), score the held-out rows, fit Platt's sigmoid by a general
-    optimiser, apply it to the full model's decision values."""
+    """Independent computation: on each of the 5 stratified folds (row
+    order), an SVM on the full model's kernel (its Gram over the standardised
+    training rows) trained without the fold scores it; Platt's sigmoid
+    fitted by a general optimiser, applied to the full model's decision
+    values."""
     X, y = _binary(rng)
     clf = MissingKernelSVC(probability=True, C=2.0).fit(X[:100], y[:100])
     held_out = np.zeros(100)
-    plain = MissingKernelSVC(C=2.0)
+    plain = MissingKernelSVC(C=2.0).fit(X[:100], y[:100])
+    K = plain.kernel_((X[:100] - plain.x_center_) / plain.x_scale_)
     for train, test in StratifiedKFold(5).split(X[:100], y[:100]):
-        held_out[test] = clone(plain).fit(X[train], y[train]).decision_function(X[test])
+        svm = SVC(kernel="precomputed", C=2.0).fit(K[np.ix_(train, train)], y[train])
+        held_out[test] = svm.decision_function(K[np.ix_(test, train)])
     np.testing.assert_allclose(clf._held_out_decision[:, 0], held_out, atol=1e-8)
     a, b = _platt_reference(held_out, y[:100] == 1)
     full = plain.fit(X[:100], y[:100]).decision_function(X[100:])

@@ -2,10 +2,14 @@
 
 As libsvm's ``-b 1`` (scikit-learn's ``SVC(probability=True)``), the
 calibration map is fitted on decision values the classifier never trained
-on: the training rows are split into stratified folds, the classifier is
-refitted without each fold and scores it, and a map from decision value to
+on: the training rows are split into stratified folds, an SVM is trained
+without each fold and scores it, and a map from decision value to
 probability is fitted on these held-out scores; the final classifier is the
-one fitted on all rows. Two maps: Platt's sigmoid
+one fitted on all rows. As libsvm does with a precomputed kernel, the folds'
+SVMs share the fitted classifier's kernel (density, standardisation and
+``gamma``, fitted on all training rows without their labels): each is trained
+on blocks of the training Gram, so the calibration refits no density and
+computes no Gram. Two maps: Platt's sigmoid
 ``P(y = 1 | f) = 1 / (1 + exp(A f + B))``, fitted by the Newton method with
 backtracking of Lin, Lin and Weng (2007) on Platt's regularised targets, or
 an isotonic (monotone) regression. With more than two classes each class gets
@@ -20,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
 
@@ -123,15 +126,72 @@ def ovr_from_ovo(decision: np.ndarray, n_classes: int) -> np.ndarray:
     return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
 
 
-def _rows(X: Any, index: np.ndarray) -> Any:
-    return X.iloc[index] if hasattr(X, "iloc") else np.asarray(X)[index]
+def _training_rows(estimator: Any, X: Any) -> np.ndarray:
+    """The rows the fitted classifier was trained on, as its kernel saw them
+    (validated, coded and standardised as for prediction)."""
+    from .._validation import validate_missing_data
+    from ._scaling import apply_standardization
+
+    rows = validate_missing_data(estimator, X, reset=False, encode=estimator._encode)
+    return apply_standardization(rows, estimator.x_center_, estimator.x_scale_)
+
+
+def _held_out_decisions(
+    estimator: Any,
+    X: Any,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None,
+    splits: list[tuple[np.ndarray, np.ndarray]],
+) -> np.ndarray:
+    """Decision values of each fold's rows from an SVM trained without them,
+    on the fitted classifier's kernel (its density, standardisation and
+    ``gamma`` fitted on all rows; see ``fit_calibration``)."""
+    from .._fit_cache import cached_kernel_gram
+
+    rows = _training_rows(estimator, X)
+    exact = estimator.route_ == "exact"
+    if exact:
+        # The training Gram the classifier was fitted on: from the fit cache
+        # (where the fit has just put it), else computed again by the fitted
+        # kernel, which is what the cache holds.
+        cached = cached_kernel_gram(estimator._make_kernel(), rows)
+        K = estimator.kernel_(rows) if cached is None else cached
+    else:
+        Z = estimator.features_.transform(rows)
+    n_classes = len(estimator.classes_)
+    ovo = exact and estimator.decision_function_shape == "ovo" and n_classes > 2
+    held_out = np.zeros((len(y), 1 if n_classes == 2 else n_classes))
+    for train, test in splits:
+        w = None if sample_weight is None else sample_weight[train]
+        if exact:
+            svm = estimator._make_svm()
+            svm.fit(K[np.ix_(train, train)], y[train], sample_weight=w)
+            decision = svm.decision_function(K[np.ix_(test, train)])
+        else:
+            svm = estimator._make_linear().fit(Z[train], y[train], sample_weight=w)
+            decision = svm.decision_function(Z[test])
+        if ovo:
+            decision = ovr_from_ovo(decision, n_classes)
+        held_out[test] = np.asarray(decision).reshape(len(test), -1)
+    return held_out
 
 
 def fit_calibration(
     estimator: Any, X: Any, y: np.ndarray, sample_weight: np.ndarray | None
 ) -> tuple[list[Callable], np.ndarray]:
-    """The per-class calibration maps of a classifier with parameters
+    """The per-class calibration maps of a fitted classifier with parameters
     ``calibration`` and ``calibration_folds``, from held-out decision values.
+
+    The held-out values come from SVMs trained on the other folds' rows with
+    the fitted classifier's kernel: as libsvm's ``-b 1`` on a precomputed
+    kernel, each fold's SVM is trained on the rows and columns of the
+    training Gram of the other folds and scores its fold with their cross
+    block (on the features route: a linear SVM on the other folds' kernel
+    features). The density, the standardisation and ``gamma="scale"`` are
+    those of the classifier, fitted on all training rows without their
+    labels; the labels of a fold never reach the SVM that scores it. No
+    kernel is refitted and no Gram computed: the calibration costs
+    ``calibration_folds`` SVM fits on the precomputed blocks.
 
     Returns
     -------
@@ -152,13 +212,9 @@ def fit_calibration(
             "probability=False."
         )
     binary = len(classes) == 2
-    held_out = np.zeros((len(y), 1 if binary else len(classes)))
-    inner = clone(estimator).set_params(probability=False)
     splitter = StratifiedKFold(n_splits=folds)
-    for train, test in splitter.split(np.zeros((len(y), 1)), y):
-        w = None if sample_weight is None else sample_weight[train]
-        fold = clone(inner).fit(_rows(X, train), y[train], sample_weight=w)
-        held_out[test] = fold._ovr_decision(_rows(X, test)).reshape(len(test), -1)
+    splits = list(splitter.split(np.zeros((len(y), 1)), y))
+    held_out = _held_out_decisions(estimator, X, y, sample_weight, splits)
     make = _sigmoid_map if estimator.calibration == "sigmoid" else _isotonic_map
     if binary:
         return [make(held_out[:, 0], y == classes[1], sample_weight)], held_out
