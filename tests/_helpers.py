@@ -82,6 +82,50 @@ def assert_rel(actual, expected, rtol=1e-10):
     )
 
 
+# Unit roundoff of float64: every elementary operation is exact to (1 + u).
+UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
+
+
+def conditioning_log_error(S, gamma):
+    """Bound on ``|log E k - log E k'|`` between two computations of an expected
+    RBF from the same covariance ``S`` by different algorithms.
+
+    Each conditional covariance is a Schur complement of ``S``; computed by
+    Cholesky factors, it carries a normwise error of about
+    ``d u kappa(S) ||S||`` (Higham, *Accuracy and Stability of Numerical
+    Algorithms*, 2nd ed., Thm. 10.4 and Sec. 13.3), and two algorithms (low-rank
+    and full, or two BLAS kernels) make different such errors. ``log E k`` moves
+    by ``gamma`` per unit of covariance (the log-determinant and the quadratic
+    form of ``I + 2 gamma (A + B)``, whose inverse has norm at most 1), so the
+    two logs, hence the two values relatively, differ by at most this bound.
+    """
+    S = np.asarray(S, dtype=float)
+    return len(S) * UNIT_ROUNDOFF * np.linalg.cond(S) * gamma * np.linalg.norm(S, 2)
+
+
+def assert_variance_close(V, V_ref, K_ref, rtol, atol=0.0):
+    """Variances ``V = E k^2 - (E k)^2`` agree on the scale of their terms.
+
+    A variance is a difference of two nearly equal terms when the kernel barely
+    varies, so it inherits their *absolute* error, not a relative one: if each
+    term is exact to relative ``rtol / 2``, each variance is within
+    ``(rtol / 2) (E k^2 + 2 (E k)^2) <= 1.5 rtol E k^2`` of the truth (Jensen:
+    ``(E k)^2 <= E k^2``), and two of them agree to ``3 rtol E k^2``. The second
+    moment is read off the reference: ``E k^2 = V_ref + K_ref^2``.
+    """
+    V, V_ref, K_ref = (np.asarray(a, dtype=float) for a in (V, V_ref, K_ref))
+    assert V.shape == V_ref.shape == K_ref.shape
+    second = V_ref + K_ref**2
+    err = np.abs(V - V_ref)
+    allowed = 3.0 * rtol * second + atol
+    worst = np.unravel_index(np.argmax(err / allowed), err.shape)
+    assert np.all(err <= allowed), (
+        f"variance error {err[worst]:.3g} at {worst} exceeds {allowed[worst]:.3g} "
+        f"(3 x {rtol:.3g} x E k^2 = {second[worst]:.3g}): {V[worst]!r} vs "
+        f"{V_ref[worst]!r}"
+    )
+
+
 def assert_psd(K):
     assert np.allclose(K, K.T, rtol=0, atol=1e-14 * max(1.0, np.abs(K).max()))
     smallest = np.linalg.eigvalsh(0.5 * (K + K.T)).min()
