@@ -100,6 +100,11 @@ def _freeze_estimator(est: Any) -> tuple:
     params = est.get_params(deep=False)
     if "random_state" in params and params["random_state"] is None:
         raise _Uncacheable  # two fits would differ
+    if isinstance(params.get("density"), str):
+        # A density given by name is the registry's object with its default
+        # parameters: key on that object, so that a name whose density draws
+        # at random (random_state=None by default) is not cached either.
+        params = {**params, "density": _named_density(params["density"])}
     cls = type(est)
     hint = getattr(est, "_feature_names_hint", None)
     return (
@@ -113,6 +118,17 @@ def _freeze_estimator(est: Any) -> tuple:
         _freeze(params),
         None if hint is None else tuple(map(str, hint)),
     )
+
+
+def _named_density(name: str) -> Any:
+    """The density a kernel builds from a registry name (the name itself when
+    the registry does not know it: the kernel's fit will say so)."""
+    from ._registry import new_density
+
+    try:
+        return new_density(name)
+    except Exception:
+        return name
 
 
 def _key(kind: str, est: Any, X: np.ndarray) -> tuple | None:
