@@ -361,15 +361,17 @@ def _listed_values(values: Any, offending: Any, limit: int = 5) -> str:
 
 def _warn_numeric_strings(values: Any, where: str, name: Any = None) -> None:
     """Warn when a text column taken as nominal looks like a numeric column
-    read as text (a CSV column with a decimal comma, a detection limit such
-    as ``'<1.0'`` or a note such as ``'pending'`` in one of its cells).
+    read as text: pandas reads a CSV column of numbers as text when one of
+    its cells is not a number (a detection limit such as ``'<1.0'``, a note
+    such as ``'pending'``), and every distinct value would become a category.
 
     The trigger: most of the observed entries (more than half) read as
     numbers, and those numbers look like measurements rather than category
     codes (some have decimals, or there are more than :data:`_MANY_CODES`
     distinct ones). Few integer codes, with or without a text level such as
     ``'unknown'``, are taken as categories without a word, as are text
-    labels among which a few numbers occur.
+    labels among which a few numbers occur. The warning lists the entries
+    that are not numbers, with their rows.
     """
     raw = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
     raw = np.asarray(raw, dtype=object)
