@@ -126,14 +126,19 @@ def test_simulate_missing_names_a_text_entry():
 
 
 @pytest.mark.parametrize("mechanism", ["mar", "mnar", "self_masking"])
-def test_simulate_missing_refuses_values_that_overflow(rng, mechanism):
-    X = rng.normal(size=(40, 4)) * 1e300
+@pytest.mark.parametrize(
+    "scale, match", [(1e300, "values as large"), (1e-300, "vary by at most")]
+)
+def test_simulate_missing_refuses_values_whose_squares_leave_float64(
+    rng, mechanism, scale, match
+):
+    X = rng.normal(size=(40, 4)) * scale
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no numpy overflow warning either
-        with pytest.raises(ValueError, match=r"simulate_missing.*values as large"):
+        with pytest.raises(ValueError, match=rf"simulate_missing.*{match}.*Rescale"):
             simulate_missing(X, mechanism, 0.2, random_state=0)
     # Rescaled, as the message says, it works.
-    Z = simulate_missing(X / 1e300, mechanism, 0.2, random_state=0)
+    Z = simulate_missing(X / scale, mechanism, 0.2, random_state=0)
     assert np.isnan(Z).any()
 
 

@@ -296,7 +296,8 @@ def simulate_missing(
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        Complete numeric data (no NaN, no inf).
+        Complete numeric data (no NaN, no inf), e.g. a DataFrame of numeric
+        columns (encode nominal ones as numbers first).
     mechanism : {"mcar", "mar", "mnar", "self_masking"}, default="mcar"
         The missingness mechanism.
     rate : float in [0, 1), default=0.3
@@ -320,8 +321,12 @@ def simulate_missing(
     Raises
     ------
     ValueError
-        If ``X`` has NaN or inf, fewer rows than the reference rows needed,
-        fewer than 2 features for MNAR, or a rate that cannot be reached.
+        If ``X`` has NaN or inf, an entry that is not a number (the message
+        names it), fewer rows than the reference rows needed, fewer than 2
+        features for MNAR, or a rate that cannot be reached; for MAR, MNAR
+        and self-masking also if a column's values are so large (above about
+        1e144) or so close together (spread below about 1e-144) that their
+        squares leave float64's range: rescale such columns first.
 
     Warns
     -----
