@@ -218,3 +218,25 @@ def test_verbose_reaches_libsvm_as_in_svc(capfd):
     with sklearn.config_context(working_memory=1):
         MissingKernelSVC().fit(X, y)
     assert "optimization finished" not in capfd.readouterr().out
+
+
+def test_nystroem_features_of_many_new_rows_are_computed_under_the_limit():
+    """Rows to score are taken in blocks whose kernel against the landmarks
+    fits the limit, not refused with the exact route's advice."""
+    X, y = _data(100, 3)
+    T, _ = _data(400, 3, seed=1)
+    svc = MissingKernelSVC(
+        kernel="expected_polynomial",
+        route="features",
+        n_kernel_features=20,
+        random_state=0,
+    )
+    expected = svc.fit(X, y).decision_function(T)
+    # 20 landmarks against 100 training rows fit; 400 rows at once would not.
+    limit = _gram_bytes(1) * 20 * 100 + 1
+    assert _gram_bytes(1) * 20 * 400 > limit
+    with config_context(max_gram_memory=limit):
+        fitted = svc.fit(X, y)
+        np.testing.assert_allclose(
+            fitted.decision_function(T), expected, rtol=1e-12, atol=1e-12
+        )

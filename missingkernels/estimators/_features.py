@@ -344,6 +344,10 @@ class ExpectedKernelFeatures(
         self.method_ = "nystroem"
         self._n_features_out = int(keep.sum())
 
+    def _n_landmarks(self) -> int:
+        assert self.landmarks_ is not None
+        return int(self.landmarks_.shape[0])
+
     def _kmeans_rows(
         self, X: np.ndarray, m: int, rng: np.random.RandomState
     ) -> np.ndarray:
@@ -388,10 +392,16 @@ class ExpectedKernelFeatures(
         """
         X = validate_missing_data(self, X, reset=False, encode=self._encode)
         out = np.empty((X.shape[0], self._n_features_out), dtype=self.dtype)
-        starts = range(0, X.shape[0], _ROWS)
+        rows = _ROWS
+        if self.method_ == "nystroem":
+            # Blocks whose kernel against the landmarks fits the memory limit
+            # (fewer rows than _ROWS only where a full block would be refused).
+            one_row = gram_memory(1, self._n_landmarks())
+            rows = max(1, min(rows, max_gram_memory()[0] // one_row))
+        starts = range(0, X.shape[0], rows)
         with progress(self, X.shape[0], len(starts), "feature map") as advance:
             for s in starts:
-                block = X[s : s + _ROWS]
+                block = X[s : s + rows]
                 if self.method_ == "nystroem":
                     assert self.landmarks_ is not None
                     Z = self.kernel_(block, self.landmarks_) @ self._normaliser
