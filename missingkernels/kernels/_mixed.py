@@ -76,32 +76,31 @@ class RBFMatching(MissingnessWeightMixin, BaseKernel):
     Notes
     -----
     **The scale of C on tables with only (or mostly) nominal columns.** With
-    ``"mean"``, the nominal block is ``(1 - w) + w m``: a constant plus ``w /
-    q`` times the inner product of the rows' one-hot codes (``q`` nominal
+    ``"mean"``, the nominal block is ``(1 - w) + w m``: a constant plus
+    ``w / q`` times the inner product of the rows' one-hot codes (``q`` nominal
     columns). An SVM ignores a constant added to its kernel (its dual
     constraint ``sum_i alpha_i y_i = 0`` cancels it), so on an all-nominal
-    table only the product ``C w`` matters, and the kernel's values spread
-    over ``1 - K(x, y) = w (1 - m)``, on average ``w G`` between two
-    training rows, ``G`` the mean over the nominal columns of the
-    probability that two rows differ there (the Gini impurity ``1 - sum_c
-    p_c^2``). An RBF with ``gamma="scale"`` on standardised numeric columns
-    spreads over about ``0.6 - 0.75`` (measured on pima, ionosphere and
-    breast cancer), which is what ``C = 1`` suits; tables of many sparse
-    binary columns (most rows share the common value, ``G`` about ``0.1 -
-    0.25``) give ``w G`` about ``0.1 - 0.2``, and the default ``C = 1``
-    then acts like a ``C`` 3-7 times smaller: the SVM underfits. Search
-    ``C`` up to about ``1 / (w G)`` or beyond (e.g. ``C`` in ``{1, 10,
-    100}``). On a synthetic stand-in for UCI audiology (226 rows, 69
-    nominal columns with ``G = 0.23``, 24 classes), 5-fold accuracy rose
-    from 0.650 at ``C = 1`` to 0.850 at ``C = 8`` and stayed there up to
+    table only the product ``C w`` matters, and the kernel's values spread over
+    ``1 - K(x, y) = w (1 - m)``, on average ``w G`` between two training rows,
+    ``G`` the mean over the nominal columns of the probability that two rows
+    differ there (the Gini impurity ``1 - sum_c p_c^2``). An RBF with
+    ``gamma="scale"`` on standardised numeric columns spreads over about
+    0.6-0.75 (measured on pima, ionosphere and breast cancer), which is what
+    ``C = 1`` suits; tables of many sparse binary columns (most rows share the
+    common value, ``G`` about 0.1-0.25) give ``w G`` about 0.1-0.2, and the
+    default ``C = 1`` then acts like a ``C`` 3-7 times smaller: the SVM
+    underfits. Search ``C`` up to about ``1 / (w G)`` or beyond (e.g. over 1,
+    10 and 100). On a synthetic stand-in for UCI audiology (226 rows, 69
+    nominal columns with ``G = 0.23``, 24 classes), 5-fold accuracy rose from
+    0.650 at ``C = 1`` to 0.851 at ``C = 8`` and stayed there up to
     ``C = 100``; one-hot codes and scikit-learn's ``SVC()`` reach 0.752. No
-    default of ``w`` can fix this (``w <= 1`` keeps the block a PSD kernel
-    in ``[1 - w, 1]``; ``w = 1`` gave 0.674): the remedy is ``C``.
-    ``"product"`` with ``w = 1 - exp(-2 / (q G))`` is the RBF of the one-hot
-    codes with the width of scikit-learn's ``gamma="scale"`` (per-column
-    variances), whose spread suits ``C = 1`` (0.754 on the same table), but
-    it peaked lower than ``"mean"`` with a larger ``C`` (0.798 at ``C =
-    10``).
+    default of ``w`` can fix this (``w <= 1`` keeps the block a PSD kernel in
+    ``[1 - w, 1]``; ``w = 1`` gave 0.674): the remedy is ``C``. ``"product"``
+    with ``w = 1 - exp(-2 / (q G))`` is the RBF of the one-hot codes with the
+    width of scikit-learn's ``gamma="scale"`` (per-column variances), whose
+    spread suits ``C = 1`` (0.754 on the same table), but it peaked lower than
+    ``"mean"`` with a larger ``C`` (0.798 at ``C = 10``).
+    ``benchmarks/bench_nominal_scale.py`` reproduces these numbers.
     """
 
     name = "RBF x matching"
