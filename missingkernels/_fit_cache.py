@@ -149,8 +149,20 @@ def _lookup(key: tuple) -> Any:
     return pickle.loads(blob)
 
 
+def _arrays_bytes(value: Any) -> int:
+    """The bytes of the arrays in ``value`` (a fit, or a tuple of fits and
+    arrays), a lower bound of its pickle's size."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, tuple | list):
+        return sum(_arrays_bytes(v) for v in value)
+    return 0
+
+
 def _store(key: tuple, value: Any, limit: int) -> None:
     global _size
+    if _arrays_bytes(value) > limit:
+        return  # would not fit: not even pickled (a large Gram, a copy saved)
     try:
         blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # an unpicklable fit is simply not cached

@@ -59,3 +59,28 @@ def test_a_deterministic_density_by_name_is_still_cached():
             get_kernel(kernel, density=name, gamma=0.5, **params).fit(Xk)
         info = fit_cache_info()
         assert info["uncacheable"] == 0 and info["hits"] >= 1, (name, info)
+
+
+def test_a_gram_larger_than_the_cache_is_not_even_pickled(monkeypatch):
+    """A training Gram above fit_cache_memory is not copied into a pickle
+    only to be dropped (a transient copy of the whole Gram)."""
+    import pickle
+
+    from missingkernels import _fit_cache
+
+    sizes = []
+    real = pickle.dumps
+
+    def recording(obj, *args, **kwargs):  # type: ignore[no-untyped-def]
+        blob = real(obj, *args, **kwargs)
+        sizes.append(len(blob))
+        return blob
+
+    monkeypatch.setattr(_fit_cache.pickle, "dumps", recording)
+    X, y = _rows()
+    gram_bytes = 60 * 60 * 8
+    with missingkernels.config_context(fit_cache_memory=gram_bytes - 1):
+        MissingKernelSVC(gamma=0.5).fit(X, y)
+    # The density (small) is pickled and kept; the kernel with its Gram not.
+    assert sizes and max(sizes) < gram_bytes
+    assert fit_cache_info()["entries"] == 1
