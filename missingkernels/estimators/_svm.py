@@ -121,11 +121,14 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         :meth:`predict_proba` and :meth:`predict_log_proba`, as
         :class:`sklearn.svm.SVC` ``(probability=True)`` and R's e1071
         ``svm(probability = TRUE)`` do: the training rows are split into
-        ``calibration_folds`` stratified folds (in row order), the classifier
-        is refitted without each fold (its density and scaling too) and
-        scores it, and the map is fitted on these held-out decision values;
-        ``predict_proba`` applies it to the decision values of the
-        classifier fitted on all rows. Costs ``calibration_folds`` more fits.
+        ``calibration_folds`` stratified folds (in row order), an SVM trained
+        without each fold scores it, and the map is fitted on these held-out
+        decision values; ``predict_proba`` applies it to the decision values
+        of the classifier fitted on all rows. As libsvm on a precomputed
+        kernel, the folds' SVMs share the fitted classifier's kernel
+        (density, scaling and ``gamma``, fitted on all rows without their
+        labels) and train on blocks of its Gram: ``calibration_folds`` more
+        SVM fits, no density refitted, no Gram computed.
         With more than two classes, one one-vs-rest map per class, the
         probabilities normalised to sum to one.
     calibration : {"sigmoid", "isotonic"}, default="sigmoid"
@@ -409,8 +412,8 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         if not self.probability:
             raise AttributeError(
                 "predict_proba is not available when probability=False: set "
-                "probability=True before fitting (its calibration fits the "
-                "classifier calibration_folds more times)."
+                "probability=True before fitting (its calibration fits "
+                "calibration_folds more SVMs)."
             )
         return True
 
