@@ -16,7 +16,7 @@ import re
 
 #: Tables with more columns than this are split evenly (the first column
 #: repeated in each part).
-MAX_COLUMNS = 7
+MAX_COLUMNS = 8
 #: A pairwise-test table with more rows than this is summarised.
 MAX_PAIRWISE_ROWS = 12
 NBSP = "\u00a0"

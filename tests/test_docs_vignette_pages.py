@@ -136,7 +136,8 @@ def test_wide_tables_split_evenly_and_no_cell_lost():
             tables.append(current)
             current = []
     results = [t for t in tables if t[0][0] == "method" and t[0][1].startswith("data_")]
-    # 9 columns: two parts of 1 + 4 columns, the method column in both.
+    # 9 columns (more than MAX_COLUMNS = 8): two parts of 1 + 4 columns, the
+    # method column in both.
     assert [len(t[0]) for t in results] == [5, 5]
     cells = {c for t in results for row in t[2:] for c in row[1:]}
     assert len(cells) == 3 * 8

@@ -5,9 +5,11 @@ settings of its two modes. ``--quick`` is a small smoke run (CI); ``--full``
 is the papers' protocol. Results go to ``vignettes/results/<name>/<mode>/``:
 ``results.csv`` (long format, resumable: rerun the same command after an
 interruption), ``runs.csv`` (the wall time of every run, also of one
-stopped by SIGTERM or Ctrl-C), ``table_<metric>.md``, figures, and
-``README.md`` with the command, the compute and wall time and the package
-version. A vignette whose settings differ between datasets (vignette 9's
+stopped by SIGTERM or Ctrl-C), ``table_<metric>.md`` (split per dataset and
+mechanism when wider than a browser window), ``summary_<metric>.csv``
+(mean, std and draws per dataset, mechanism, rate and method), figures,
+and ``README.md`` with the command, the compute and wall time and the
+package version. A vignette whose settings differ between datasets (vignette 9's
 gamma per dataset) runs them as *parts*, one results file each
 (``results_<part>.csv``), reported together. ``--dask ADDRESS`` runs the
 cells on a Dask cluster (the ``dask`` extra).
@@ -344,13 +346,23 @@ def main(
             + "; ".join(f"{m}: {e}" for m, e in rep.errors.items())
             + ")."
         )
+    # Every mean and std in one file; the report's tables are split to fit a
+    # browser window when there are many (dataset, mechanism, rate) columns.
+    summary_file = f"summary_{metric}.csv"
+    summary_table(results, metric).to_csv(out / summary_file)
     lines = ["", intro] if intro else []
     lines += [
         "",
         f"## {metric}: mean ± std over draws (each draw: mean over outer folds)",
         "",
-        rep.table,
     ]
+    if rep.table.startswith("**"):
+        lines += [
+            "One table per dataset (and mechanism) so that each fits a browser "
+            f"window; every mean, std and draw count is in `{summary_file}`.",
+            "",
+        ]
+    lines += [rep.table]
     if stats is not None:
         lines += [
             "",

@@ -97,16 +97,22 @@ def band_table(
     imputation pipeline (the one of ``imputation`` with the lowest mean rank
     in the band, picked after the fact) and of ``rival``; ``ours`` minus each
     (mean score difference over blocks, blocks where ours is higher / the
-    same / lower); and the pairs with ``ours`` that Holm leaves significant
-    over all pairs of the band."""
+    same / lower); then, below the table (whose width stays that of a
+    browser window), per band the pairs with ``ours`` that Holm leaves
+    significant over all pairs of the band."""
     from missingkernels.experiments import friedman_nemenyi, pairwise_wilcoxon
 
     scores, ranks = _ranked_blocks(results, metric, blocks)
     lines = [
-        f"| mechanism | rates | blocks | Friedman p | {ours} rank | best imputation "
-        f"(rank) | {rival} rank | {ours} - imputation | {ours} - {rival} | "
-        f"significant pairs with {ours} (Holm) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| mech. | rates | blocks | Friedman p | {ours} rank | best imputation "
+        f"| {rival} rank | {ours} - imputation | {ours} - {rival} |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    pairs = [
+        "",
+        f"Pairs with {ours} significant after Holm's correction (Wilcoxon "
+        "signed-rank over the band's blocks):",
+        "",
     ]
     for mech, band, sel in _bands(scores):
         s, r = scores[sel], ranks[sel]
@@ -136,9 +142,10 @@ def band_table(
             f"| {mech} | {band} | {s.shape[0]} | {p} | {rank[ours]} | "
             + (f"{imp} ({rank[imp]})" if imp else "-")
             + f" | {rank.get(rival, '-')} | {_versus_blocks(s, ours, imp)} | "
-            f"{_versus_blocks(s, ours, rival)} | {sig} |"
+            f"{_versus_blocks(s, ours, rival)} |"
         )
-    return lines
+        pairs.append(f"- {mech} {band}: {sig}")
+    return lines + pairs
 
 
 def _versus_blocks(scores: Any, ours: str, other: str | None) -> str:
@@ -381,8 +388,8 @@ def sweep_report(
         "p over all methods, mean ranks (1 = best) of genrbf, of the imputation "
         "pipeline with the best mean rank in the band (picked after the fact, "
         f"which favours it) and of hgb; genrbf minus each in {metric} (mean over "
-        "blocks; blocks where genrbf is higher / the same / lower); and the "
-        "pairs with genrbf that the Wilcoxon signed-rank test leaves "
+        "blocks; blocks where genrbf is higher / the same / lower); below it, "
+        "the pairs with genrbf that the Wilcoxon signed-rank test leaves "
         "significant after Holm's correction over all pairs of the band.",
         "",
         *band_table(results, metric, "genrbf", imputation, blocks),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _stats
-from ._stats import _BLOCK, FriedmanNemenyi, PairwiseWilcoxon
+from ._stats import _BLOCK, MAX_TABLE_WIDTH, FriedmanNemenyi, PairwiseWilcoxon
 
 #: The columns of a (dataset, mechanism, rate, draw, outer fold) cell.
 CELL_COLUMNS = ("dataset", "mechanism", "rate", "draw", "fold")
@@ -90,6 +90,7 @@ def report_comparison(
     pairwise_file: str = "pairwise.md",
     beside: Sequence[str] = (),
     floors: Mapping[str, Mapping[str, float]] | None = None,
+    max_width: int | None = MAX_TABLE_WIDTH,
 ) -> ComparisonReport:
     """Write the table and figures of a comparison; return the summary.
 
@@ -122,13 +123,19 @@ def report_comparison(
         ``floors[dataset][metric]``, the majority-class predictor's scores
         (:func:`majority_scores` of the dataset's labels): the methods below
         them are marked in the table, with a footnote (:func:`format_table`).
+    max_width : int or None, default=130
+        The widest table written, in characters: a wider one is split per
+        dataset, then per mechanism (:func:`format_table`), so that every
+        table fits a browser window. None: one table, however wide.
 
     Returns
     -------
     report : ComparisonReport
     """
     out = Path(out_dir)
-    table = _stats.format_table(results, metric, beside=beside, floors=floors)
+    table = _stats.format_table(
+        results, metric, beside=beside, floors=floors, max_width=max_width
+    )
     (out / table_file).write_text(table + "\n")
     common = common_cells(results)
     scores = _stats.block_scores(common, metric, blocks=blocks)

@@ -96,6 +96,7 @@ def format_table(
     *,
     beside: Sequence[str] = (),
     floors: Mapping[str, Mapping[str, float]] | None = None,
+    max_width: int | None = None,
 ) -> str:
     """Markdown table: rows = methods, columns = datasets, cells ``mean ± std``.
 
@@ -115,6 +116,14 @@ def format_table(
         :func:`majority_scores`). A mean below it is marked
         :data:`BELOW_MAJORITY` and a footnote under the table gives the
         floors (no footnote when no mean is marked).
+    max_width : int or None, default=None
+        The widest table written, in characters: the sum over its columns of
+        the longest cell plus 3 (130, ``MAX_TABLE_WIDTH`` of this module, is
+        about what a browser window shows). A wider table is split: one
+        table per dataset, headed by its name in bold, then per dataset and
+        mechanism, then into equal runs of columns (the method column
+        repeated), as far as needed.
+        None: one table, however wide.
 
     Returns
     -------
@@ -168,11 +177,9 @@ def format_table(
             index=methods,
         )
         wide.index.name = "method"
-    header = "| method | " + " | ".join(wide.columns) + " |"
-    sep = "|---|" + "---|" * len(wide.columns)
-    lines = [header, sep]
-    for method, row in wide.iterrows():
-        lines.append(f"| {method} | " + " | ".join(row.tolist()) + " |")
+    lines = _markdown(wide)
+    if max_width is not None and table_width(lines) > max_width:
+        lines = _split_wide(wide, _column_keys(results, metrics), max_width)
     marked = any(BELOW_MAJORITY in str(v) for v in wide.to_numpy().ravel())
     if floors and marked:  # the footnote explains marks: none, no footnote
         shown = set(results["dataset"])
@@ -192,6 +199,112 @@ def format_table(
 
 #: The mark of a mean below the majority-class predictor in :func:`format_table`.
 BELOW_MAJORITY = "†"
+
+#: The widest table (in characters, ``table_width``) the reports write:
+#: about 1,000 pixels of 16-pixel text, what a browser window shows of a
+#: page (eight columns of ``0.850 ± 0.012`` and a method name).
+MAX_TABLE_WIDTH = 130
+
+
+def table_width(lines: Sequence[str]) -> int:
+    """The width of a Markdown table as rendered, in characters: each
+    column's longest cell plus 3 (padding and rule)."""
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in lines
+        if line.startswith("|") and not set(line) <= set("|-: ")
+    ]
+    if not rows:
+        return 0
+    n = max(len(r) for r in rows)
+    return sum(3 + max(len(r[j]) if j < len(r) else 0 for r in rows) for j in range(n))
+
+
+def _markdown(wide: Any, headers: Sequence[str] | None = None) -> list[str]:
+    headers = list(wide.columns) if headers is None else list(headers)
+    lines = [
+        "| method | " + " | ".join(headers) + " |",
+        "|---|" + "---|" * len(headers),
+    ]
+    for method, row in wide.iterrows():
+        lines.append(f"| {method} | " + " | ".join(row.tolist()) + " |")
+    return lines
+
+
+def _column_keys(results: Any, metrics: Sequence[str]) -> dict[str, tuple]:
+    """Column label -> (dataset, mechanism, rate label, metric suffix), as
+    :func:`_wide_table` and :func:`format_table` name the columns."""
+    keys: dict[str, tuple] = {}
+    for m in metrics:
+        table = summary_table(results, m).reset_index()
+        multi = table[["mechanism", "rate"]].drop_duplicates().shape[0] > 1
+        suffix = f" {m}" if len(metrics) > 1 else ""
+        for d, mech, rate in table[["dataset", "mechanism", "rate"]].itertuples(
+            index=False
+        ):
+            rate_label = f"{rate * 100:.3g}%"
+            label = f"{d} {mech} {rate_label}" if multi else str(d)
+            keys[label + suffix] = (d, mech, rate_label, suffix.strip())
+    return keys
+
+
+def _split_wide(wide: Any, keys: Mapping[str, tuple], max_width: int) -> list[str]:
+    """Tables of at most ``max_width`` characters from the columns of ``wide``:
+    per dataset, then per dataset and mechanism, then equal runs of columns."""
+    columns = list(wide.columns)
+    datasets = list(dict.fromkeys(keys[c][0] for c in columns))
+    # (label, columns, header of each column)
+    groups: list[tuple[str, list[str], list[str]]] = []
+    if len(datasets) < len(columns):
+        for d in datasets:
+            cols = [c for c in columns if keys[c][0] == d]
+            heads = [" ".join(x for x in keys[c][1:] if x) for c in cols]
+            groups.append((str(d), cols, heads))
+    else:
+        groups.append(("", columns, columns))
+    lines: list[str] = []
+    for label, cols, heads in groups:
+        parts = [(label, cols, heads)]
+        mechanisms = list(dict.fromkeys(keys[c][1] for c in cols))
+        too_wide = table_width(_markdown(wide[cols], heads)) > max_width
+        if label and too_wide and 1 < len(mechanisms) < len(cols):
+            parts = []
+            for mech in mechanisms:
+                sub = [c for c in cols if keys[c][1] == mech]
+                parts.append(
+                    (
+                        f"{label}, {mech}",
+                        sub,
+                        [" ".join(x for x in keys[c][2:] if x) for c in sub],
+                    )
+                )
+        for name, sub, sub_heads in parts:
+            n_runs = 1
+            while n_runs < len(sub):
+                size = -(-len(sub) // n_runs)
+                runs = [
+                    range(i, min(i + size, len(sub))) for i in range(0, len(sub), size)
+                ]
+                if all(
+                    table_width(
+                        _markdown(wide[[sub[i] for i in r]], [sub_heads[i] for i in r])
+                    )
+                    <= max_width
+                    for r in runs
+                ):
+                    break
+                n_runs += 1
+            size = -(-len(sub) // n_runs)
+            for first in range(0, len(sub), size):
+                run = range(first, min(first + size, len(sub)))
+                if lines:
+                    lines.append("")
+                if name:
+                    lines += [f"**{name}**", ""]
+                lines += _markdown(
+                    wide[[sub[i] for i in run]], [sub_heads[i] for i in run]
+                )
+    return lines
 
 
 def majority_scores(y: Any) -> dict[str, float]:
