@@ -30,7 +30,7 @@ from missingkernels.experiments import simulate_missing
 def direct_norms(clf: GeomSVC, X: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """``sqrt(b' exp(-gamma sum_{f in F_i} (x_jf - x_kf)^2) b)``, one exponential
     per pattern and pair (blocks of patterns to bound memory)."""
-    S0 = np.nan_to_num(clf.X_fit_[clf.support_], nan=0.0)
+    S0 = np.nan_to_num(clf.support_vectors_, nan=0.0)
     patterns, which = np.unique(~np.isnan(X), axis=0, return_inverse=True)
     j, k = np.triu_indices(S0.shape[0], 1)
     log_k = ((S0[j] - S0[k]) ** 2).T * -clf.gamma_

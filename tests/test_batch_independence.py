@@ -114,8 +114,9 @@ def test_svc_scores_rows_alone_as_in_a_batch_and_training_rows_as_trained(
         kernel=kernel, density=density, kernel_params=None, C=1.0
     ).set_params(density=get_density(density, **DENSITIES[density]))
     svc.fit(X[:60], y[:60])
-    # The kernel sees the standardised training rows, X_fit_.
-    trained = svc.svm_.decision_function(svc.kernel_(svc.X_fit_))
+    # The kernel sees the standardised training rows.
+    Z = (X[:60] - svc.x_center_) / svc.x_scale_
+    trained = svc.svm_.decision_function(svc.kernel_(Z))
     np.testing.assert_allclose(svc.decision_function(X[:60]), trained, **TOL)
     np.testing.assert_array_equal(svc.predict(X[:60]), svc.classes_[(trained > 0) * 1])
     T = X[60:]
@@ -129,5 +130,6 @@ def test_svr_predicts_training_rows_as_trained(rng):
     y = X[:, 0] - 2 * X[:, 1]
     X = mcar(rng, X, 0.3)
     svr = MissingKernelSVR(kernel="expected_rbf", density="iterative").fit(X, y)
-    trained = svr.svm_.predict(svr.kernel_(svr.X_fit_)) * svr.y_scale_ + svr.y_center_
+    Z = (X - svr.x_center_) / svr.x_scale_
+    trained = svr.svm_.predict(svr.kernel_(Z)) * svr.y_scale_ + svr.y_center_
     np.testing.assert_allclose(svr.predict(X), trained, **TOL)

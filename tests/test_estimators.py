@@ -309,9 +309,9 @@ def test_prediction_in_row_chunks_within_working_memory(rng, monkeypatch, Estima
     chunks: list[int] = []
     real = _svm_base.cross_gram_on_support
 
-    def recording(kernel, X, X_fit, support):
+    def recording(kernel, X, *rest):
         chunks.append(X.shape[0])
-        return real(kernel, X, X_fit, support)
+        return real(kernel, X, *rest)
 
     monkeypatch.setattr(_svm_base, "cross_gram_on_support", recording)
     # Room for 7 rows of a 90-column float64 Gram: 60 rows in 9 chunks.

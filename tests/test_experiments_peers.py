@@ -34,7 +34,7 @@ def _toy(rng: np.random.Generator, n: int = 40, d: int = 3, rate: float = 0.25):
 def _w_of(clf: GeomSVC) -> np.ndarray:
     """Linear kernel: ``w = sum_j y_j alpha_j x_j / s_j`` (absent entries zero)."""
     sup = clf.support_
-    X0 = np.nan_to_num(clf.X_fit_[sup], nan=0.0)
+    X0 = np.nan_to_num(clf.support_vectors_, nan=0.0)
     return (clf.dual_coef_[0] / clf.scalings_[sup]) @ X0
 
 

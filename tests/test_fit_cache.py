@@ -49,12 +49,16 @@ def _data(n=90, d=4, seed=0):
     return X, y
 
 
-def _checking_scorer(seen):
+def _checking_scorer(seen, X_all):
     """Accuracy, after checking that the model's density was fitted on the
-    model's own training rows (never on another fold's)."""
+    model's own training rows (never on another fold's): those of ``X_all``
+    (unscaled) that are not the rows it scores, in their order."""
+    index = {row.tobytes(): i for i, row in enumerate(X_all)}
 
     def score(est, X, y):  # type: ignore[no-untyped-def]
-        assert est.density_.fitted_on_ == rows_digest(est.X_fit_)
+        scored = {index[row.tobytes()] for row in X}
+        train = [i for i in range(len(X_all)) if i not in scored]
+        assert est.density_.fitted_on_ == rows_digest(X_all[train])
         seen.append(est.density_.fitted_on_)
         return float(np.mean(est.predict(X) == y))
 
@@ -72,7 +76,7 @@ def test_grid_search_fits_one_density_per_fold_and_never_shares_across_folds():
             MissingKernelSVC(density=RecordingDensity(), standardize=False),
             grid,
             cv=cv,
-            scoring=_checking_scorer(seen),
+            scoring=_checking_scorer(seen, X),
         ).fit(X, y)
     # Five training folds and the refit on all rows: six distinct row sets,
     # each fitted exactly once.

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from missingkernels import MissingKernelSVC
+from missingkernels import MissingKernelSVC, MissingKernelTransformer
 
 
 def _frame(rng, n=60):
@@ -57,7 +57,8 @@ def test_true_and_one_are_different_categories(rng):
     X["mixed"] = col
     clf = MissingKernelSVC(nominal_features=["mixed"]).fit(X, y)
     assert len(clf.nominal_categories_[1]) == 3
-    codes = clf.X_fit_[:, 1]
+    # The codes of the training rows (the transformer keeps them all).
+    codes = MissingKernelTransformer(nominal_features=["mixed"]).fit(X).X_fit_[:, 1]
     assert codes[0] != codes[1] and len(np.unique(codes)) == 3
     # Only booleans and numbers: still apart.
     col[:] = [True, 1] * 30

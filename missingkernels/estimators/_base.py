@@ -17,6 +17,7 @@ from sklearn.base import ClassifierMixin, clone
 from sklearn.utils import gen_batches
 
 from .._config import carried_config, explicit_config, max_gram_memory
+from .._fit_cache import rows_digest
 from .._numerics import integer_seeds
 from .._optional import import_optional
 from .._registry import get_kernel
@@ -362,17 +363,57 @@ class BinaryClassifierMixin(ClassifierMixin):
 
 
 def cross_gram_on_support(
-    kernel: Any, X: np.ndarray, X_fit: np.ndarray, support: np.ndarray
+    kernel: Any,
+    X: np.ndarray,
+    support_vectors: np.ndarray,
+    support: np.ndarray,
+    n_train: int,
 ) -> np.ndarray:
-    """``K(X, X_fit)`` with only the support-vector columns computed.
+    """``K(X, X_train)`` with only the support-vector columns computed.
 
-    A precomputed-kernel SVM reads only the columns of its support vectors, so
-    the others are left at zero: predictions cost O(n_new * n_support).
+    A precomputed-kernel SVM reads only the columns of its support vectors
+    (training rows ``support``, whose values are ``support_vectors``) out of
+    the ``n_train`` it was fitted on, so the others are left at zero:
+    predictions cost O(n_new * n_support) and need no other training row.
     """
-    K = np.zeros((X.shape[0], X_fit.shape[0]))
+    K = np.zeros((X.shape[0], n_train))
     if support.size and X.shape[0]:
-        K[:, support] = kernel(X, X_fit[support])
+        K[:, support] = kernel(X, support_vectors)
     return K
+
+
+def training_digest(X: np.ndarray) -> tuple:
+    """A digest that tells the training rows (standardised) from other rows,
+    kept in place of the rows: equal for arrays of equal values (``-0.0``
+    and ``0.0`` alike, any NaN alike, as ``np.array_equal(..., equal_nan=True)``),
+    and from which no row can be read back."""
+    canonical = np.where(np.isnan(X), np.nan, X) + 0.0  # -0.0 + 0.0 is 0.0
+    return rows_digest(canonical)
+
+
+def forget_training_rows(kernel: Any) -> None:
+    """Drop what a fitted expected kernel keeps of its training rows for speed
+    only: their conditionals (for a draws density, completed copies of every
+    training row), which ``kernel(X_train)`` would otherwise reuse. The
+    density's parameters stay; the conditionals of any rows, the training
+    rows included, are recomputed from them (a row's conditionals depend on
+    that row and the fitted density alone; the same array gives the same
+    bits)."""
+    if getattr(kernel, "_train_cache", None) is not None:
+        kernel._train_cache = None
+
+
+def removed_rows_error(owner: Any) -> AttributeError:
+    """The AttributeError of ``X_fit_`` on an estimator that no longer keeps
+    every training row: what replaced it."""
+    return AttributeError(
+        f"{type(owner).__name__} no longer keeps its training rows as X_fit_ "
+        "(a pickled model gave the training table back). Its decision "
+        "function reads only the support vectors: support_vectors_ (those "
+        "training rows as the kernel saw them, standardised when "
+        "standardize=True, NaN where missing; support_ their indices among "
+        "the training rows); shape_fit_ is the shape of the training table."
+    )
 
 
 def row_chunks(n_rows: int, n_columns: int) -> Iterator[slice]:

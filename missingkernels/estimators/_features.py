@@ -20,7 +20,13 @@ from .._config import format_bytes, gram_memory, max_gram_memory
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import dropped_features, validate_missing_data
 from ..kernels._expectation_table import expected_features
-from ._base import KernelParamsMixin, fit_density_report, progress, report
+from ._base import (
+    KernelParamsMixin,
+    fit_density_report,
+    forget_training_rows,
+    progress,
+    report,
+)
 
 # Rows per block of transform: bounds the temporaries of the conditionals.
 _ROWS = 1 << 14
@@ -133,7 +139,10 @@ class ExpectedKernelFeatures(
     feature_map_ : object or None
         The base kernel's feature map (``"exact"`` and ``"fourier"``).
     landmarks_ : ndarray of shape (n_landmarks, n_features) or None
-        The Nystroem landmark rows.
+        The Nystroem landmark rows: the only training rows the fitted map
+        keeps (every feature is the kernel against them). The Fourier and
+        exact maps keep none: their features need only the density's
+        parameters and the map's frequencies.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -236,6 +245,38 @@ class ExpectedKernelFeatures(
         -------
         self : ExpectedKernelFeatures
         """
+        self._fit(X)
+        forget_training_rows(self.kernel_)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
+        """Fit, then return the features of the training rows.
+
+        As ``fit(X).transform(X)``, with the conditionals of the training
+        rows computed once (by the fit, then dropped: the fitted map keeps
+        no training row but the Nystroem landmarks).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows, NaN where missing.
+        y : None
+            Ignored.
+        **fit_params : dict
+            Ignored.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components_out)
+        """
+        self._fit(X)
+        try:
+            return self._transform(X)
+        finally:
+            forget_training_rows(self.kernel_)
+
+    def _fit(self, X: Any) -> None:
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False,
             encode=self._encode,
@@ -259,7 +300,6 @@ class ExpectedKernelFeatures(
             self,
             f"{self._n_features_out} features ({self.method_} map)",
         )
-        return self
 
     def _refuse(self, what: str, needed: int, fits: int) -> None:
         """The ValueError of a map above the memory limit: what it needs, and
@@ -390,6 +430,9 @@ class ExpectedKernelFeatures(
             ``Z @ Z_other.T`` estimates (or equals) the expected kernel
             between independent rows.
         """
+        return self._transform(X)
+
+    def _transform(self, X: Any) -> np.ndarray:
         X = validate_missing_data(self, X, reset=False, encode=self._encode)
         out = np.empty((X.shape[0], self._n_features_out), dtype=self.dtype)
         rows = _ROWS

@@ -98,7 +98,7 @@ from .._validation import (
     validate_missing_data_xy,
 )
 from ..conditionals import group_patterns
-from ._base import BinaryClassifierMixin, KernelParamsMixin
+from ._base import BinaryClassifierMixin, KernelParamsMixin, removed_rows_error
 from ._svm_base import _SVM_CONSTRAINTS
 
 #: A row whose scaling s_i comes out below this has no weight of w in its
@@ -195,8 +195,12 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
         The RBF width used.
     weight_norm_ : float
         ``||w||`` of the last QP.
-    X_fit_ : ndarray of shape (n_samples, n_features - len(dropped_features_))
-        The training rows, NaN where missing, without the dropped features.
+    support_vectors_ : ndarray of shape (n_SV, n_features - len(dropped_features_))
+        The training rows that are support vectors, NaN where missing,
+        without the dropped features: the only training rows the fitted
+        model keeps (``w`` and ``||w^(i)||`` are sums over them).
+    shape_fit_ : tuple of int
+        The shape of the training table, ``(n_samples, n_features)``.
     dropped_features_ : ndarray of int
         0-based indices of the features observed in fewer than
         ``missingkernels.MIN_OBSERVED`` (2) training rows, dropped at fit
@@ -288,11 +292,11 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
     ) -> np.ndarray:
         """``||w^(i)||`` for every row of ``X``, ``w = sum_j beta_j phi(x_j)``.
 
-        ``beta`` is indexed like the support vectors ``self.X_fit_[support_]``;
+        ``beta`` is indexed like the support vectors ``support_vectors_``;
         every inner product is taken over the features valid in row ``i``.
         ``tree``: the patterns of ``X`` (:func:`_pattern_tree`), when known.
         """
-        S0 = np.nan_to_num(self.X_fit_[self.support_], nan=0.0)
+        S0 = np.nan_to_num(self.support_vectors_, nan=0.0)
         if self.kernel == "linear":
             w = beta @ S0
             return np.sqrt(~np.isnan(X) @ (w * w))
@@ -315,7 +319,7 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
         # No subspace: no valid feature, or none on which the support vectors
         # differ (the formula then gives |sum_j beta_j| for the RBF kernel, as
         # for a row with nothing valid), or none that carries weight of w.
-        S0 = np.nan_to_num(self.X_fit_[self.support_], nan=0.0)
+        S0 = np.nan_to_num(self.support_vectors_, nan=0.0)
         varies = np.ptp(S0, axis=0) > 0.0
         no_subspace = ~(~np.isnan(X) & varies).any(axis=1)
         s[no_subspace | (s < _MIN_SCALING)] = 1.0
@@ -342,12 +346,12 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
             self, X, y, task="classification", require_observed_columns=False
         )
         self._binary_signs(y)
+        self.shape_fit_ = X.shape
         X, self._kept_features = drop_sparse_features(self, X)
         if isinstance(self.gamma, str):  # "scale"
             self.gamma_ = scale_gamma(X)
         else:
             self.gamma_ = float(self.gamma)
-        self.X_fit_ = X
         K = self._cross_kernel(X, X)
         tree = _pattern_tree(X) if self.kernel == "rbf" else None
         s = np.ones(X.shape[0])
@@ -361,6 +365,8 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
             ).fit(K / np.outer(s, s), y)
             self.scalings_ = s
             self.support_ = self.svm_.support_
+            # The model keeps these rows only, not the training table.
+            self.support_vectors_ = X[self.support_]
             self.dual_coef_ = self.svm_.dual_coef_
             self.intercept_ = self.svm_.intercept_
             self.n_iter_ = it
@@ -376,6 +382,23 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
                 break
             s = s_new
         return self
+
+    @property
+    def X_fit_(self) -> Any:
+        """Removed: the model keeps its support vectors, not every training
+        row (AttributeError saying what replaced it)."""
+        raise removed_rows_error(self)
+
+    def __setstate__(self, state: dict) -> None:
+        # A model pickled when it kept every training row (X_fit_): keep the
+        # support vectors (the same numbers), drop the rest.
+        state = dict(state)
+        rows = state.pop("X_fit_", None)
+        if rows is not None:
+            n_features = state.get("n_features_in_", rows.shape[1])
+            state.setdefault("shape_fit_", (rows.shape[0], n_features))
+            state.setdefault("support_vectors_", rows[state["support_"]])
+        super().__setstate__(state)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """``w . x / s(x) + b``; positive means ``classes_[1]``.
@@ -394,7 +417,7 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
         if kept is not None:
             X = np.ascontiguousarray(X[:, kept])
         sup = self.support_
-        K = self._cross_kernel(X, self.X_fit_[sup]) / self.scalings_[sup]
+        K = self._cross_kernel(X, self.support_vectors_) / self.scalings_[sup]
         if self.weight_norm_ > 0.0:
             s_x = self._scalings(X)
         else:

@@ -169,6 +169,14 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
     density_ : object
         The fitted density.
     X_fit_ : ndarray of shape (n_samples, n_features)
+        The training rows, NaN where missing (kernel form only). The kernel
+        form keeps every one: its decision function
+        ``sum_j c_j K(x, x_j) + b`` has a weight ``c_j`` on each training
+        row (the SOCP's solution is not sparse, unlike an SVM's dual), so
+        a pickled model holds the training table. The linear form keeps no
+        training row: ``w``, ``b`` and the density's parameters.
+    shape_fit_ : tuple of int
+        The shape of the training table, ``(n_samples, n_features)``.
     n_features_in_ : int
 
     Notes
@@ -286,12 +294,25 @@ class SOCPSVC(KernelParamsMixin, BinaryClassifierMixin, BaseEstimator):
                 "(kappa=0.5 is the plain SVM on the expected kernel)."
             )
         cp = _import_cvxpy()
-        self.X_fit_ = X
+        self.shape_fit_ = X.shape
         if self.form == "kernel":
+            # Its decision function reads every training row (see X_fit_).
+            self.X_fit_ = X
             self._fit_kernel_form(cp, X, signs)
         else:
+            self.__dict__.pop("X_fit_", None)  # of an earlier kernel-form fit
             self._fit_linear_form(cp, X, signs)
         return self
+
+    def __setstate__(self, state: dict) -> None:
+        # The linear form of a model pickled when both forms kept X_fit_:
+        # drop the training rows, which it never reads.
+        state = dict(state)
+        if state.get("form") == "linear":
+            rows = state.pop("X_fit_", None)
+            if rows is not None:
+                state.setdefault("shape_fit_", rows.shape)
+        super().__setstate__(state)
 
     def _solve(self, cp: Any, problem: Any) -> None:
         solver = self.solver

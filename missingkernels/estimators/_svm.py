@@ -84,8 +84,8 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         missing; nominal columns are not touched; new rows are transformed
         with the training statistics. ``gamma`` is then a width in standard
         deviations (``exp(-gamma * sum_j ((x_j - y_j) / sd_j) ** 2)``), and
-        ``kernel_``, its density, ``X_fit_`` and ``support_vectors_`` are on
-        the standardised scale. Kernels on nominal values only (Belanche's)
+        ``kernel_``, its density and ``support_vectors_`` are on the
+        standardised scale. Kernels on nominal values only (Belanche's)
         take the columns as given. False: the columns as given (``gamma`` in
         the columns' own units; a ``FeatureScaleWarning`` says when their
         spreads differ by more than a factor 100).
@@ -191,12 +191,14 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors among the training rows.
     support_vectors_ : ndarray of shape (n_SV, n_features)
-        The training rows that are support vectors, NaN where missing.
+        The training rows that are support vectors (standardised when
+        ``standardize=True``; nominal columns as category codes), NaN where
+        missing: the only training rows the model keeps (``"exact"`` route).
     dual_coef_, intercept_, n_iter_ : ndarray
         As in :class:`sklearn.svm.SVC`.
-    X_fit_ : ndarray of shape (n_samples, n_features)
-        The training rows (a copy, standardised when ``standardize=True``;
-        nominal columns as category codes).
+    shape_fit_ : tuple of int
+        The shape of the training table, ``(n_samples, n_features)``.
+        ``X_fit_`` (every training row) is no longer kept: see Notes.
     x_center_, x_scale_ : ndarray of shape (n_features,) or None
         The training mean and standard deviation of each column's observed
         entries (0 and 1 for nominal columns); None when
@@ -233,6 +235,28 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
     ``probability``); :class:`sklearn.calibration.CalibratedClassifierCV`
     around the classifier is the alternative that averages the folds'
     classifiers instead of refitting on all rows.
+
+    **What a fitted model keeps.** Not the training table: a pickled model
+    must not give it back. On the ``"exact"`` route, the support vectors
+    (``support_vectors_``: ``decision_function`` is
+    ``sum_i dual_coef_i K(x, sv_i) + intercept_``, as for
+    :class:`sklearn.svm.SVC`), the training Gram's diagonal on them and a
+    digest of the standardised training table (the training rows given
+    again are recognised and scored exactly as the SVM was trained on
+    them); on the ``"features"`` route, no training row (the feature map's
+    frequencies and the linear SVM's weights), except Nystroem landmarks
+    (``features_.landmarks_``, training rows). Both keep the column means
+    and standard deviations (``x_center_``, ``x_scale_``) and the density's
+    parameters (a Gaussian's mean and covariance, a mixture's components;
+    the imputation models of ``"iterative"``), from which the conditionals
+    of any rows are recomputed. Some densities cannot condition a new row
+    without training values and keep them: ``"mice"`` keeps, per column,
+    the observed training values that its predictive mean matching draws
+    from (by column, not as rows); the R plugin's ``"r_mice"`` keeps the
+    training table and its imputations (mice runs again on it for each new
+    row). ``probability=True`` adds one held-out decision value per training
+    row. :class:`MissingKernelTransformer` keeps every training row: its
+    output has a column per row.
 
     References
     ----------
@@ -391,7 +415,7 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         if self.route_ == "exact":
             self.n_support_ = self.svm_.n_support_
         if self.probability:
-            w = check_sample_weight(self, sample_weight, self.X_fit_.shape[0])
+            w = check_sample_weight(self, sample_weight, self.shape_fit_[0])
             labels = np.asarray(y).ravel()
             self._calibration_maps, self._held_out_decision = fit_calibration(
                 self, X, labels, w

@@ -25,10 +25,13 @@ from ._base import (
     KernelParamsMixin,
     cross_gram_on_support,
     fit_density_report,
+    forget_training_rows,
     pass_feature_names,
     progress,
+    removed_rows_error,
     report,
     row_chunks,
+    training_digest,
     with_settings,
 )
 from ._features import feature_memory
@@ -169,6 +172,9 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         report(self, f"route '{self.route_}': {why}")
         if self.route_ == "features":
             assert m is not None
+            # An earlier exact fit's support vectors are rows of another table.
+            for name in ("support_", "support_vectors_", "_support_diagonal"):
+                self.__dict__.pop(name, None)
             return self._fit_features(X, y, sample_weight, m)
         self.features_ = None
         started = time.perf_counter()
@@ -191,13 +197,17 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
             f"{int(np.sum(self.svm_.n_iter_))} iterations, "
             f"{len(self.svm_.support_)} support vectors",
         )
-        # Only support vectors are needed to score new rows.
+        # Only the support vectors are needed to score rows: the model keeps
+        # them, not the training table (a pickle must not give it back).
         self.support_ = self.svm_.support_
         self.support_vectors_ = X[self.support_]
-        self.X_fit_ = X
+        self.shape_fit_ = X.shape
         # k(x_i, x_i) as trained (the kernel's diagonal convention), for
-        # scoring the training rows themselves exactly as the SVM saw them.
+        # scoring the training rows themselves exactly as the SVM saw them;
+        # a digest recognises them.
         self._support_diagonal = K[self.support_, self.support_].copy()
+        self._fit_digest = training_digest(X)
+        forget_training_rows(self.kernel_)
         self.dual_coef_ = self.svm_.dual_coef_
         self.intercept_ = self.svm_.intercept_
         self.n_iter_ = self.svm_.n_iter_
@@ -229,7 +239,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         self.features_._size_owner = type(self).__name__
         self.features_._size_param = "n_kernel_features"
         pass_feature_names(self, self.features_)
-        Z = self.features_.fit(X).transform(X)
+        Z = self.features_.fit_transform(X)
         self.kernel_ = self.features_.kernel_
         self.dropped_features_ = self.features_.dropped_features_
         started = time.perf_counter()
@@ -241,7 +251,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         )
         self.intercept_ = np.atleast_1d(self.svm_.intercept_)
         self.n_iter_ = self.svm_.n_iter_
-        self.X_fit_ = X
+        self.shape_fit_ = X.shape
         return self
 
     def _make_svm(self) -> Any:  # pragma: no cover - abstract
@@ -251,14 +261,36 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         """The target the SVM is fitted on (the regressor standardises it)."""
         return y
 
+    @property
+    def X_fit_(self) -> Any:
+        """Removed: the model keeps its support vectors, not every training
+        row (AttributeError saying what replaced it)."""
+        raise removed_rows_error(self)
+
+    def __setstate__(self, state: dict) -> None:
+        # A model pickled when it kept every training row (X_fit_): keep what
+        # its predictions read (the same numbers), drop the rows.
+        state = dict(state)
+        rows = state.pop("X_fit_", None)
+        if rows is not None:
+            state.setdefault("shape_fit_", rows.shape)
+            if state.get("route_") == "exact":
+                state.setdefault("support_vectors_", rows[state["support_"]])
+                state.setdefault("_fit_digest", training_digest(rows))
+        super().__setstate__(state)  # type: ignore[misc]
+        if rows is not None:
+            forget_training_rows(getattr(self, "kernel_", None))
+            features = getattr(self, "features_", None)
+            forget_training_rows(getattr(features, "kernel_", None))
+
     @with_settings
     def _svm_on_new_rows(self, X: Any, method: str) -> np.ndarray:
-        """``svm_.<method>`` on ``K(X, X_fit_)``, in row chunks.
+        """``svm_.<method>`` on ``K(X, X_train)``, in row chunks.
 
         The Gram handed to libsvm has a column per training row (only the
-        support columns are computed), so the rows are taken in chunks of at
-        most scikit-learn's ``working_memory``: predicting a large set never
-        allocates ``n_new x n_train`` at once.
+        support columns are computed, from ``support_vectors_``), so the rows
+        are taken in chunks of at most scikit-learn's ``working_memory``:
+        predicting a large set never allocates ``n_new x n_train`` at once.
         """
         X = validate_missing_data(self, X, reset=False, encode=self._encode)
         if self.x_center_ is not None:
@@ -266,17 +298,19 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         apply = getattr(self.svm_, method)
         if self.route_ == "features":
             return np.asarray(apply(self.features_.transform(X)))
-        # Scoring the training rows (the same array): each support vector
-        # meets itself as in training, not as an independent copy of its row.
-        training = X.shape == self.X_fit_.shape and np.array_equal(
-            X, self.X_fit_, equal_nan=True
+        # Scoring the training rows (an array of the same values): each
+        # support vector meets itself as in training, not as an independent
+        # copy of its row.
+        n_train = self.shape_fit_[0]
+        training = X.shape == tuple(self.shape_fit_) and (
+            training_digest(X) == self._fit_digest
         )
         parts = []
-        chunks = list(row_chunks(X.shape[0], self.X_fit_.shape[0]))
+        chunks = list(row_chunks(X.shape[0], n_train))
         with progress(self, X.shape[0], len(chunks), method) as advance:
             for rows in chunks:
                 K = cross_gram_on_support(
-                    self.kernel_, X[rows], self.X_fit_, self.support_
+                    self.kernel_, X[rows], self.support_vectors_, self.support_, n_train
                 )
                 if training:
                     own = (self.support_ >= rows.start) & (self.support_ < rows.stop)

@@ -126,9 +126,12 @@ class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
     features_ : ExpectedKernelFeatures or None
     support_, support_vectors_, dual_coef_, intercept_, n_iter_ : ndarray
         As in :class:`MissingKernelSVC` (the support attributes on the
-        ``"exact"`` route only).
-    X_fit_ : ndarray of shape (n_samples, n_features)
-        The training rows as in :class:`MissingKernelSVC`.
+        ``"exact"`` route only): ``support_vectors_`` are the only training
+        rows the model keeps.
+    shape_fit_ : tuple of int
+        The shape of the training table, ``(n_samples, n_features)``.
+        ``X_fit_`` (every training row) is no longer kept: see
+        :class:`MissingKernelSVC`, "What a fitted model keeps".
     x_center_, x_scale_ : ndarray of shape (n_features,) or None
         As in :class:`MissingKernelSVC`.
     y_center_, y_scale_ : float or None

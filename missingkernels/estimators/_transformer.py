@@ -73,7 +73,14 @@ class MissingKernelTransformer(
         values in them are ignored.
     X_fit_ : ndarray of shape (n_samples, n_features)
         The training rows (the columns of every transformed matrix): a copy,
-        standardised when ``standardize=True``.
+        standardised when ``standardize=True``. Kept whole, as
+        :class:`sklearn.decomposition.KernelPCA` keeps its ``X_fit_``:
+        ``transform`` is ``K(X, X_fit_)``, a column per training row, and the
+        estimator that reads the matrix may use any of them. A pickled
+        transformer therefore holds the training table (and the kernel its
+        training rows' conditionals, which ``transform`` reuses); use
+        :class:`MissingKernelSVC` or :class:`MissingKernelSVR`, which keep
+        only their support vectors, to ship a model without it.
     x_center_, x_scale_ : ndarray of shape (n_features,) or None
         The training mean and standard deviation of each column's observed
         entries (0 and 1 for nominal columns); None when
