@@ -180,7 +180,10 @@ class MICEDensity(BaseDensity):
         Per draw, feature index -> ``(params, donor_predictions,
         donor_values)``: the perturbed OLS coefficients (intercept first,
         then the other features in order) and the sorted predicted and
-        observed training values used for matching.
+        observed training values used for matching. Predictive mean
+        matching imputes a new row with observed training values (its
+        donors), so the fitted density keeps every observed training value,
+        column by column (not as rows), and so does a model that pickles it.
     order_ : list of int
         The order in which features are imputed in a cycle.
     initial_values_ : ndarray of shape (n_features,)

@@ -174,6 +174,12 @@ class RMiceDensity(BaseDensity):
     ----------
     samples_ : ndarray of shape (m, n_samples, n_features)
         The completed training rows, one per imputation.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        The training rows, NaN where missing: mice imputes a new row by
+        running again on them with that row added, and a training row (a
+        support vector) keeps its training draws (found by its values). The
+        fitted density, and a model that pickles it, therefore hold the
+        training table.
     seed_ : int
         The seed passed to mice.
     mean_ : ndarray of shape (n_features,)
