@@ -19,8 +19,14 @@ test_that("the stored centres and scales are those of the observed training entr
   expect_equal(fit$scaling$center, colMeans(x, na.rm = TRUE))
   expect_equal(fit$scaling$scale, apply(x, 2, sd, na.rm = TRUE))
   expect_equal(fit$y_scaling, list(center = mean(d$y), scale = sd(d$y)))
-  # what Python received: the standardised matrix and response
-  expect_equal(reticulate::py_to_r(fit$py_model$X_fit_), unname(scale(x)), ignore_attr = TRUE)
+  # what Python received: the standardised matrix (the model keeps the rows
+  # that are support vectors) and response
+  sv <- as.integer(reticulate::py_to_r(fit$py_model$support_)) + 1L
+  expect_equal(
+    reticulate::py_to_r(fit$py_model$support_vectors_),
+    unname(scale(x))[sv, , drop = FALSE],
+    ignore_attr = TRUE
+  )
   # classification: no response scaling
   cls <- mk_svm(x, factor(d$y > median(d$y)))
   expect_null(cls$y_scaling)

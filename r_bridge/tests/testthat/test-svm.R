@@ -70,17 +70,20 @@ test_that("NA round trip: R NA reaches Python as NaN and NA rows are predicted",
   y <- factor(d$score > 0)
   fit <- mk_svm(xi, y, scale = FALSE, max_iter = 5000)
   np <- reticulate::import("numpy", convert = FALSE)
-  X_fit <- fit$py_model$X_fit_
+  # What Python received: the model keeps the rows that are support vectors
+  X_fit <- fit$py_model$support_vectors_
+  sv <- as.integer(reticulate::py_to_r(fit$py_model$support_)) + 1L
+  xs <- xi[sv, , drop = FALSE]
   expect_identical(reticulate::py_to_r(X_fit$dtype$name), "float64")
-  expect_identical(unname(reticulate::py_to_r(np$isnan(X_fit))), unname(is.na(xi)))
+  expect_identical(unname(reticulate::py_to_r(np$isnan(X_fit))), unname(is.na(xs)))
   # R's NA is a signalling NaN; Python must get quiet NaNs (no FP warnings)
   quiet <- reticulate::py_eval(
     "lambda a: bool(((a.view('uint64') >> 51) & 1)[a != a].all())",
     convert = TRUE
   )
   expect_true(quiet(X_fit))
-  observed <- !is.na(xi)
-  expect_identical(reticulate::py_to_r(X_fit)[observed], as.double(xi[observed]))
+  observed <- !is.na(xs)
+  expect_identical(reticulate::py_to_r(X_fit)[observed], as.double(xs[observed]))
   # max_iter = 5000 (a double in R) is an int in Python
   expect_identical(reticulate::py_to_r(fit$py_model$get_params())$max_iter, 5000L)
 
