@@ -117,19 +117,21 @@ def _old_layout(model, Z):
     conditionals kept, none of the new attributes."""
     state = model.__dict__
     state["X_fit_"] = Z
-    del state["shape_fit_"], state["_fit_digest"]
+    del state["shape_fit_"]
+    state.pop("_fit_digest", None)  # the exact route's
     kernel = model.kernel_
     kernel._train_cache = (rows_digest(Z), kernel.density_.conditionals(Z))
     return pickle.dumps(model)
 
 
+@pytest.mark.parametrize("route", ["exact", "features"])
 @pytest.mark.parametrize("Estimator", [MissingKernelSVC, MissingKernelSVR])
 def test_a_model_pickled_with_its_training_rows_loads_and_predicts_the_same(
-    Estimator, rng
+    Estimator, route, rng
 ):
     X, y = _data(rng)
     T = mcar(rng, rng.normal(size=(30, X.shape[1])), 0.2)
-    model = _fit(Estimator, X, y)
+    model = _fit(Estimator, X, y, route=route, n_kernel_features=50)
     methods = [m for m in ("predict", "decision_function") if hasattr(model, m)]
     before = {m: (getattr(model, m)(T), getattr(model, m)(X)) for m in methods}
     Z = (X - model.x_center_) / model.x_scale_
@@ -139,8 +141,26 @@ def test_a_model_pickled_with_its_training_rows_loads_and_predicts_the_same(
         np.testing.assert_array_equal(getattr(old, m)(X), before[m][1])
     # Loaded, it keeps no more than a model fitted today.
     blob = pickle.dumps(old)
-    others = np.setdiff1d(np.arange(len(X)), old.support_)
+    support = getattr(old, "support_", [])
+    others = np.setdiff1d(np.arange(len(X)), support)
     assert _recoverable(blob, X, old, others) == 0
+    assert old.shape_fit_ == X.shape
+
+
+def test_socp_linear_form_keeps_no_training_row(rng):
+    pytest.importorskip("cvxpy", reason="cvxpy (the socp extra) is not installed")
+    from missingkernels.estimators import SOCPSVC
+
+    X, y = _data(rng)
+    model = SOCPSVC(form="linear", kappa=0.7).fit(X, y)
+    scores = model.decision_function(X)
+    assert not hasattr(model, "X_fit_") and model.shape_fit_ == X.shape
+    assert _recoverable(pickle.dumps(model), X, model, range(len(X))) == 0
+    # Pickled when it kept X_fit_: loads without it and scores the same.
+    model.__dict__["X_fit_"] = X.copy()
+    old = pickle.loads(pickle.dumps(model))
+    assert "X_fit_" not in vars(old)
+    np.testing.assert_array_equal(old.decision_function(X), scores)
 
 
 def test_X_fit_says_what_replaced_it(rng):
