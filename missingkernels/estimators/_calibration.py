@@ -20,6 +20,7 @@ normalised to sum to one (Zadrozny and Elkan, 2002).
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +149,7 @@ def _held_out_decisions(
     on the fitted classifier's kernel (its density, standardisation and
     ``gamma`` fitted on all rows; see ``fit_calibration``)."""
     from .._fit_cache import cached_kernel_gram
+    from ..kernels._threads import n_threads
 
     rows = _training_rows(estimator, X)
     exact = estimator.route_ == "exact"
@@ -161,12 +163,12 @@ def _held_out_decisions(
         Z = estimator.features_.transform(rows)
     n_classes = len(estimator.classes_)
     ovo = exact and estimator.decision_function_shape == "ovo" and n_classes > 2
-    held_out = np.zeros((len(y), 1 if n_classes == 2 else n_classes))
-    # The Gram and the features are finite (the kernel's own output): the
-    # folds' SVMs skip scikit-learn's scan for NaN and infinity.
-    with sklearn.config_context(assume_finite=True):
-        for train, test in splits:
-            w = None if sample_weight is None else sample_weight[train]
+
+    def one_fold(train: np.ndarray, test: np.ndarray) -> np.ndarray:
+        w = None if sample_weight is None else sample_weight[train]
+        # The Gram and the features are finite (the kernel's own output): the
+        # fold's SVM skips scikit-learn's scan for NaN and infinity.
+        with sklearn.config_context(assume_finite=True):
             if exact:
                 rows_train = K.take(train, axis=0)  # two takes: faster than ix_
                 svm = estimator._make_svm()
@@ -179,9 +181,23 @@ def _held_out_decisions(
                 svm = estimator._make_linear()
                 svm.fit(Z[train], y[train], sample_weight=w)
                 decision = svm.decision_function(Z[test])
-            if ovo:
-                decision = ovr_from_ovo(decision, n_classes)
-            held_out[test] = np.asarray(decision).reshape(len(test), -1)
+        if ovo:
+            decision = ovr_from_ovo(decision, n_classes)
+        return np.asarray(decision).reshape(len(test), -1)
+
+    # The folds' SVMs are independent and libsvm releases the GIL: they run
+    # on the threads the kernels' loops use (MISSINGKERNELS_NUM_THREADS), each
+    # holding its fold's block of the Gram. (liblinear, on the features
+    # route, seeds a process-wide generator: its folds run one by one.)
+    workers = min(n_threads(), len(splits)) if exact else 1
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            decisions = list(pool.map(lambda s: one_fold(*s), splits))
+    else:
+        decisions = [one_fold(train, test) for train, test in splits]
+    held_out = np.zeros((len(y), 1 if n_classes == 2 else n_classes))
+    for (_, test), decision in zip(splits, decisions, strict=True):
+        held_out[test] = decision
     return held_out
 
 
