@@ -235,3 +235,25 @@ def test_geom_svc_keeps_its_support_vectors_only(rng):
     old = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(old.decision_function(X), scores)
     assert "X_fit_" not in vars(old)
+
+
+def test_the_training_rows_are_recognised_by_value_as_before(rng):
+    # The digest that replaced X_fit_ compares values, as np.array_equal with
+    # equal_nan did: -0.0 is 0.0, and a NaN of any payload is missing.
+    X, y = _data(rng, n=80)
+    X[::7, 2] = 0.0
+    # expected_rbf's training diagonal is k of a row with itself (1), not
+    # with an independent copy of it (below 1 where the row has a NaN).
+    model = _fit(MissingKernelSVC, X, y, kernel="expected_rbf", standardize=False)
+    assert np.isnan(model.support_vectors_).any()
+    trained = model.decision_function(X)
+    same = np.where(X == 0.0, -0.0, X)
+    payload = np.array([0x7FF8000000000123], dtype=np.uint64).view(np.float64)[0]
+    same[np.isnan(X)] = payload
+    assert np.signbit(same[::7, 2]).all() and same.tobytes() != X.tobytes()
+    np.testing.assert_array_equal(model.decision_function(same), trained)
+    # A support vector scored as an independent copy of its row differs: the
+    # shortcut is what makes the training rows score as trained.
+    other = X.copy()
+    other[0, 0] = np.nextafter(other[0, 0], np.inf)
+    assert not np.array_equal(model.decision_function(other)[1:], trained[1:])
