@@ -406,13 +406,17 @@ def forget_training_rows(kernel: Any) -> None:
 def removed_rows_error(owner: Any) -> AttributeError:
     """The AttributeError of ``X_fit_`` on an estimator that no longer keeps
     every training row: what replaced it."""
+    scaled = (
+        ", standardised when standardize=True" if hasattr(owner, "standardize") else ""
+    )
     return AttributeError(
         f"{type(owner).__name__} no longer keeps its training rows as X_fit_ "
         "(a pickled model gave the training table back). Its decision "
         "function reads only the support vectors: support_vectors_ (those "
-        "training rows as the kernel saw them, standardised when "
-        "standardize=True, NaN where missing; support_ their indices among "
-        "the training rows); shape_fit_ is the shape of the training table."
+        f"training rows as the kernel saw them{scaled}, NaN where missing; "
+        "support_ their indices among the training rows; none on the "
+        "'features' route, which keeps the feature map's parameters); "
+        "shape_fit_ is the shape of the training table."
     )
 
 

@@ -198,7 +198,9 @@ class GeomSVC(BinaryClassifierMixin, BaseEstimator):
     support_vectors_ : ndarray of shape (n_SV, n_features - len(dropped_features_))
         The training rows that are support vectors, NaN where missing,
         without the dropped features: the only training rows the fitted
-        model keeps (``w`` and ``||w^(i)||`` are sums over them).
+        model keeps (``w`` and ``||w^(i)||`` are sums over them;
+        ``scalings_`` has a number per training row, a norm that depends on
+        the row's missing pattern, not its values).
     shape_fit_ : tuple of int
         The shape of the training table, ``(n_samples, n_features)``.
     dropped_features_ : ndarray of int
