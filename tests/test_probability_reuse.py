@@ -122,20 +122,3 @@ def test_grid_search_with_probabilities_scores_as_without():
         key = f"split{i}_test_score"
         np.testing.assert_array_equal(plain.cv_results_[key], proba.cv_results_[key])
     assert proba.best_estimator_.predict_proba(X).shape == (150, 2)
-
-
-def test_folds_on_threads_give_the_one_thread_result(monkeypatch):
-    """The folds' SVMs run on threads: the same held-out values, bit for
-    bit, as one after the other (three classes, both decision shapes)."""
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(150, 3))
-    y = np.digitize(X[:, 0] + 0.3 * rng.normal(size=150), [-0.5, 0.5])
-    X[rng.random(X.shape) < 0.2] = np.nan
-    for shape in ["ovr", "ovo"]:
-        params = {"probability": True, "decision_function_shape": shape}
-        monkeypatch.setenv("MISSINGKERNELS_NUM_THREADS", "1")
-        one = MissingKernelSVC(**params).fit(X, y)
-        monkeypatch.setenv("MISSINGKERNELS_NUM_THREADS", "3")
-        three = MissingKernelSVC(**params).fit(X, y)
-        np.testing.assert_array_equal(one._held_out_decision, three._held_out_decision)
-        np.testing.assert_array_equal(one.predict_proba(X), three.predict_proba(X))

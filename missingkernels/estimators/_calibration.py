@@ -20,7 +20,6 @@ normalised to sum to one (Zadrozny and Elkan, 2002).
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,7 +148,6 @@ def _held_out_decisions(
     on the fitted classifier's kernel (its density, standardisation and
     ``gamma`` fitted on all rows; see ``fit_calibration``)."""
     from .._fit_cache import cached_kernel_gram
-    from ..kernels._threads import n_threads
 
     rows = _training_rows(estimator, X)
     exact = estimator.route_ == "exact"
@@ -185,16 +183,10 @@ def _held_out_decisions(
             decision = ovr_from_ovo(decision, n_classes)
         return np.asarray(decision).reshape(len(test), -1)
 
-    # The folds' SVMs are independent and libsvm releases the GIL: they run
-    # on the threads the kernels' loops use (MISSINGKERNELS_NUM_THREADS), each
-    # holding its fold's block of the Gram. (liblinear, on the features
-    # route, seeds a process-wide generator: its folds run one by one.)
-    workers = min(n_threads(), len(splits)) if exact else 1
-    if workers > 1:
-        with ThreadPoolExecutor(workers) as pool:
-            decisions = list(pool.map(lambda s: one_fold(*s), splits))
-    else:
-        decisions = [one_fold(train, test) for train, test in splits]
+    # One fold at a time: one block of the Gram, ((k - 1) / k)^2 of it, is
+    # held at once. (On threads, libsvm releasing the GIL, the folds ran no
+    # faster on a busy two-core machine and held one block per thread.)
+    decisions = [one_fold(train, test) for train, test in splits]
     held_out = np.zeros((len(y), 1 if n_classes == 2 else n_classes))
     for (_, test), decision in zip(splits, decisions, strict=True):
         held_out[test] = decision
