@@ -50,6 +50,30 @@ def test_from_moments_matches_per_row_schur(rng, scales):
         )
 
 
+@pytest.mark.parametrize("jitter", [0.0, 1e-15, 1e-13])
+def test_nearly_singular_covariance_is_conditioned_by_schur(rng, jitter):
+    """A total column (x_4 = x_1 + x_2 + x_3) makes the covariance singular:
+    rounding leaves it positive definite or not, by BLAS kernel, and the
+    precision of its correlation matrix (condition ~1/jitter) carries no
+    correct digit. Every observed block but the full one is well conditioned,
+    so each conditional exists and the per-row textbook formula gives it to
+    ~1e-12; the batched precision path returned means wrong by O(1) where
+    Cholesky accepted the matrix (OpenBLAS's Sandybridge kernel, or a jitter
+    of 1e-15 on any kernel)."""
+    Z = rng.normal(size=(300, 3)) * [1.0, 2.0, 0.5]
+    X = np.column_stack([Z, Z.sum(axis=1)])  # any 3 columns have full rank
+    m = X.mean(axis=0)
+    S = np.cov(X.T, bias=True) + jitter * np.eye(4)
+    X[rng.random(X.shape) < 0.35] = np.nan
+    X = X[~np.isnan(X).all(axis=1) & np.isnan(X).any(axis=1)]
+    cond = GaussianConditionals.from_moments(X, m, S)
+    for i in range(len(X)):
+        mu, A = _naive(X[i], m, S)
+        # kappa(S_OO) ~ 1e2 for every proper subset: u kappa ||S|| ~ 1e-13.
+        np.testing.assert_allclose(cond.means[i], mu, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(cond.row_covariance(i), A, rtol=0, atol=1e-10)
+
+
 def test_singular_covariance_falls_back_to_schur(rng):
     # Feature 2 = feature 0 + feature 1: S is singular, conditionals still exist.
     Z = rng.normal(size=(100, 2))

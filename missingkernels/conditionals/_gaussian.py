@@ -16,6 +16,13 @@ from ._patterns import PatternGroups
 __all__ = ["ConditionedGaussian", "condition_gaussian"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
+# The precision path's conditional means and blocks carry a relative error of
+# about d u kappa(R) (u the unit roundoff, R the correlation matrix): past this
+# bound they keep fewer than three correct digits, and per-pattern Schur
+# complements, whose error grows only with the observed blocks' conditioning,
+# are used instead.
+_PRECISION_PATH_ERROR = 1e-3
+_UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
 # Rows conditioned at once (bounds the (rows, k, k) gathers).
 _CHUNK_ROWS = 8192
 
@@ -83,7 +90,9 @@ def condition_gaussian(
     conditioned : ConditionedGaussian
     """
     try:
-        return _condition_by_precision(X, groups, mean, covariance, fill, logpdf)
+        return _condition_by_precision(
+            X, groups, mean, covariance, fill, logpdf, check_conditioning=not logpdf
+        )
     except linalg.LinAlgError:
         if logpdf:
             raise
@@ -97,16 +106,27 @@ def _condition_by_precision(
     covariance: np.ndarray,
     fill: bool,
     logpdf: bool,
+    check_conditioning: bool = True,
 ) -> ConditionedGaussian:
     """Batched conditioning through the precision of the correlation matrix.
 
-    Raises LinAlgError when the covariance is singular.
+    Raises LinAlgError when the covariance is singular and, with
+    ``check_conditioning``, when it is so ill-conditioned that the precision
+    keeps fewer than three correct digits: a singular covariance that
+    rounding leaves positive definite (a total column beside its parts) passes
+    Cholesky on some BLAS kernels and not on others, and its precision gave
+    conditional means wrong by O(1).
     """
     scale = np.sqrt(np.diag(covariance))
     if not np.all(scale > 0):
         raise linalg.LinAlgError("a feature has zero variance")
     R = covariance / np.outer(scale, scale)
     chol = linalg.cholesky(R, lower=True, check_finite=False)
+    if check_conditioning:
+        # LAPACK's estimate of 1 / kappa_1(R) from the factor, O(d^2).
+        rcond, _ = linalg.lapack.dpocon(chol, np.abs(R).sum(axis=0).max(), uplo="L")
+        if len(R) * _UNIT_ROUNDOFF > _PRECISION_PATH_ERROR * rcond:
+            raise linalg.LinAlgError("ill-conditioned covariance")
     precision = linalg.cho_solve((chol, True), np.eye(len(R)), check_finite=False)
     precision = 0.5 * (precision + precision.T)
     missing = groups.missing
