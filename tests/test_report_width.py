@@ -142,3 +142,24 @@ def test_the_sweeps_band_table_fits_and_lists_the_significant_pairs(monkeypatch)
 
 
 CELLS = ["dataset", "mechanism", "rate", "draw", "fold"]
+
+
+def test_hand_made_tables_are_split_into_runs_of_columns_that_fit():
+    from missingkernels.experiments._stats import fit_tables, table_width
+
+    header = "| dataset | " + " | ".join(f"a long column name {j}" for j in range(8))
+    rows = [
+        f"| d{i} | " + " | ".join(f"0.{i}{j}0 ± 0.00{j}" for j in range(8)) + " |"
+        for i in range(3)
+    ]
+    text = ["Before.", "", header + " |", "|---" * 9 + "|", *rows, "", "After."]
+    out = fit_tables(text, max_width=130)
+    assert out[0] == "Before." and out[-1] == "After."
+    tables = _tables("\n".join(out))
+    assert len(tables) == 2
+    assert all(table_width(t) <= 130 for _, t in tables)
+    assert all(t[0].startswith("| dataset |") for _, t in tables)
+    cells = {c.strip() for _, t in tables for r in t[2:] for c in r.split("|")[2:-1]}
+    assert len(cells) == 3 * 8
+    narrow = ["| a | b |", "|---|---|", "| 1 | 2 |"]
+    assert fit_tables(narrow) == narrow

@@ -81,6 +81,7 @@ from missingkernels.experiments import (
     resolve_method,
     run_comparison,
 )
+from missingkernels.experiments._stats import fit_tables
 
 NAME = "10_where_expected_kernels_pay_off"
 TITLE = "Where expected kernels pay off"
@@ -632,6 +633,8 @@ def write_report(out: Path, frames: dict, runs: dict, quick: bool) -> None:
         )
         + ".",
     ]
+    # No table wider than a browser window (the vignettes' shared rule).
+    lines = fit_tables("\n".join(lines).split("\n"))
     (out / "README.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

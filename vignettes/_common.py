@@ -43,6 +43,7 @@ from missingkernels.experiments import (
     run_comparison,
     summary_table,
 )
+from missingkernels.experiments._stats import fit_tables
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -410,6 +411,8 @@ def main(
             "",
             *provenance,
         ]
+    # No table wider than a browser window, also those a vignette builds.
+    lines = fit_tables("\n".join(lines).split("\n"))
     (out / "README.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

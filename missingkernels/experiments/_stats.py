@@ -220,6 +220,52 @@ def table_width(lines: Sequence[str]) -> int:
     return sum(3 + max(len(r[j]) if j < len(r) else 0 for r in rows) for j in range(n))
 
 
+def _columns(cells: Sequence[Sequence[str]], cols: Sequence[int]) -> list[str]:
+    """Markdown rows of the first column and ``cols`` of a table's cells."""
+    return ["| " + " | ".join(row[c] for c in [0, *cols]) + " |" for row in cells]
+
+
+def fit_tables(lines: Sequence[str], max_width: int = MAX_TABLE_WIDTH) -> list[str]:
+    """Markdown ``lines`` with every table wider than ``max_width``
+    characters (:func:`table_width`) split into the fewest equal runs of its
+    columns that fit, the first column repeated in each: what a report's
+    hand-made tables (comparisons, the papers' numbers beside ours) get."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("|"):
+            out.append(lines[i])
+            i += 1
+            continue
+        end = i
+        while end < len(lines) and lines[end].startswith("|"):
+            end += 1
+        table = list(lines[i:end])
+        i = end
+        if table_width(table) <= max_width or len(table) < 2:
+            out += table
+            continue
+        cells = [
+            [c.strip() for c in row.strip().strip("|").split("|")] for row in table
+        ]
+        n = len(cells[0])
+        if any(len(row) != n for row in cells) or n < 3:
+            out += table  # not a plain table: left as it is
+            continue
+
+        rest = list(range(1, n))
+        for n_runs in range(2, n):
+            size = -(-len(rest) // n_runs)
+            runs = [rest[k : k + size] for k in range(0, len(rest), size)]
+            if all(table_width(_columns(cells, r)) <= max_width for r in runs):
+                break
+        for k, run in enumerate(runs):
+            if k:
+                out.append("")
+            out += _columns(cells, run)
+    return out
+
+
 def _markdown(wide: Any, headers: Sequence[str] | None = None) -> list[str]:
     headers = list(wide.columns) if headers is None else list(headers)
     lines = [
