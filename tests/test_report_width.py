@@ -145,7 +145,7 @@ CELLS = ["dataset", "mechanism", "rate", "draw", "fold"]
 
 
 def test_hand_made_tables_are_split_into_runs_of_columns_that_fit():
-    from missingkernels.experiments._stats import fit_tables, table_width
+    from missingkernels.experiments._tables import fit_tables, table_width
 
     header = "| dataset | " + " | ".join(f"a long column name {j}" for j in range(8))
     rows = [

@@ -81,7 +81,7 @@ from missingkernels.experiments import (
     resolve_method,
     run_comparison,
 )
-from missingkernels.experiments._stats import fit_tables
+from missingkernels.experiments._tables import fit_tables
 
 NAME = "10_where_expected_kernels_pay_off"
 TITLE = "Where expected kernels pay off"

@@ -43,7 +43,7 @@ from missingkernels.experiments import (
     run_comparison,
     summary_table,
 )
-from missingkernels.experiments._stats import fit_tables
+from missingkernels.experiments._tables import fit_tables
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from . import _stats
-from ._stats import _BLOCK, MAX_TABLE_WIDTH, FriedmanNemenyi, PairwiseWilcoxon
+from ._stats import _BLOCK, FriedmanNemenyi, PairwiseWilcoxon
+from ._tables import MAX_TABLE_WIDTH
 
 #: The columns of a (dataset, mechanism, rate, draw, outer fold) cell.
 CELL_COLUMNS = ("dataset", "mechanism", "rate", "draw", "fold")
