@@ -21,7 +21,7 @@
 #'   matched to the training levels by label (their order and the set of
 #'   levels may differ); a level unseen in training follows the fit's
 #'   \code{handle_unknown} (see \code{\link{mk_svm}}). Omitted: the training
-#'   rows.
+#'   rows. tidymodels' spelling \code{new_data} is accepted in its place.
 #' @param type \code{"response"} for the predicted class (a factor with the
 #'   levels of the training response, ordered when the response was an
 #'   ordered factor) or value; \code{"decision"} for the decision values of
@@ -48,7 +48,8 @@
 #'   \code{probability = TRUE}).
 #' @param decision.values Logical, e1071's argument: \code{TRUE} adds the
 #'   decision values as the attribute \code{"decision.values"}.
-#' @param ... Unused; a named argument given here is ignored with a warning.
+#' @param ... \code{new_data} (tidymodels' name of \code{newdata}); any
+#'   other argument given here is ignored with a warning.
 #' @return A factor (classification, \code{type = "response"}), a numeric
 #'   vector or a numeric matrix, with one element or row per row of
 #'   \code{newdata}, named by its row names. \code{fitted} gives the
@@ -69,7 +70,19 @@
 predict.mk_svm <- function(object, newdata, type = c("response", "decision", "prob"),
                            probability = FALSE, decision.values = FALSE, ...) {
   type <- .mk_predict_type(type)
-  .mk_unused_dots(..., where = "predict()")
+  newdata <- if (missing(newdata)) NULL else newdata
+  dots <- list(...)
+  if ("new_data" %in% names(dots)) {
+    # tidymodels' spelling: ignoring it would predict the training rows instead
+    if (!is.null(newdata)) {
+      stop("predict(): give the new rows once, as `newdata` or as `new_data`, not both.",
+        call. = FALSE
+      )
+    }
+    newdata <- dots[["new_data"]]
+    dots[["new_data"]] <- NULL
+  }
+  do.call(.mk_unused_dots, c(dots, list(where = "predict()")))
   for (flag in c("probability", "decision.values")) {
     value <- get(flag)
     if (!is.logical(value) || length(value) != 1L || is.na(value)) {
@@ -78,7 +91,7 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision", "pr
   }
   classification <- object$type == "classification"
   if (type == "prob" || probability) .mk_need_probabilities(object, classification)
-  x <- if (missing(newdata) || is.null(newdata)) {
+  x <- if (is.null(newdata)) {
     NULL # the training rows
   } else {
     .mk_design_new(object$design, newdata, object$handle_unknown %||% "missing")

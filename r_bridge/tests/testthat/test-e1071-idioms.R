@@ -81,3 +81,18 @@ test_that("Python's advice in errors and warnings is rewritten for R", {
   expect_no_match(err, "OneHotEncoder|Pipeline|nominal_features=None")
   expect_match(err, "model.matrix", fixed = TRUE)
 })
+
+test_that("predict() takes tidymodels' new_data as newdata, never the training rows in its place", {
+  skip_if_no_python()
+  d <- two_class()
+  fit <- mk_svm(d$x, d$y)
+  nd <- d$x[1:7, ]
+  # issue 48: new_data was ignored with a warning and the 70 fitted values came back
+  expect_warning(p <- predict(fit, new_data = nd), NA)
+  expect_length(p, 7L)
+  expect_identical(p, predict(fit, nd))
+  expect_identical(predict(fit, new_data = nd, type = "decision"), predict(fit, nd, type = "decision"))
+  expect_error(predict(fit, nd, new_data = nd), "not both")
+  # other unknown arguments still warn
+  expect_warning(predict(fit, nd, newx = nd), "ignores the argument\\(s\\) `newx`")
+})
