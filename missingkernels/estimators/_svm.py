@@ -108,10 +108,9 @@ class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
         iterations), and progress bars over the blocks of rows of feature
         maps and predictions (tqdm when it is installed, else a line per
         block); the SVM's own solver output too. Printed to stdout, as
-        scikit-learn's. Note that the solver's output takes advantage of a
-        per-process runtime setting in libsvm (liblinear on the
-        ``"features"`` route) that, if enabled, may not work properly in a
-        multithreaded context.
+        scikit-learn's. The solver's own output is switched on for the whole
+        process in libsvm (liblinear on the ``"features"`` route), so fits
+        run at the same time in threads may print it or not.
     decision_function_shape : {"ovo", "ovr"}, default="ovr"
         As in :class:`sklearn.svm.SVC`.
     break_ties : bool, default=False
