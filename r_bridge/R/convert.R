@@ -219,6 +219,15 @@
     col <- mf[[v]]
     if (term_kind[j] == "nominal") {
       col <- droplevels(factor(col)) # unused levels are no categories
+      if (nlevels(col) < 2L) {
+        warning(sprintf(
+          paste0(
+            "The factor predictor '%s' has %s level in the rows used: it ",
+            "carries no information. Drop it from the formula."
+          ),
+          v, if (nlevels(col)) "one" else "no"
+        ), call. = FALSE)
+      }
       levels[[v]] <- levels(col)
     } else if (term_kind[j] == "ordered") {
       levels[[v]] <- levels(col) # all levels: the ranks are the declared ones

@@ -266,11 +266,31 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   fit
 }
 
+# A character response whose values all read as numbers ("12", "-3") is most
+# likely a numeric column read as text: as a classification it would get one
+# class per distinct value.
+.mk_warn_numeric_text <- function(y) {
+  seen <- unique(y[!is.na(y)])
+  if (!length(seen) || anyNA(suppressWarnings(as.numeric(seen)))) {
+    return(invisible())
+  }
+  warning(sprintf(
+    paste0(
+      "The response is text (character) whose values all read as numbers ",
+      "(%s): it is treated as a classification with %d classes. For ",
+      "regression, convert it first: y <- as.numeric(y); to keep the ",
+      "classes, make it a factor: factor(y)."
+    ),
+    paste0("\"", utils::head(seen, 3), "\"", collapse = ", "), length(seen)
+  ), call. = FALSE)
+}
+
 .mk_response <- function(y, n) {
   if (is.data.frame(y) || (is.matrix(y) && ncol(y) != 1L)) {
     stop("The response must be a vector (one column).", call. = FALSE)
   }
   if (is.matrix(y)) y <- drop(y)
+  if (is.character(y)) .mk_warn_numeric_text(y)
   if (is.logical(y) || is.character(y)) y <- factor(y)
   if (!is.factor(y) && !is.numeric(y)) {
     stop(sprintf(

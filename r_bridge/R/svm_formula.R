@@ -53,6 +53,14 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset, weights,
   if (attr(mt, "response") == 0L) {
     stop("The formula has no response: use `response ~ predictors`.", call. = FALSE)
   }
+  if (!is.null(attr(mt, "offset"))) {
+    # model.frame() keeps an offset aside, so it would be dropped silently
+    stop(
+      "The formula has an offset(): an SVM has no linear predictor to offset. ",
+      "Drop it, or give the variable as a predictor (e.g. `y ~ x + z`).",
+      call. = FALSE
+    )
+  }
   .mk_check_columns(mf[-1L], "the predictors")
   list(
     frame = mf, terms = mt, response = names(mf)[attr(mt, "response")],
