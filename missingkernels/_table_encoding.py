@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import describe_features, user_stacklevel
+from ._validation import describe_features, missing_objects, user_stacklevel
 
 __all__ = ["TableEncoding", "UnknownCategoryWarning", "encode_table"]
 
@@ -48,16 +48,7 @@ def _is_frame(X: Any) -> bool:
 
 def _missing_mask(values: np.ndarray) -> np.ndarray:
     """True for None, NaN, pandas' NA/NaT and the empty string."""
-    out = np.zeros(len(values), dtype=bool)
-    for i, v in enumerate(values):
-        if v is None or (isinstance(v, str) and v == ""):
-            out[i] = True
-            continue
-        try:
-            out[i] = bool(v != v)  # NaN, NaT
-        except (TypeError, ValueError):  # pd.NA: its comparisons are ambiguous
-            out[i] = True
-    return out
+    return missing_objects(values, empty_string=True)
 
 
 def _sort_labels(labels: list) -> np.ndarray:

@@ -514,16 +514,23 @@ def _missing_labels(y: Any) -> np.ndarray | None:
             return np.zeros(0, dtype=np.intp)
     except Exception:  # an unusual container: the validation will say
         return None
-    missing = np.zeros(len(values), dtype=bool)
+    return np.flatnonzero(missing_objects(values, empty_string=False))
+
+
+def missing_objects(values: np.ndarray, *, empty_string: bool) -> np.ndarray:
+    """True for None, NaN, pandas' NA/NaT (and, with ``empty_string``, the
+    empty string) in a 1-D object array: the missing entries of a text column
+    or of a target."""
+    out = np.zeros(len(values), dtype=bool)
     for i, v in enumerate(values):
-        if v is None:
-            missing[i] = True
+        if v is None or (empty_string and isinstance(v, str) and v == ""):
+            out[i] = True
             continue
         try:
-            missing[i] = bool(v != v)  # NaN, NaT
+            out[i] = bool(v != v)  # NaN, NaT
         except (TypeError, ValueError):  # pd.NA: its comparisons are ambiguous
-            missing[i] = True
-    return np.flatnonzero(missing)
+            out[i] = True
+    return out
 
 
 def check_target_missing(estimator: Any, y: Any) -> None:
