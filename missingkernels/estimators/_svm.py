@@ -13,13 +13,14 @@ from sklearn.utils.validation import check_is_fitted
 from .._sklearn_compat import Interval, StrOptions, _fit_context, available_if
 from .._validation import check_sample_weight
 from ._calibration import calibrated_proba, fit_calibration, ovr_from_ovo
+from ._missing_cost import MissingCostMixin
 from ._svm_base import _SVM_CONSTRAINTS, _BaseMissingKernelSVM
 
 # Pickles written before MissingKernelSVR moved to its own module name this one.
 from ._svr import MissingKernelSVR  # noqa: F401
 
 
-class MissingKernelSVC(ClassifierMixin, _BaseMissingKernelSVM):
+class MissingKernelSVC(ClassifierMixin, MissingCostMixin, _BaseMissingKernelSVM):
     """C-support vector classifier on an expected kernel; X may contain NaN.
 
     ``fit`` fits the density on the training rows only, computes the training

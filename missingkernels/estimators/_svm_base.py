@@ -292,12 +292,26 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         are taken in chunks of at most scikit-learn's ``working_memory``:
         predicting a large set never allocates ``n_new x n_train`` at once.
         """
+        X = self._standardized_rows(X)
+        return self._score_standardized(X, (method,), method)[0]
+
+    def _standardized_rows(self, X: Any) -> np.ndarray:
+        """New rows validated, coded and standardised as the training rows."""
         X = validate_missing_data(self, X, reset=False, encode=self._encode)
         if self.x_center_ is not None:
             X = apply_standardization(X, self.x_center_, self.x_scale_)
-        apply = getattr(self.svm_, method)
+        return X
+
+    def _score_standardized(
+        self, X: np.ndarray, methods: tuple[str, ...], label: str
+    ) -> list[np.ndarray]:
+        """``svm_.<method>`` for each of ``methods`` on rows already
+        standardised, from one kernel evaluation per chunk of rows (``label``
+        names the work in the verbose progress lines)."""
+        applies = [getattr(self.svm_, method) for method in methods]
         if self.route_ == "features":
-            return np.asarray(apply(self.features_.transform(X)))
+            Z = self.features_.transform(X)
+            return [np.asarray(apply(Z)) for apply in applies]
         # Scoring the training rows (an array of the same values): each
         # support vector meets itself as in training, not as an independent
         # copy of its row.
@@ -305,9 +319,9 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         training = X.shape == tuple(self.shape_fit_) and (
             training_digest(X) == self._fit_digest
         )
-        parts = []
+        parts: list[list[np.ndarray]] = [[] for _ in methods]
         chunks = list(row_chunks(X.shape[0], n_train))
-        with progress(self, X.shape[0], len(chunks), method) as advance:
+        with progress(self, X.shape[0], len(chunks), label) as advance:
             for rows in chunks:
                 K = cross_gram_on_support(
                     self.kernel_, X[rows], self.support_vectors_, self.support_, n_train
@@ -316,6 +330,7 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
                     own = (self.support_ >= rows.start) & (self.support_ < rows.stop)
                     sv = self.support_[own]
                     K[sv - rows.start, sv] = self._support_diagonal[own]
-                parts.append(apply(K))
+                for part, apply in zip(parts, applies, strict=True):
+                    part.append(apply(K))
                 advance(K.shape[0])
-        return np.concatenate(parts)
+        return [np.concatenate(part) for part in parts]

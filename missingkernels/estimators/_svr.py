@@ -10,11 +10,12 @@ from sklearn.base import RegressorMixin
 from sklearn.svm import SVR, LinearSVR
 
 from .._sklearn_compat import Interval, _fit_context
+from ._missing_cost import MissingCostMixin
 from ._scaling import fit_target_standardization
 from ._svm_base import _SVM_CONSTRAINTS, _BaseMissingKernelSVM
 
 
-class MissingKernelSVR(RegressorMixin, _BaseMissingKernelSVM):
+class MissingKernelSVR(RegressorMixin, MissingCostMixin, _BaseMissingKernelSVM):
     """Epsilon-support vector regression on an expected kernel; X may contain NaN.
 
     ``fit`` fits the density on the training rows only and an
