@@ -26,6 +26,11 @@
 #' model matrix); give a data frame to \code{train(x, y)} to keep them
 #' nominal columns.
 #'
+#' Each fit draws its \code{random_state} (see \code{\link{mk_svm}}) from
+#' R's generator unless \code{random_state} is fixed here, so
+#' \code{set.seed()} before \code{train()} (or caret's \code{seeds} in
+#' \code{trainControl}) reproduces the fits of the densities that draw.
+#'
 #' @param ... Fixed arguments of every \code{\link{mk_svm}} fit, e.g.
 #'   \code{kernel = "expected_rbf"}, \code{density = "r_mice"},
 #'   \code{density_params = list(n_components = 2)}.

@@ -19,7 +19,9 @@
 #' \eqn{k(x, y) = \exp(-\sigma \|x - y\|^2)}{k(x, y) = exp(-sigma ||x -
 #' y||^2)}, as kernlab's engine) and \code{margin} is \code{epsilon}
 #' (regression). Other arguments of \code{mk_svm} go through
-#' \code{set_engine("missingkernels", kernel = ..., density = ...)}. The
+#' \code{set_engine("missingkernels", kernel = ..., density = ...)}; without
+#' \code{random_state} there, each fit draws its seed from R's generator,
+#' so \code{set.seed()} before \code{fit()} reproduces it. The
 #' predictors reach \code{mk_svm} as a data frame, factors unchanged
 #' (nominal columns, not dummy coded). Classification fits are made with
 #' \code{probability = TRUE}, so \code{type = "prob"} works.

@@ -96,6 +96,20 @@
 #' as \code{e1071::svm} does: \code{epsilon} is then in standard deviations
 #' of the response, and predictions are transformed back to its units.
 #'
+#' \strong{Reproducibility.} Some fits draw random numbers in Python: the
+#' completions of \code{density = "iterative"} and \code{"mice"}, R's mice
+#' run by \code{"r_mice"}, the starting points of \code{"latent_class"} and
+#' \code{"gaussian_mixture"}, the features of \code{route = "features"}.
+#' Their seed is \code{random_state}; when it is not given, \code{mk_svm}
+#' draws one from R's random number generator (one call of
+#' \code{sample.int()}), so \code{set.seed()} before the fit reproduces it,
+#' in this session or another. A \code{random_state} given wins over the R
+#' generator. The seed used is kept in \code{fit$random_state}:
+#' \code{update(fit, random_state = fit$random_state)} repeats the draws.
+#' The seed reaches a density given by name (\code{"r_mice"} takes it as
+#' its \code{seed}, unless \code{density_params} sets one), not a Python
+#' density object, which keeps its own.
+#'
 #' \strong{Saving.} The fitted Python estimator travels inside the R
 #' object: it is pickled into \code{fit$python_pickle} (a raw vector) at
 #' fitting time, so a model saved with \code{saveRDS()} and read back with
@@ -169,10 +183,9 @@
 #'   e.g. \code{metric = "mahalanobis"}, \code{class_weight = "balanced"} or
 #'   \code{c(yes = 2, no = 1)} (by level), \code{kernel_params =
 #'   list(diagonal = "independent")}, \code{tol}, \code{max_iter},
-#'   \code{random_state = 1} (an integer: fixes what is random in a fit,
-#'   the completions drawn by \code{density = "iterative"} or \code{"mice"}
-#'   and the features of \code{route = "features"}; without it they change
-#'   from fit to fit, whatever \code{set.seed()} says). For the
+#'   \code{random_state = 1} (an integer seed of what is random in a fit;
+#'   by default drawn from R's generator, see \emph{Reproducibility} in
+#'   Details). For the
 #'   formula method: the arguments of the default method (\code{kernel},
 #'   \code{density}, \code{gamma}, \code{C}, \code{epsilon}, \code{scale},
 #'   \code{density_params}, \code{probability}, \code{calibration},
@@ -183,7 +196,8 @@
 #'   \code{type} (\code{"classification"} or \code{"regression"}),
 #'   \code{levels} (the response levels), \code{classes} (the levels present
 #'   in the training response, in the order of the decision values),
-#'   \code{n_sv} (number of support vectors), \code{index} (the rows of
+#'   \code{n_sv} (number of support vectors), \code{random_state} (the
+#'   seed of the fit, given or drawn), \code{index} (the rows of
 #'   the support vectors, counted from 1), \code{x} and \code{y} (the
 #'   training predictors, unscaled: a double matrix when every column is
 #'   numeric, else a data frame of double, factor, ordered factor and
@@ -394,6 +408,10 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
     probability, calibration, calibration_folds, classification, y
   )
   extra <- list(...)
+  # set.seed() reproduces a fit: without random_state, one is drawn from R's
+  # generator (as ranger does) for what Python draws
+  extra$random_state <- .mk_random_state(extra$random_state)
+  density_params <- .mk_seed_density_params(density, density_params, extra$random_state)
   scaling <- if (scale) .mk_scaling(x) else NULL
   xs <- .mk_apply_scaling(x, scaling)
   y_scaling <- if (scale && !classification) .mk_response_scaling(y)
@@ -465,6 +483,7 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
       y_scaling = y_scaling,
       design = design,
       n = nrow(x),
+      random_state = extra$random_state,
       n_features = ncol(x),
       feature_names = colnames(x),
       n_incomplete_rows = sum(incomplete),
@@ -483,6 +502,45 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
     ),
     class = "mk_svm"
   )
+}
+
+# The seed of a fit: `random_state` as given (a whole number becomes an
+# integer), else one drawn from R's random number generator, so that
+# set.seed() before a fit makes it reproducible.
+.mk_random_state <- function(random_state) {
+  if (is.null(random_state)) {
+    return(sample.int(.Machine$integer.max, 1L))
+  }
+  if (is.numeric(random_state) && length(random_state) == 1L && !is.na(random_state) &&
+    random_state == round(random_state) && random_state >= 0 &&
+    random_state <= .Machine$integer.max) {
+    return(as.integer(random_state))
+  }
+  stop("`random_state` must be a whole number between 0 and ",
+    .Machine$integer.max, " (or NULL to draw one from R's generator, which ",
+    "set.seed() fixes).",
+    call. = FALSE
+  )
+}
+
+# The Python estimator passes its random_state to a density given by name
+# when the density has that parameter; R's mice through the plugin
+# ("r_mice") calls its seed `seed` instead: give it the fit's seed there,
+# unless density_params sets one.
+.mk_seed_density_params <- function(density, density_params, random_state) {
+  if (!is.character(density) || length(density) != 1L || is.na(density) ||
+    "seed" %in% names(density_params) || (!is.null(density_params) && !is.list(density_params))) {
+    return(density_params)
+  }
+  .mk_check_density_name(density)
+  known <- tryCatch(
+    names(reticulate::py_to_r(.mk_py()$get_density(density)$get_params(deep = FALSE))),
+    error = function(e) NULL # an unknown name: .mk_density_arg() says so
+  )
+  if ("seed" %in% known && !"random_state" %in% known) {
+    density_params <- c(density_params, list(seed = random_state))
+  }
+  density_params
 }
 
 # `kernel = "auto"` as the Python estimators resolve it: "mixed_rbf" when

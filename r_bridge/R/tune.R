@@ -28,8 +28,14 @@
 #'   \code{mk_svm} or parameters of the Python estimator (\code{kernel},
 #'   \code{density} and \code{epsilon} too).
 #' @param folds The number of cross-validation folds (at least 2).
-#' @param seed An integer seed for the fold assignment (the global random
-#'   number stream is left as it was), or \code{NULL} to use it.
+#' @param seed An integer seed for the fold assignment and, unless
+#'   \code{random_state} is given in \code{...}, for the seed of the fits
+#'   (the global random number stream is left as it was), or \code{NULL} to
+#'   draw both from the global stream, so that \code{set.seed()} before
+#'   \code{mk_tune} reproduces the search. Every fit of the search and the
+#'   final one share one \code{random_state} (the seed of what the densities
+#'   draw, see \code{\link{mk_svm}}); the final model's \code{call}
+#'   records it.
 #' @param weights Optional case weights, one per row of \code{data} or
 #'   \code{x}, used by every fit (not by the error).
 #' @param ... Fixed arguments of every fit, passed to \code{\link{mk_svm}}
@@ -128,6 +134,13 @@ mk_tune <- function(x, y = NULL, data = NULL, ranges = list(C = 2^(-2:4)), folds
   classification <- is.factor(response)
   metric <- if (classification) "misclassification rate" else "mean squared error"
 
+  # one seed for every fit (drawn from R's generator unless given): the
+  # combinations are compared on the same draws, and the final fit repeats them
+  if (!"random_state" %in% names(ranges) && is.null(fixed$random_state)) {
+    fixed$random_state <- .mk_with_seed(seed, .mk_random_state(NULL))
+  } else if (!is.null(fixed$random_state)) {
+    fixed$random_state <- .mk_random_state(fixed$random_state)
+  }
   grid <- expand.grid(ranges, stringsAsFactors = FALSE, KEEP.OUT.ATTRS = FALSE)
   cv_fixed <- fixed
   cv_fixed$probability <- NULL # calibrating every fold fit would be wasted
@@ -207,6 +220,7 @@ mk_tune <- function(x, y = NULL, data = NULL, ranges = list(C = 2^(-2:4)), folds
     names(final)[names(final) == "x"] <- "formula"
     final$y <- NULL
   }
+  final$random_state <- fixed$random_state
   for (nm in names(best_parameters)) final[[nm]] <- best_parameters[[nm]]
   model <- eval(final, parent.frame())
   model$tune <- list(
@@ -221,18 +235,24 @@ mk_tune <- function(x, y = NULL, data = NULL, ranges = list(C = 2^(-2:4)), folds
   model
 }
 
+# `expr` evaluated after set.seed(seed), the global stream then restored;
+# with seed = NULL, evaluated on the global stream.
+.mk_with_seed <- function(seed, expr) {
+  if (!is.null(seed)) {
+    old <- .mk_save_seed()
+    on.exit(.mk_restore_seed(old))
+    set.seed(seed)
+  }
+  expr
+}
+
 # Fold numbers 1..k for the rows of a response: stratified by class for a
 # factor, in random order; `seed` leaves the global stream as it was.
 .mk_fold_ids <- function(response, folds, seed = NULL) {
-  if (!is.null(seed)) {
-    if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
-      old <- get(".Random.seed", envir = globalenv(), inherits = FALSE)
-      on.exit(assign(".Random.seed", old, envir = globalenv()))
-    } else {
-      on.exit(rm(".Random.seed", envir = globalenv()))
-    }
-    set.seed(seed)
-  }
+  .mk_with_seed(seed, .mk_fold_ids_drawn(response, folds))
+}
+
+.mk_fold_ids_drawn <- function(response, folds) {
   n <- length(response)
   if (n < folds) {
     stop(sprintf("%d-fold cross-validation needs at least %d rows with a response; there are %d.",

@@ -50,3 +50,28 @@ test_that("caret::train on PimaIndiansDiabetes2 with na.pass completes and predi
   expect_identical(fit_xy$finalModel$C, 1)
   expect_length(predict(fit_xy, newdata = pima[1:7, names(pima) != "diabetes"]), 7L)
 })
+
+test_that("set.seed() before caret::train reproduces a fit whose density draws (issue 48)", {
+  if (!nzchar(Sys.getenv("TZ"))) {
+    Sys.setenv(TZ = "UTC")
+    on.exit(Sys.unsetenv("TZ"), add = TRUE)
+  }
+  skip_if_no_python()
+  skip_if_not_installed("caret")
+  set.seed(3)
+  x <- data.frame(a = rnorm(40), b = rnorm(40))
+  y <- factor(ifelse(x$a + x$b > 0, "yes", "no"))
+  x$a[sample(40, 12)] <- NA
+  model <- mk_caret_model(density = "iterative", density_params = list(n_draws = 3, max_iter = 2))
+  train_with <- function(seed) {
+    set.seed(seed)
+    fit <- caret::train(x, y, method = model, preProcess = NULL,
+      tuneGrid = data.frame(C = 1, gamma = 0.5),
+      trControl = caret::trainControl(method = "none")
+    )
+    predict(fit$finalModel, x, type = "decision")
+  }
+  first <- train_with(21)
+  expect_identical(train_with(21), first)
+  expect_gt(max(abs(train_with(22) - first)), 1e-6)
+})
