@@ -493,11 +493,11 @@ class MissingCostMixin:
         """A copy of X with its ``missing`` entries in ``rows`` set to the
         drawn ``values`` (model units), decoded into X's units and codes."""
         encoding = getattr(self, "_table_encoding", None)
-        kinds = [None] * values.shape[1]
+        kinds: list[Any] = [None] * values.shape[1]
         if encoding is not None:
             kinds = list(encoding.columns)
         frame = hasattr(X, "iloc") and hasattr(X, "columns")
-        out = X.copy() if frame else np.array(X, copy=True)
+        out: Any = X.copy() if frame else np.array(X, copy=True)
         if not frame and out.dtype.kind in "biuf":
             out = out.astype(np.float64)
         for j in np.flatnonzero(missing.any(axis=0)):
