@@ -607,3 +607,37 @@ def test_norm_bridge_keeps_the_density_contract(norm_stand_ins):
     from missingkernels.utils.estimator_checks import check_density
 
     check_density(get_density("r_norm", criterion=TIGHT, maxits=2000))
+
+
+# -- what the missing entries cost, through the R densities -------------------------
+@pytest.mark.r
+@pytest.mark.parametrize("name", ["r_amelia", "r_norm", "r_mice"])
+def test_uncertainty_from_missing_through_r_densities(name, rng):
+    """The completed decisions are drawn from the R density: their mean is
+    the expected RBF's decision within its Monte Carlo error (4.5 standard
+    errors), and plausible_values come back in the table's units."""
+    if name == "r_mice":
+        _require("mice")
+        density = get_density("r_mice", m=5, maxit=3, seed=3)
+    else:
+        density = _r_gaussian(name)
+    X = _gaussian_data(rng, 120, 4, "mcar")[2:]
+    y = (X[:, 0] > np.nanmedian(X[:, 0])).astype(int)
+    y[np.isnan(X[:, 0])] = np.arange(np.isnan(X[:, 0]).sum()) % 2
+    model = MissingKernelSVC(kernel="expected_rbf", density=density, random_state=0)
+    model.fit(X, y)
+    rows = X[:12]
+    n_draws = 400
+    u = model.uncertainty_from_missing(rows, n_draws=n_draws, random_state=1)
+    se = u["completed_sd"] / np.sqrt(n_draws)
+    assert np.all(np.abs(u["completed_mean"] - u["decision"]) <= 4.5 * se + 1e-12)
+    incomplete = np.isnan(rows).any(axis=1)
+    assert (u["completed_sd"] > 0).tolist() == incomplete.tolist()
+    copies = model.plausible_values(rows, n_draws=2, random_state=1)
+    observed = ~np.isnan(rows)
+    np.testing.assert_array_equal(copies[0][observed], rows[observed])
+    # Drawn entries on the columns' own scales (these differ up to 1000x).
+    scale = np.nanstd(X, axis=0)
+    centre = np.nanmean(X, axis=0)
+    z = np.abs(copies[0] - centre) / scale
+    assert np.all(z[~observed] < 8)
