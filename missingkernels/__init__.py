@@ -34,6 +34,9 @@ from .estimators import (
     MissingKernelSVC,
     MissingKernelSVR,
     MissingKernelTransformer,
+    plausible_values,
+    uncertainty_from_missing,
+    value_of_measuring,
 )
 
 __all__ = [
@@ -65,9 +68,12 @@ __all__ = [
     "list_expectations",
     "list_kernels",
     "list_representations",
+    "plausible_values",
     "plugin_errors",
     "register_plugin",
     "reload_plugins",
     "set_config",
+    "uncertainty_from_missing",
     "unregister_plugin",
+    "value_of_measuring",
 ]

@@ -582,3 +582,40 @@ def test_measuring_the_top_ranked_entry_resolves_more_flips(kind, mechanism):
     gain = top - chance
     # One-sided, two standard errors of the paired difference.
     assert gain.mean() > 2 * gain.std(ddof=1) / np.sqrt(len(gain)), gain.mean()
+
+
+# -- pipelines and searches ------------------------------------------------------------
+
+
+def _log_array(X):
+    return np.log(np.asarray(X, dtype=float))
+
+
+def test_the_functions_reach_a_pipelines_last_step_and_a_searchs_best():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    import missingkernels as mk
+
+    _, Xm, y = _classification(seed=13, n=100)
+    frame = pd.DataFrame(np.exp(Xm), columns=list("abcd"), index=np.arange(100) + 500)
+    # A step that returns an array (NaN kept, names and index lost).
+    log = FunctionTransformer(_log_array)
+    pipe = make_pipeline(log, MissingKernelSVC(random_state=0)).fit(frame, y)
+    rows = frame.iloc[:8]
+    u = mk.uncertainty_from_missing(pipe, rows, n_draws=10, random_state=0)
+    direct = pipe[-1].uncertainty_from_missing(
+        np.log(rows.to_numpy()), n_draws=10, random_state=0
+    )
+    assert list(u.index) == list(rows.index)
+    np.testing.assert_array_equal(u.to_numpy(), direct.to_numpy())
+    np.testing.assert_array_equal(u["prediction"], pipe.predict(rows))
+    value = mk.value_of_measuring(pipe, rows, n_draws=5, random_state=0)
+    assert list(value.index) == list(rows.index)
+    copies = mk.plausible_values(pipe, rows, n_draws=2, random_state=0)
+    assert len(copies) == 2 and not np.isnan(copies[0]).any()
+    search = GridSearchCV(pipe, {"missingkernelsvc__C": [1.0, 3.0]}, cv=3).fit(frame, y)
+    u = mk.uncertainty_from_missing(search, rows, n_draws=10, random_state=0)
+    assert list(u.index) == list(rows.index)
+    with pytest.raises(TypeError, match="MissingKernelSVC or MissingKernelSVR"):
+        mk.uncertainty_from_missing(make_pipeline(log).fit(frame), rows)

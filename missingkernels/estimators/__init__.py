@@ -2,6 +2,11 @@
 
 from ._features import ExpectedKernelFeatures
 from ._geom import GeomSVC
+from ._missing_cost import (
+    plausible_values,
+    uncertainty_from_missing,
+    value_of_measuring,
+)
 from ._socp import SOCPSVC, cone_weight
 from ._svm import MissingKernelSVC
 from ._svr import MissingKernelSVR
@@ -15,4 +20,7 @@ __all__ = [
     "MissingKernelTransformer",
     "SOCPSVC",
     "cone_weight",
+    "plausible_values",
+    "uncertainty_from_missing",
+    "value_of_measuring",
 ]

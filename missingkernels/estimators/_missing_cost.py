@@ -525,3 +525,177 @@ def _decode(values: np.ndarray, column: Any) -> np.ndarray:
     out = np.empty(len(codes), dtype=object)
     out[:] = [labels[c] for c in codes]
     return out
+
+
+# -- the same for pipelines and searches ----------------------------------------------
+
+
+def _final_model(estimator: Any, X: Any, method: str) -> tuple[Any, Any]:
+    """The fitted model that has ``method`` and X as that model receives it:
+    a search's best estimator, a pipeline's last step after its other steps
+    have transformed X (nested pipelines and searches unwrapped)."""
+    from sklearn.pipeline import Pipeline
+
+    model = estimator
+    while True:
+        if hasattr(model, "best_estimator_"):
+            model = model.best_estimator_
+        elif isinstance(model, Pipeline):
+            head, model = model[:-1], model[-1]
+            if len(head):
+                X = head.transform(X)
+        else:
+            break
+    if not callable(getattr(model, method, None)):
+        raise TypeError(
+            f"{method} needs a fitted MissingKernelSVC or MissingKernelSVR (alone, "
+            "as the last step of a Pipeline, or as the best estimator of a "
+            f"search refitted on all rows); got {type(estimator).__name__} whose "
+            f"final model is {type(model).__name__}."
+        )
+    return model, X
+
+
+def _on_final_model(
+    estimator: Any, X: Any, method: str, n_draws: int, random_state: Any
+) -> Any:
+    model, X_in = _final_model(estimator, X, method)
+    out = getattr(model, method)(X_in, n_draws=n_draws, random_state=random_state)
+    index = getattr(X, "index", None)
+    relabel = method != "plausible_values" and not hasattr(X_in, "index")
+    if relabel and index is not None and len(index) == len(out):
+        # A pipeline step returned an array: the rows keep the caller's labels.
+        out.index = index
+    return out
+
+
+def uncertainty_from_missing(
+    estimator: Any, X: Any, n_draws: int = 200, random_state: Any = None
+) -> Any:
+    """How uncertain each prediction is because of its missing entries.
+
+    :meth:`MissingKernelSVC.uncertainty_from_missing
+    <missingkernels.MissingKernelSVC.uncertainty_from_missing>` (or the
+    regressor's) for a fitted estimator, a :class:`~sklearn.pipeline.Pipeline`
+    ending in one (X goes through the pipeline's other steps first, which
+    must keep NaN), or a fitted search (its ``best_estimator_``).
+
+    Parameters
+    ----------
+    estimator : fitted estimator, Pipeline or search
+        A MissingKernelSVC or MissingKernelSVR, possibly wrapped.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Rows with NaN where missing, as the estimator's ``predict`` takes them.
+    n_draws : int, default=200
+        Completions per incomplete row (at least 2).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draws.
+
+    Returns
+    -------
+    uncertainty : pandas.DataFrame
+        As the method's, indexed by X's index for a DataFrame.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import FunctionTransformer
+    >>> from missingkernels import MissingKernelSVC, uncertainty_from_missing
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.lognormal(size=(60, 3))
+    >>> y = (X[:, 0] > X[:, 1]).astype(int)
+    >>> X[rng.random(X.shape) < 0.2] = np.nan
+    >>> pipe = make_pipeline(FunctionTransformer(np.log), MissingKernelSVC())
+    >>> table = uncertainty_from_missing(pipe.fit(X, y), X[:4], random_state=0)
+    >>> list(table.columns[:3])
+    ['n_missing', 'prediction', 'decision']
+    """
+    return _on_final_model(
+        estimator, X, "uncertainty_from_missing", n_draws, random_state
+    )
+
+
+def value_of_measuring(
+    estimator: Any, X: Any, n_draws: int = 100, random_state: Any = None
+) -> Any:
+    """What observing each missing entry alone would change.
+
+    :meth:`MissingKernelSVC.value_of_measuring
+    <missingkernels.MissingKernelSVC.value_of_measuring>` (or the
+    regressor's) for a fitted estimator, a Pipeline ending in one, or a
+    fitted search. Through a pipeline, the columns are the features the last
+    step receives (a step that keeps columns one to one keeps their meaning).
+
+    Parameters
+    ----------
+    estimator : fitted estimator, Pipeline or search
+        A MissingKernelSVC or MissingKernelSVR, possibly wrapped.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Rows with NaN where missing.
+    n_draws : int, default=100
+        Values drawn per missing entry (at least 2).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draws.
+
+    Returns
+    -------
+    value : pandas.DataFrame
+        As the method's, indexed by X's index for a DataFrame.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from missingkernels import MissingKernelSVC, value_of_measuring
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 3))
+    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> X[rng.random(X.shape) < 0.2] = np.nan
+    >>> search = GridSearchCV(MissingKernelSVC(), {"C": [0.5, 2.0]}, cv=3).fit(X, y)
+    >>> value_of_measuring(search, X[:4], n_draws=20, random_state=0).shape
+    (4, 3)
+    """
+    return _on_final_model(estimator, X, "value_of_measuring", n_draws, random_state)
+
+
+def plausible_values(
+    estimator: Any, X: Any, n_draws: int = 5, random_state: Any = None
+) -> list[Any]:
+    """Completed copies of X, the missing entries drawn from the model's density.
+
+    :meth:`MissingKernelSVC.plausible_values
+    <missingkernels.MissingKernelSVC.plausible_values>` for a fitted
+    estimator, a Pipeline ending in one, or a fitted search. Through a
+    pipeline the copies are of the rows the last step receives (in the units
+    of the pipeline's other steps' output, which cannot in general be
+    inverted).
+
+    Parameters
+    ----------
+    estimator : fitted estimator, Pipeline or search
+        A MissingKernelSVC or MissingKernelSVR, possibly wrapped.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Rows with NaN where missing.
+    n_draws : int, default=5
+        Number of completed copies.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draws.
+
+    Returns
+    -------
+    completions : list of DataFrame or ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels import MissingKernelSVR, plausible_values
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 3))
+    >>> y = X[:, 0] - X[:, 1]
+    >>> X[rng.random(X.shape) < 0.2] = np.nan
+    >>> model = MissingKernelSVR().fit(X, y)
+    >>> len(plausible_values(model, X[:4], n_draws=2, random_state=0))
+    2
+    """
+    return _on_final_model(estimator, X, "plausible_values", n_draws, random_state)
