@@ -94,8 +94,9 @@
 
 # Applies `na.action` to the response only. Returns list(keep, action):
 # `keep` the rows to train on, `action` the "na.action" attribute (class
-# "omit" or "exclude") or NULL when no row was dropped.
-.mk_response_na <- function(y, na.action, row_names = NULL) {
+# "omit" or "exclude") or NULL when no row was dropped. `row_numbers`: the
+# numbers of the rows of y in the user's data (for messages).
+.mk_response_na <- function(y, na.action, row_names = NULL, row_numbers = seq_along(y)) {
   if (is.character(na.action) && length(na.action) == 1L) {
     na.action <- get(na.action, mode = "function", envir = parent.frame(2L))
   }
@@ -116,12 +117,13 @@
   kept <- tryCatch(na.action(frame), error = function(e) {
     stop(sprintf(
       paste0(
-        "The response has %d missing value(s) (row(s) %s) and `na.action` ",
-        "refused them: %s Use na.action = na.omit or na.exclude to train on ",
-        "the other rows (rows with missing predictors are kept either way)."
+        "The response has %d missing value(s) (%s) and `na.action` ",
+        "refused them (\"%s\"). Use na.action = na.omit or na.exclude to ",
+        "train on the other rows (rows with missing predictors are kept ",
+        "either way)."
       ),
-      sum(is.na(y)), paste(utils::head(which(is.na(y)), 10), collapse = ", "),
-      conditionMessage(e)
+      sum(is.na(y)), .mk_rows_text(row_numbers[is.na(y)]),
+      trimws(conditionMessage(e))
     ), call. = FALSE)
   })
   action <- attr(kept, "na.action")
@@ -133,9 +135,20 @@
   list(keep = keep, action = action)
 }
 
+# "row 7" or "rows 2, 4, 9 and 3 more": rows of the user's data.
+.mk_rows_text <- function(rows, limit = 10L) {
+  shown <- paste(utils::head(rows, limit), collapse = ", ")
+  more <- length(rows) - limit
+  paste0(
+    if (length(rows) == 1L) "row " else "rows ", shown,
+    if (more > 0L) sprintf(" and %d more", more) else ""
+  )
+}
+
 # Checked case weights: NULL or a double vector of length n, finite,
-# non-negative, not all zero.
-.mk_weights <- function(weights, n) {
+# non-negative, not all zero. `row_numbers`: the numbers of the training rows
+# in the user's data (for messages).
+.mk_weights <- function(weights, n, row_numbers = seq_len(n)) {
   if (is.null(weights)) {
     return(NULL)
   }
@@ -148,8 +161,8 @@
   bad <- which(!is.finite(weights) | weights < 0)
   if (length(bad)) {
     stop(sprintf(
-      "`weights` must be finite and non-negative; row(s) %s are not.",
-      paste(utils::head(bad, 10), collapse = ", ")
+      "`weights` must be finite and non-negative; at %s of the data they are not.",
+      .mk_rows_text(row_numbers[bad])
     ), call. = FALSE)
   }
   if (all(weights == 0)) stop("`weights` are all zero.", call. = FALSE)

@@ -10,20 +10,20 @@
 # of the matrix sent to Python (NULL: positions, counted from 1); `where`
 # says in the warnings where they come from (e.g. the calibration folds).
 # Python advice in messages is rewritten for R users (.mk_r_advice()).
-.mk_call <- function(expr, what, columns = NULL, where = NULL) {
+.mk_call <- function(expr, what, columns = NULL, where = NULL, rows = NULL) {
   # R's mice (the R plugin's density, run in this R session) calls set.seed():
   # the user's random number stream is left as it was
   seed <- .mk_save_seed()
   recorder <- .mk_warnings_start()
   on.exit({
     .mk_restore_seed(seed)
-    .mk_warnings_stop(recorder, columns, where)
+    .mk_warnings_stop(recorder, columns, where, rows)
   })
   tryCatch(expr, python.builtin.Exception = function(e) {
-    stop(.mk_python_error_message(e, what, columns), call. = FALSE)
+    stop(.mk_python_error_message(e, what, columns, rows), call. = FALSE)
   }, error = function(e) {
     if (inherits(e, "missingkernels_python_unavailable")) stop(e)
-    stop(.mk_python_error_message(e, what, columns), call. = FALSE)
+    stop(.mk_python_error_message(e, what, columns, rows), call. = FALSE)
   })
 }
 
@@ -39,7 +39,7 @@
 }
 
 # Leaves the context and signals what it recorded as R warnings.
-.mk_warnings_stop <- function(recorder, columns, where = NULL) {
+.mk_warnings_stop <- function(recorder, columns, where = NULL, rows = NULL) {
   context <- recorder$context
   context$`__exit__`(NULL, NULL, NULL)
   log <- recorder$log
@@ -68,7 +68,7 @@
       list(
         message = paste0(
           categories[first], if (!is.null(where)) paste0(" (", where, ")"), ": ",
-          .mk_r_advice(.mk_name_columns(messages[first], columns)),
+          .mk_r_advice(.mk_name_columns(messages[first], columns, rows)),
           if (times > 1L) sprintf(" (%d times)", times)
         ),
         call = NULL,
@@ -79,19 +79,20 @@
   invisible()
 }
 
-.mk_python_error_message <- function(e, what, columns = NULL) {
+.mk_python_error_message <- function(e, what, columns = NULL, rows = NULL) {
   msg <- conditionMessage(e)
   msg <- sub("\n*Detailed traceback:.*$", "", msg)
   msg <- sub("^Error in py_call_impl\\(.*?\\) *: *\n? *", "", msg)
   msg <- sub("\n+Run `reticulate::py_last_error\\(\\)`.*$", "", msg)
-  paste0("missingkernels (", what, "): ", trimws(.mk_r_advice(.mk_name_columns(msg, columns))))
+  paste0("missingkernels (", what, "): ", trimws(.mk_r_advice(.mk_name_columns(msg, columns, rows))))
 }
 
 # Python's messages give positions counted from 0 ("column 2 (0-based)",
 # "columns 0, 3 and 5 more (0-based)", "row 7 (0-based)"), as the Python
 # package's helper writes them; R users get the column names (`columns`) or
-# positions counted from 1.
-.mk_name_columns <- function(msg, columns = NULL) {
+# positions counted from 1, and the rows of their data (`rows`: the number,
+# in the user's data, of each row sent to Python; NULL: counted from 1).
+.mk_name_columns <- function(msg, columns = NULL, rows = NULL) {
   label <- function(j) {
     if (!is.null(columns) && j < length(columns) && nzchar(columns[j + 1L])) {
       paste0("'", columns[j + 1L], "'")
@@ -110,8 +111,9 @@
     }
   )
   .mk_gsub_fn("\\b(rows?) ([0-9]+) \\(0-based\\)", msg, function(m) {
-    i <- as.integer(sub("^rows? ([0-9]+) .*$", "\\1", m))
-    paste0(sub(" .*$", "", m), " ", i + 1L)
+    i <- as.integer(sub("^rows? ([0-9]+) .*$", "\\1", m)) + 1L
+    if (!is.null(rows) && i <= length(rows)) i <- rows[i]
+    paste0(sub(" .*$", "", m), " ", i)
   })
 }
 

@@ -170,8 +170,11 @@
 # (the arrays of all-numeric fits), else a data frame whose columns are
 # doubles, factors (levels: the training levels), ordered factors and
 # logicals, in term order; `design` what .mk_design_new() needs.
-.mk_table_fit <- function(mt, mf) {
+.mk_table_fit <- function(mt, mf, data_names = NULL) {
   mt <- stats::delete.response(mt)
+  # the columns new data must have: the variables of the terms that were
+  # columns of the data (or plain variables of the model frame)
+  variables <- intersect(all.vars(mt), union(data_names, names(mf)))
   labels <- attr(mt, "term.labels")
   if (!length(labels)) stop("The formula has no predictors.", call. = FALSE)
   fac <- attr(mt, "factors")
@@ -239,7 +242,7 @@
   logical_vars <- term_var[term_kind == "logical"]
   kind_of[logical_vars] <- "logical"
   design <- list(
-    kind = "data.frame", terms = mt, numeric_terms = num_tt,
+    kind = "data.frame", terms = mt, numeric_terms = num_tt, variables = variables,
     columns = names(columns), column_kinds = kind_of, levels = levels,
     table = any(kind_of != "numeric")
   )
@@ -271,7 +274,7 @@
     .mk_check_columns(x)
     if (!ncol(x)) stop("`x` has no columns.", call. = FALSE)
     mf <- stats::model.frame(~., data = x, na.action = stats::na.pass)
-    return(.mk_table_fit(attr(mf, "terms"), mf))
+    return(.mk_table_fit(attr(mf, "terms"), mf, names(x)))
   }
   xm <- .mk_as_double_matrix(x, "x")
   list(x = xm, design = list(kind = "matrix", columns = colnames(xm), ncol = ncol(xm)))
@@ -347,6 +350,16 @@
     stop("This model was fitted by an older version of the package; refit it.",
       call. = FALSE
     )
+  }
+  lacking <- setdiff(design$variables, names(newdata))
+  if (length(lacking)) {
+    # model.frame() would look them up outside newdata (an error, or another
+    # object of that name)
+    stop(sprintf(
+      "`newdata` lacks the column(s) %s used for fitting (it has %s).",
+      paste0("'", lacking, "'", collapse = ", "),
+      if (ncol(newdata)) paste0("'", utils::head(names(newdata), 10), "'", collapse = ", ") else "no columns"
+    ), call. = FALSE)
   }
   mf <- stats::model.frame(design$terms, newdata, na.action = stats::na.pass)
   kinds <- design$column_kinds

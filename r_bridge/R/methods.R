@@ -22,13 +22,31 @@
 #' (rows with a missing response removed by \code{na.action}, rows with
 #' missing predictors kept). \code{nobs} is the number of training rows.
 #' \code{residuals} are the training responses minus the fitted values, for
-#' regression only. \code{update} refits with changed arguments, e.g.
-#' \code{update(fit, C = 10)} or \code{update(fit, . ~ . - age)}, evaluating
-#' the stored call again (the data are taken from where they were found at
-#' fitting time).
+#' regression only.
+#'
+#' \code{update} refits with changed arguments, e.g. \code{update(fit, C =
+#' 10)} or \code{update(fit, . ~ . - age)}: it evaluates the stored call
+#' (\code{fit$call}), with the changes, again \strong{in the environment
+#' \code{update()} is called from}, as \code{update()} does for \code{lm}.
+#' The names in the call, such as \code{d} in \code{data = d}, are looked up
+#' there, not where the model was fitted, and the data are read again as
+#' they are now. For a model fitted inside a function on data local to it,
+#' give the data again, \code{update(fit, data = d, C = 10)}: without them
+#' \code{update()} stops, naming the object it cannot find, or, if an
+#' object of that name exists where \code{update()} is called, refits on
+#' that one. Variables of the formula that are not columns of the data are
+#' looked up in the environment of the formula, as in \code{lm}. Without
+#' \code{random_state} in the call, the refit draws a new seed from R's
+#' generator (see \code{\link{mk_svm}}); \code{update(fit, random_state =
+#' fit$random_state)} repeats the draws of the fit.
 #'
 #' @param x,object,formula A model fitted by \code{\link{mk_svm}}.
-#' @param ... Unused.
+#' @param formula. For \code{update}: a changed formula, e.g. \code{. ~ . -
+#'   age} (formula fits only).
+#' @param evaluate For \code{update}: \code{FALSE} returns the updated call
+#'   instead of evaluating it.
+#' @param ... For \code{update}: the changed arguments of
+#'   \code{\link{mk_svm}}; unused by the other methods.
 #' @return \code{terms}: the terms object; \code{formula}: the model
 #'   formula; \code{model.frame}: a data frame with the response and the
 #'   predictor variables of the training rows; \code{nobs}: an integer;
@@ -82,6 +100,62 @@ model.frame.mk_svm <- function(formula, ...) {
 #' @importFrom stats nobs
 #' @export
 nobs.mk_svm <- function(object, ...) object$n
+
+#' @rdname mk_svm-methods
+#' @importFrom stats update
+#' @export
+update.mk_svm <- function(object, formula., ..., evaluate = TRUE) {
+  call <- object$call
+  if (is.null(call)) stop("update(): this model has no stored call.", call. = FALSE)
+  if (!missing(formula.)) {
+    .mk_need_formula(object, "update(fit, formula.)")
+    call$formula <- stats::update(stats::formula(object), formula.)
+  }
+  changes <- match.call(expand.dots = FALSE)$...
+  for (name in names(changes)) {
+    if (!nzchar(name)) {
+      stop("update(): give the changed arguments by name, e.g. update(fit, C = 10).",
+        call. = FALSE
+      )
+    }
+    call[[name]] <- changes[[name]]
+  }
+  if (!evaluate) {
+    return(call)
+  }
+  env <- parent.frame()
+  tryCatch(eval(call, env), error = function(e) {
+    advice <- .mk_update_error(e, call)
+    if (is.null(advice)) stop(e)
+    stop(advice, call. = FALSE)
+  })
+}
+
+# The error of a refit by update(): an object of the call that is not found
+# where update() was called from (a fit made inside a function) gets advice;
+# NULL for other errors.
+.mk_update_error <- function(e, call) {
+  msg <- conditionMessage(e)
+  name <- sub("^object '(.*)' not found$", "\\1", msg)
+  if (identical(name, msg)) {
+    return(NULL)
+  }
+  args <- as.list(call)[-1L]
+  holder <- names(args)[vapply(args, function(a) name %in% all.vars(a), NA)]
+  holder <- holder[!is.na(holder) & nzchar(holder)]
+  if (!length(holder)) {
+    return(NULL)
+  }
+  sprintf(
+    paste0(
+      "update() evaluates the model's call again in the environment it is ",
+      "called from (as for lm), and `%s` (in `%s = `) is not found there: was ",
+      "the model fitted inside a function? Give it again, e.g. ",
+      "update(fit, %s = <your %s>)."
+    ),
+    name, holder[1], holder[1], if (identical(holder[1], "data")) "data frame" else holder[1]
+  )
+}
 
 #' @rdname mk_svm-methods
 #' @importFrom stats residuals

@@ -256,18 +256,20 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
     )
   }
   n <- if (is.data.frame(x) || is.matrix(x)) nrow(x) else length(x)
+  rows <- seq_len(n) # messages number the rows of x
   if (!is.data.frame(y) && !is.matrix(y) && length(y) == n) {
     na <- .mk_response_na(y, na.action, if (is.data.frame(x) || is.matrix(x)) rownames(x))
     if (!is.null(na$action)) {
       x <- if (is.data.frame(x) || is.matrix(x)) x[na$keep, , drop = FALSE] else x[na$keep]
       y <- y[na$keep]
       if (length(weights) == n) weights <- weights[na$keep]
+      rows <- rows[na$keep]
     }
   } else {
     na <- list(action = NULL)
   }
   built <- .mk_design_fit(x)
-  fit <- .mk_svm_fit(built$x, y, built$design, weights = weights,
+  fit <- .mk_svm_fit(built$x, y, built$design, weights = weights, row_numbers = rows,
     kernel = kernel, density = density, gamma = gamma, C = C,
     epsilon = epsilon, scale = scale, density_params = density_params,
     probability = probability, calibration = calibration,
@@ -299,7 +301,7 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   ), call. = FALSE)
 }
 
-.mk_response <- function(y, n) {
+.mk_response <- function(y, n, row_numbers = seq_len(n)) {
   if (is.data.frame(y) || (is.matrix(y) && ncol(y) != 1L)) {
     stop("The response must be a vector (one column).", call. = FALSE)
   }
@@ -317,16 +319,23 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
       "The response has %d values but the predictors have %d rows.", length(y), n
     ), call. = FALSE)
   }
-  bad <- which(is.na(y) | (is.numeric(y) & !is.finite(y)))
-  if (length(bad)) {
+  missing <- is.na(y)
+  infinite <- is.numeric(y) & !missing & !is.finite(y)
+  if (any(missing | infinite)) {
+    what <- c(
+      if (any(missing)) sprintf("%d missing value(s)", sum(missing)),
+      if (any(infinite)) sprintf("%d infinite value(s)", sum(infinite))
+    )
     stop(sprintf(
       paste0(
-        "The response has %d missing or infinite value(s) (row(s) %s). Rows ",
-        "without a response cannot be used for training: drop them first, ",
-        "e.g. data[!is.na(data$y), ]. (Missing predictor values are fine: ",
-        "those rows are kept.)"
+        "The response has %s (%s). Rows without a %s response cannot be ",
+        "used for training: drop them first, e.g. %s. (Missing predictor ",
+        "values are fine: those rows are kept.)"
       ),
-      length(bad), paste(utils::head(bad, 10), collapse = ", ")
+      paste(what, collapse = " and "),
+      .mk_rows_text(row_numbers[which(missing | infinite)]),
+      if (any(infinite)) "finite" else "known",
+      if (any(infinite)) "data[is.finite(data$y), ]" else "data[!is.na(data$y), ]"
     ), call. = FALSE)
   }
   if (is.factor(y) && length(unique(y)) < 2L) {
@@ -390,10 +399,13 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
                         density_params = NULL, probability = FALSE,
                         calibration = "sigmoid", calibration_folds = 5,
                         handle_unknown = "missing",
-                        weights = NULL, epsilon_given = FALSE, ...) {
-  y <- .mk_response(y, nrow(x))
+                        weights = NULL, epsilon_given = FALSE,
+                        row_numbers = seq_len(nrow(x)), ...) {
+  # row_numbers: the rows of the user's data that x holds (for messages)
+  if (length(row_numbers) != nrow(x)) row_numbers <- seq_len(nrow(x))
+  y <- .mk_response(y, nrow(x), row_numbers)
   .mk_check_arguments(...names(), ...length(), task = if (is.factor(y)) "classification" else "regression")
-  weights <- .mk_weights(weights, nrow(x))
+  weights <- .mk_weights(weights, nrow(x), row_numbers)
   if (!nrow(x)) stop("There are no training rows.", call. = FALSE)
   kernel <- .mk_kernel_arg(kernel) # e1071's "radial" is "genrbf", ... (advice.R)
   handle_unknown <- .mk_handle_unknown_arg(handle_unknown)
@@ -449,7 +461,9 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   }
   X_py <- .mk_to_python(xs)
   w_py <- if (!is.null(weights)) .mk_np()$array(weights, dtype = "float64")
-  .mk_call(model$fit(X_py, y_py, sample_weight = w_py), "fitting", colnames(x))
+  .mk_call(model$fit(X_py, y_py, sample_weight = w_py), "fitting", colnames(x),
+    rows = row_numbers
+  )
   fitted <- .mk_predict_py(model, X_py, classification, levels(y), colnames(x),
     ordered = is.ordered(y)
   )
@@ -457,7 +471,7 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   names(fitted) <- rownames(x)
   support <- tryCatch(.mk_from_numpy(model$support_), error = function(e) NULL)
   calibrated <- if (!is.null(calibration)) {
-    .mk_fit_calibrated(model, X_py, y_py, w_py, calibration, colnames(x))
+    .mk_fit_calibrated(model, X_py, y_py, w_py, calibration, colnames(x), row_numbers)
   }
 
   incomplete <- !stats::complete.cases(x)
@@ -647,7 +661,8 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
 # one-versus-rest) is fitted on the decision values of cross-validation and
 # applied to a copy refitted on all rows (ensemble = False, as libsvm's Platt
 # scaling).
-.mk_fit_calibrated <- function(model, X, y, sample_weight, calibration, columns) {
+.mk_fit_calibrated <- function(model, X, y, sample_weight, calibration, columns,
+                               rows = NULL) {
   sk_calibration <- reticulate::import("sklearn.calibration", convert = FALSE)
   sk_base <- reticulate::import("sklearn.base", convert = FALSE)
   calibrated <- .mk_call(sk_calibration$CalibratedClassifierCV(
@@ -656,7 +671,7 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   ), "creating the calibrated classifier")
   .mk_call(
     calibrated$fit(X, y, sample_weight = sample_weight),
-    "calibrating the probabilities", columns,
+    "calibrating the probabilities", columns, rows = rows,
     where = paste0(
       "in the ", calibration$folds, "-fold cross-validation of the training ",
       "rows that calibrates the probabilities, probability = TRUE"

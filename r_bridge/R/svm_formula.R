@@ -15,19 +15,21 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset, weights,
   mf <- frame$frame
   mt <- frame$terms
   y <- frame$y
+  rows <- .mk_data_rows(mf, data)
   # na.action concerns the response only: rows with missing predictors stay
-  na <- .mk_response_na(y, na.action, rownames(mf))
+  na <- .mk_response_na(y, na.action, rownames(mf), rows)
   if (!is.null(na$action)) {
     mf <- mf[na$keep, , drop = FALSE]
     y <- stats::model.response(mf)
+    rows <- rows[na$keep]
   }
   attr(mf, "na.action") <- na$action
   w <- stats::model.weights(mf)
-  built <- .mk_table_fit(mt, mf)
+  built <- .mk_table_fit(mt, mf, if (is.data.frame(data)) names(data))
   x <- built$x
   if (!ncol(x)) stop("The formula has no predictors.", call. = FALSE)
   fit <- .mk_svm_fit(x, y, built$design, ...,
-    weights = w, epsilon_given = "epsilon" %in% ...names()
+    weights = w, epsilon_given = "epsilon" %in% ...names(), row_numbers = rows
   )
   fit$na.action <- na$action
   cl[[1L]] <- as.name("mk_svm") # update() calls the generic
@@ -36,6 +38,19 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset, weights,
   fit$terms <- mt
   fit$model <- mf
   fit
+}
+
+# The number of each row of a model frame in `data` (for messages): rows
+# of `data` when it is a data frame (the frame keeps their row names, also
+# after `subset`), else the frame's own row names when they are numbers.
+.mk_data_rows <- function(mf, data = NULL) {
+  rows <- if (is.data.frame(data)) {
+    match(rownames(mf), rownames(data))
+  } else {
+    suppressWarnings(as.integer(rownames(mf)))
+  }
+  if (anyNA(rows) || length(rows) != nrow(mf)) rows <- seq_len(nrow(mf))
+  rows
 }
 
 # The model frame of a formula method (mk_svm, mk_compare): `call` is the
@@ -60,6 +75,19 @@ mk_svm.formula <- function(formula, data = NULL, ..., subset, weights,
       "Drop it, or give the variable as a predictor (e.g. `y ~ x + z`).",
       call. = FALSE
     )
+  }
+  # Variables the formula names but no term uses (dt in `y ~ . - dt`) are
+  # left out: their class does not matter, and new data need not have them.
+  fac <- attr(mt, "factors")
+  labels <- attr(mt, "term.labels")
+  if (length(fac) && length(labels)) {
+    unused <- rownames(fac)[rowSums(fac != 0) == 0L]
+    unused <- setdiff(unused, names(mf)[attr(mt, "response")])
+    if (length(unused)) {
+      mt <- mt[seq_along(labels)]
+      mf <- mf[setdiff(names(mf), unused)]
+      attr(mf, "terms") <- mt
+    }
   }
   .mk_check_columns(mf[-1L], "the predictors")
   list(

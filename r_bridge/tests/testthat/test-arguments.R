@@ -49,7 +49,7 @@ test_that("na.exclude pads fitted and residuals; na.fail refuses", {
   expect_length(predict(reg), 50L)
   expect_error(
     mk_svm(v ~ a + b, data = df, na.action = na.fail),
-    "The response has 2 missing value\\(s\\) \\(row\\(s\\) 4, 9\\)"
+    "The response has 2 missing value\\(s\\) \\(rows 4, 9\\)"
   )
   expect_error(mk_svm(v ~ a + b, data = df, na.action = "na.fail"), "refused them")
 })
@@ -89,7 +89,7 @@ test_that("weights become sample_weight", {
   pfit <- mk_svm(y ~ a + b, data = df, weights = w, probability = TRUE)
   expect_equal(unname(rowSums(predict(pfit, df, type = "prob"))), rep(1, 50))
   expect_error(mk_svm(x, df$y, weights = rep(1, 3)), "one value per training row \\(50\\)")
-  expect_error(mk_svm(x, df$y, weights = c(-1, rep(1, 49))), "non-negative; row\\(s\\) 1 ")
+  expect_error(mk_svm(x, df$y, weights = c(-1, rep(1, 49))), "non-negative; at row 1 of the data")
   expect_error(mk_svm(x, df$y, weights = rep(0, 50)), "all zero")
 })
 

@@ -177,7 +177,7 @@ test_that("bad inputs are clear errors", {
   y <- factor(d$score > 0)
   y_na <- y
   y_na[3] <- NA
-  expect_error(mk_svm(d$x, y_na, na.action = na.pass), "missing or infinite value")
+  expect_error(mk_svm(d$x, y_na, na.action = na.pass), "1 missing value\\(s\\) \\(row 3\\)")
   expect_error(mk_svm(d$x, factor(rep("a", 60))), "at least two classes")
   expect_error(mk_svm(d$x, y[-1]), "59 values but the predictors have 60 rows")
   expect_error(mk_svm(d$x, y, gamma = -1), "positive number")
