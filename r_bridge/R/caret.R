@@ -26,6 +26,17 @@
 #' model matrix); give a data frame to \code{train(x, y)} to keep them
 #' nominal columns.
 #'
+#' \strong{Predicting: give \code{na.action = na.pass} again.} For a model
+#' trained with the formula method, \code{train(y ~ ., data)}, caret's
+#' \code{predict(fit, newdata)} builds the model frame of \code{newdata}
+#' with its own \code{na.action}, \code{na.omit} by default: it
+#' \strong{drops every incomplete row} before this model sees it, and
+#' returns fewer predictions than \code{newdata} has rows, without a
+#' warning. Call \code{predict(fit, newdata, na.action = na.pass)} (also
+#' with \code{type = "prob"}) to get one prediction per row, incomplete rows
+#' included. A model trained with \code{train(x, y)} predicts every row
+#' either way.
+#'
 #' Each fit draws its \code{random_state} (see \code{\link{mk_svm}}) from
 #' R's generator unless \code{random_state} is fixed here, so
 #' \code{set.seed()} before \code{train()} (or caret's \code{seeds} in
@@ -51,6 +62,10 @@
 #'     method = mk_caret_model(), preProcess = NULL, na.action = na.pass,
 #'     tuneLength = 2, trControl = caret::trainControl(method = "cv", number = 3))
 #'   fit$results
+#'   # caret's predict() drops incomplete rows unless na.action = na.pass:
+#'   nrow(pima)                                                 # 200 rows
+#'   length(predict(fit, newdata = pima))                       # complete rows only
+#'   length(predict(fit, newdata = pima, na.action = na.pass))  # all 200
 #'   predict(fit, newdata = head(pima), na.action = na.pass)
 #' }
 #' @export

@@ -75,3 +75,55 @@ test_that("set.seed() before caret::train reproduces a fit whose density draws (
   expect_identical(train_with(21), first)
   expect_gt(max(abs(train_with(22) - first)), 1e-6)
 })
+
+test_that("caret's predict() drops incomplete rows without na.pass: the help and the vignette say so (issue 48)", {
+  # the help page, where caret users look: the text and the example
+  rd <- tools::Rd_db("missingkernels")[["mk_caret_model.Rd"]]
+  text <- gsub("\\s+", " ", paste(
+    utils::capture.output(tools::Rd2txt(rd, options = list(underline_titles = FALSE))),
+    collapse = " "
+  ))
+  expect_match(text, "drops every incomplete row", fixed = TRUE)
+  expect_match(text, "predict(fit, newdata, na.action = na.pass)", fixed = TRUE)
+  example <- paste(utils::capture.output(tools::Rd2ex(rd)), collapse = "\n")
+  expect_match(example, "length(predict(fit, newdata = pima, na.action = na.pass))", fixed = TRUE)
+  # the R vignette (its source is beside the tests in the repository; the
+  # installed package keeps it in doc/ when the vignette was built)
+  sources <- c(
+    file.path(getwd(), "..", "..", "vignettes", "missingkernels.Rmd"),
+    system.file("doc", "missingkernels.Rmd", package = "missingkernels")
+  )
+  sources <- sources[nzchar(sources) & file.exists(sources)]
+  skip_if(!length(sources), "the vignette's source is not available")
+  vignette <- gsub("\\s+", " ", paste(readLines(sources[1], encoding = "UTF-8"), collapse = " "))
+  expect_match(vignette, "Predict with `na.action = na.pass` as well", fixed = TRUE)
+  expect_match(vignette, "drops the incomplete rows of `newdata`", fixed = TRUE)
+})
+
+test_that("what the help says of caret's predict() is what caret does", {
+  if (!nzchar(Sys.getenv("TZ"))) {
+    Sys.setenv(TZ = "UTC")
+    on.exit(Sys.unsetenv("TZ"), add = TRUE)
+  }
+  skip_if_no_python()
+  skip_if_not_installed("caret")
+  aq <- airquality
+  fit <- caret::train(Ozone ~ Solar.R + Wind + Temp, data = aq[!is.na(aq$Ozone), ],
+    method = mk_caret_model(), preProcess = NULL, na.action = na.pass,
+    tuneGrid = data.frame(C = 1, gamma = 0.3), trControl = caret::trainControl(method = "none")
+  )
+  complete <- complete.cases(aq[c("Solar.R", "Wind", "Temp")])
+  expect_identical(sum(complete), 146L)
+  dropped <- predict(fit, newdata = aq)
+  expect_length(dropped, 146L) # caret's default na.action = na.omit
+  all_rows <- predict(fit, newdata = aq, na.action = na.pass)
+  expect_length(all_rows, 153L)
+  expect_equal(unname(all_rows[complete]), unname(dropped))
+  expect_equal(unname(all_rows), unname(predict(fit$finalModel, aq)))
+  # train(x, y) predicts every row either way
+  xy <- caret::train(aq[!is.na(aq$Ozone), c("Solar.R", "Wind", "Temp")], aq$Ozone[!is.na(aq$Ozone)],
+    method = mk_caret_model(), preProcess = NULL,
+    tuneGrid = data.frame(C = 1, gamma = 0.3), trControl = caret::trainControl(method = "none")
+  )
+  expect_length(predict(xy, newdata = aq[c("Solar.R", "Wind", "Temp")]), 153L)
+})
