@@ -1,0 +1,1324 @@
+"""Vignette 11: what the missing entries cost.
+
+How uncertain is each prediction because of its missing entries, is that
+uncertainty honest, and which entry should be measured next? The estimator's
+``uncertainty_from_missing`` (the completed decisions over draws of the
+missing entries from the fitted density, and the flip probability: the share
+of completions whose predicted class differs from today's) and
+``value_of_measuring`` (per missing entry, the chance that observing it alone
+changes the predicted class), tested where they can fail:
+
+- **natural**: tables with their own missing values (Pima's insulin and skin
+  fold, hepatitis, horse colic; every column numeric, as in vignette 6):
+  how many cross-validated test decisions are at risk (flip probability
+  above 0.1, 0.2, 0.5), how accurate the risky decisions are, and which
+  entry the value of measuring ranks first;
+- **simulated**: complete tables (Pima's complete rows, breast cancer's
+  complete rows, banknote, australian's six numeric columns, a Gaussian and
+  a two-component mixture simulation) with entries hidden MCAR and MAR (the
+  genRBF paper's mechanisms, ``simulate_missing``) at 10, 30 and 50% in
+  training and test rows alike, so that the truth is known: (a) decisions at
+  risk at each rate; (b) the reliability of the flip probability against the
+  flips observed once the hidden entries are revealed, and its Brier score
+  against a constant forecast; (c) a measurement policy: reveal each test
+  row's missing entries one at a time in order of value (recomputed after
+  each reveal, and ranked once), at random, and in a fixed order (the
+  features' average value on the training rows), and follow the accuracy
+  against the number of measurements, with the accuracy on the complete
+  rows as the ceiling.
+
+Run from the repository root::
+
+    python vignettes/11_what_the_missing_entries_cost.py --quick   # CI
+    python vignettes/11_what_the_missing_entries_cost.py --full
+
+A cell is one outer fold of one (dataset, mechanism, rate, draw); its rows
+are appended to the results files under
+``results/11_what_the_missing_entries_cost/<mode>/`` when it finishes, so
+rerunning the same command resumes. ``--parts natural,simulated``,
+``--datasets a,b``, ``--mechanisms mcar``, ``--rates 0.3`` and ``--draws N``
+choose what runs now (the report covers every finished cell and says PARTIAL
+until all planned cells are done); ``--report-only`` rewrites the report.
+
+Protocol (full): stratified 5-fold cross-validation (2 repeats on the natural
+tables, 1 draw of the mask and folds on the simulated ones); on each training
+fold a ``MissingKernelSVC`` (genRBF over the Gaussian EM density; the
+two-component mixture density for the mixture simulation; gamma 'scale') with
+C chosen by a 3-fold grid search over {0.5, 2, 8}; 200 draws for
+``uncertainty_from_missing`` (Monte Carlo standard error of a flip
+probability at most 0.035) and 50 per entry for ``value_of_measuring`` (100
+on the natural tables' ranking). Budget: a cell measured 5-40 s on one core
+(the recomputed-value policy is most of it); 30 natural and 180 simulated
+cells.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import os
+import platform
+import shlex
+import signal
+import sys
+import time
+import warnings
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from _common import RESULTS, _exit_on_sigterm, _record_run, _runs_summary
+
+import missingkernels
+from missingkernels import MissingKernelSVC
+from missingkernels.datasets import load_dataset
+from missingkernels.experiments import simulate_missing
+from missingkernels.experiments._tables import fit_tables
+
+NAME = "11_what_the_missing_entries_cost"
+TITLE = "What the missing entries cost"
+QUESTION = (
+    "How many predictions would change if their missing entries were "
+    "observed, is the model's flip probability an honest forecast of that, "
+    "and does measuring the entries the model ranks first recover the "
+    "complete-data accuracy sooner than measuring at random or in a fixed "
+    "order?"
+)
+THRESHOLDS = (0.1, 0.2, 0.5)
+BINS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0 + 1e-9)
+POLICIES = ("value", "value_once", "fixed", "random")
+POLICY_LABELS = {
+    "value": "by value, recomputed after each reveal",
+    "value_once": "by value, ranked once",
+    "fixed": "fixed order (training rows' average value)",
+    "random": "at random (mean of 5 orders)",
+}
+N_RANDOM_ORDERS = 5
+#: Within this many points of the complete-row accuracy counts as reached.
+REACHED = 0.005
+
+
+# -- settings -------------------------------------------------------------------
+
+
+def settings(quick: bool) -> dict[str, Any]:
+    if quick:
+        return dict(
+            natural=["hepatitis"],
+            simulated=["gaussian"],
+            mechanisms=["mcar"],
+            rates=[0.3],
+            natural_repeats=1,
+            sim_draws=1,
+            folds=2,
+            C_grid=[1.0],
+            inner_folds=0,
+            n_uncertainty=50,
+            n_value=20,
+            n_value_natural=20,
+            sim_rows=200,
+            fixed_rows=40,
+        )
+    return dict(
+        natural=["pima_indians_diabetes_na", "hepatitis", "horse_colic"],
+        simulated=[
+            "gaussian",
+            "mixture",
+            "pima_complete",
+            "breast_cancer_complete",
+            "banknote_authentication",
+            "australian_numeric",
+        ],
+        mechanisms=["mcar", "mar"],
+        rates=[0.3, 0.5, 0.1],
+        natural_repeats=2,
+        sim_draws=1,
+        folds=5,
+        C_grid=[0.5, 2.0, 8.0],
+        inner_folds=3,
+        n_uncertainty=200,
+        n_value=50,
+        n_value_natural=100,
+        sim_rows=600,
+        fixed_rows=150,
+    )
+
+
+def _seed(*key: Any) -> int:
+    return zlib.crc32("|".join(map(str, key)).encode()) % (2**31)
+
+
+# -- data -----------------------------------------------------------------------
+
+
+def _simulation(kind: str, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Complete rows of a correlated Gaussian (d = 6) or a two-component
+    mixture of it, and a nonlinear label without noise."""
+    d = 6
+    A = np.random.default_rng(0).normal(size=(d, d))
+    S = A @ A.T / d + 0.3 * np.eye(d)
+    rng = np.random.default_rng(seed)
+    X = rng.multivariate_normal(np.zeros(d), S, size=n)
+    if kind == "mixture":
+        side = np.where(rng.random(n) < 0.5, 1.2, -1.2)[:, None]
+        X = 0.7 * X + side * np.array([1.0, -1.0, 1.0, 0.5, 0.0, -0.5])
+    y = (X[:, 0] + np.sin(2 * X[:, 1]) - 0.5 * X[:, 2] + 0.3 * X[:, 3] > 0).astype(int)
+    return X, y
+
+
+def load_table(name: str, n_sim: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Rows, labels and feature names of a table of either part."""
+    if name in ("gaussian", "mixture"):
+        X, y = _simulation(name, n_sim)
+        return X, y, [f"x{j}" for j in range(X.shape[1])]
+    source = {
+        "pima_complete": "pima_indians_diabetes_na",
+        "breast_cancer_complete": "breast_cancer_wisconsin",
+        "australian_numeric": "australian",
+    }.get(name, name)
+    ds = load_dataset(source)
+    X, y, names = ds.X, np.asarray(ds.y), list(ds.feature_names)
+    if name == "australian_numeric":
+        keep = [j for j in range(X.shape[1]) if j not in set(ds.nominal_indices)]
+        X, names = X[:, keep], [names[j] for j in keep]
+    if name in ("pima_complete", "breast_cancer_complete"):
+        complete = ~np.isnan(X).any(axis=1)
+        X, y = X[complete], y[complete]
+    return X, y, names
+
+
+# -- the model ------------------------------------------------------------------
+
+
+def fit_model(
+    X: np.ndarray, y: np.ndarray, names: list[str], cfg: dict, mixture: bool, seed: int
+) -> tuple[Any, float]:
+    """A MissingKernelSVC on the training rows (C by an inner grid search)."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    base = MissingKernelSVC(
+        density="gaussian_mixture" if mixture else None,
+        density_params={"n_components": 2} if mixture else None,
+        random_state=0,
+    )
+    frame = pd.DataFrame(X, columns=names)
+    if cfg["inner_folds"] and len(cfg["C_grid"]) > 1:
+        inner = StratifiedKFold(cfg["inner_folds"], shuffle=True, random_state=seed)
+        search = GridSearchCV(base, {"C": cfg["C_grid"]}, cv=inner, n_jobs=1)
+        search.fit(frame, y)
+        model = search.best_estimator_
+    else:
+        model = base.set_params(C=cfg["C_grid"][0]).fit(frame, y)
+    return model, float(model.C)
+
+
+def _folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, ...]]:
+    from sklearn.model_selection import StratifiedKFold
+
+    splitter = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
+    return list(splitter.split(np.zeros(len(y)), y))
+
+
+# -- cells ----------------------------------------------------------------------
+
+
+def natural_cell(
+    name: str, draw: int, fold: int, cfg: dict
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """One outer fold of a table with its own missing values: the test
+    rows' uncertainty and the value of measuring each missing entry."""
+    X, y, names = load_table(name, cfg["sim_rows"])
+    train, test = _folds(y, cfg["folds"], _seed(name, draw))[fold]
+    seed = _seed(name, draw, fold)
+    model, C = fit_model(X[train], y[train], names, cfg, False, seed)
+    Xt = pd.DataFrame(X[test], columns=names)
+    u = model.uncertainty_from_missing(
+        Xt, n_draws=cfg["n_uncertainty"], random_state=seed
+    )
+    value = model.value_of_measuring(
+        Xt, n_draws=cfg["n_value_natural"], random_state=seed
+    ).to_numpy()
+    missing = np.isnan(X[test])
+    ranked = np.where(missing, value, -np.inf)
+    top = ranked.argmax(axis=1)
+    top_value = ranked.max(axis=1)
+    rows = pd.DataFrame(
+        {
+            "dataset": name,
+            "draw": draw,
+            "fold": fold,
+            "row": test,
+            "label": y[test],
+            "n_missing": u["n_missing"].to_numpy(),
+            "prediction": u["prediction"].to_numpy(),
+            "decision": u["decision"].to_numpy(),
+            "completed_sd": u["completed_sd"].to_numpy(),
+            "completed_q05": u["completed_q05"].to_numpy(),
+            "completed_q95": u["completed_q95"].to_numpy(),
+            "flip_probability": u["flip_probability"].to_numpy(),
+            "missing_features": ["|".join(np.array(names)[m]) for m in missing],
+            "top_feature": [
+                names[t] if v > 0 else "" for t, v in zip(top, top_value, strict=True)
+            ],
+            "top_value": np.where(missing.any(axis=1), top_value, np.nan),
+            "values": [
+                "|".join(f"{names[j]}={value[i, j]:.3g}" for j in np.flatnonzero(m))
+                for i, m in enumerate(missing)
+            ],
+        }
+    )
+    return rows, {"C": C}
+
+
+def _priority_choice(
+    priority: np.ndarray, miss: np.ndarray, rows: np.ndarray
+) -> np.ndarray:
+    """For each of ``rows``, its still-missing column of highest priority."""
+    p = np.where(miss[rows], priority[rows], -np.inf)
+    return p.argmax(axis=1)
+
+
+def _policy_curve(
+    model: Any,
+    hidden: np.ndarray,
+    truth: np.ndarray,
+    labels: np.ndarray,
+    choose: Any,
+    names: list[str],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Correct and same-as-complete counts after k = 0..d measurements per
+    row, revealing the column ``choose(k, rows, current, miss)`` of each
+    still-incomplete row at step k."""
+    d = hidden.shape[1]
+    cur = hidden.copy()
+    miss = np.isnan(cur)
+    final = model.predict(pd.DataFrame(truth, columns=names))
+    pred = model.predict(pd.DataFrame(cur, columns=names))
+    correct, agree = np.zeros(d + 1), np.zeros(d + 1)
+    correct[0], agree[0] = (pred == labels).sum(), (pred == final).sum()
+    for k in range(1, d + 1):
+        rows = np.flatnonzero(miss.any(axis=1))
+        if len(rows):
+            cols = choose(k, rows, cur, miss)
+            cur[rows, cols] = truth[rows, cols]
+            miss[rows, cols] = False
+            pred[rows] = model.predict(pd.DataFrame(cur[rows], columns=names))
+        correct[k], agree[k] = (pred == labels).sum(), (pred == final).sum()
+    return correct, agree
+
+
+def simulated_cell(
+    name: str, mechanism: str, rate: float, draw: int, fold: int, cfg: dict
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """One outer fold of a complete table with entries hidden: flip
+    probabilities against the revealed truth, and the measurement policies."""
+    X, y, names = load_table(name, cfg["sim_rows"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # MAR on tied rows: counted, reported
+        hidden = simulate_missing(
+            X, mechanism, rate, random_state=_seed(name, mechanism, rate, draw)
+        )
+    degenerate = any(
+        type(w.message).__name__ == "DegenerateMissingnessWarning" for w in caught
+    )
+    train, test = _folds(y, cfg["folds"], _seed(name, draw))[fold]
+    seed = _seed(name, mechanism, rate, draw, fold)
+    model, C = fit_model(hidden[train], y[train], names, cfg, name == "mixture", seed)
+    Ht, Tt, yt = hidden[test], X[test], y[test]
+    frame = pd.DataFrame(Ht, columns=names)
+    u = model.uncertainty_from_missing(
+        frame, n_draws=cfg["n_uncertainty"], random_state=seed
+    )
+    complete_prediction = model.predict(pd.DataFrame(Tt, columns=names))
+    rows = pd.DataFrame(
+        {
+            "dataset": name,
+            "mechanism": mechanism,
+            "rate": rate,
+            "draw": draw,
+            "fold": fold,
+            "row": test,
+            "label": yt,
+            "n_missing": u["n_missing"].to_numpy(),
+            "prediction": u["prediction"].to_numpy(),
+            "prediction_complete": complete_prediction,
+            "decision": u["decision"].to_numpy(),
+            "completed_sd": u["completed_sd"].to_numpy(),
+            "flip_probability": u["flip_probability"].to_numpy(),
+        }
+    )
+    # The fixed order: the features' average value of measuring over (at most
+    # fixed_rows) incomplete training rows, where the entry is missing.
+    rng = np.random.default_rng(seed)
+    Htr = hidden[train]
+    incomplete = np.flatnonzero(np.isnan(Htr).any(axis=1))
+    pick = rng.choice(incomplete, min(len(incomplete), cfg["fixed_rows"]), False)
+    train_value = model.value_of_measuring(
+        pd.DataFrame(Htr[pick], columns=names),
+        n_draws=cfg["n_value"],
+        random_state=seed,
+    ).to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # never missing: NaN
+        average = np.nan_to_num(np.nanmean(train_value, axis=0), nan=-1.0)
+    order = np.argsort(-average, kind="stable")
+    fixed = np.empty(len(names))
+    fixed[order] = np.arange(len(names))[::-1] / len(names)  # in [0, 1)
+    fixed_priority = np.broadcast_to(fixed, Ht.shape)
+    n_value = cfg["n_value"]
+    tie = 1e-3 / n_value  # values are multiples of 1 / n_value: ties only
+
+    def value_now(k, r, cur, miss):
+        v = model.value_of_measuring(
+            pd.DataFrame(cur[r], columns=names), n_draws=n_value, random_state=seed
+        ).to_numpy()
+        return _priority_choice(
+            np.nan_to_num(v) + tie * fixed_priority[r], miss[r], np.arange(len(r))
+        )
+
+    first = model.value_of_measuring(frame, n_draws=n_value, random_state=seed)
+    once = np.nan_to_num(first.to_numpy()) + tie * fixed_priority
+    curves = []
+    for policy in POLICIES:
+        if policy == "random":
+            totals = [np.zeros(len(names) + 1), np.zeros(len(names) + 1)]
+            for m in range(N_RANDOM_ORDERS):
+                noise = np.random.default_rng(_seed(seed, "random", m)).random(Ht.shape)
+                c, a = _policy_curve(
+                    model, Ht, Tt, yt,
+                    lambda k, r, cur, miss, p=noise: _priority_choice(p, miss, r),
+                    names,
+                )  # fmt: skip
+                totals[0] += c / N_RANDOM_ORDERS
+                totals[1] += a / N_RANDOM_ORDERS
+            correct, agree = totals
+        else:
+            if policy == "value":
+                choose = value_now
+            else:
+                priority = once if policy == "value_once" else fixed_priority
+
+                def choose(k, r, cur, miss, p=priority):
+                    return _priority_choice(p, miss, r)
+
+            correct, agree = _policy_curve(model, Ht, Tt, yt, choose, names)
+        for k in range(len(names) + 1):
+            curves.append(
+                {
+                    "dataset": name,
+                    "mechanism": mechanism,
+                    "rate": rate,
+                    "draw": draw,
+                    "fold": fold,
+                    "policy": policy,
+                    "k": k,
+                    "n_rows": len(test),
+                    "n_incomplete": int(np.isnan(Ht).any(axis=1).sum()),
+                    "correct": correct[k],
+                    "agree": agree[k],
+                    "correct_complete": int((complete_prediction == yt).sum()),
+                }
+            )
+    meta = {
+        "C": C,
+        "fixed_order": "|".join(names[j] for j in order),
+        "missing_rate": float(np.isnan(hidden).mean()),
+        "degenerate_mar": degenerate,
+    }
+    return rows, pd.DataFrame(curves), meta
+
+
+# -- results files ------------------------------------------------------------------
+
+NATURAL_KEY = ("dataset", "draw", "fold")
+SIM_KEY = ("dataset", "mechanism", "rate", "draw", "fold")
+
+
+def _append(path: Path, frame: pd.DataFrame) -> None:
+    frame.to_csv(path, mode="a", header=not path.is_file(), index=False)
+
+
+def _done(path: Path, key: Sequence[str]) -> set[tuple]:
+    if not path.is_file():
+        return set()
+    cells = pd.read_csv(path)
+    return {tuple(_norm(v) for v in row) for row in cells[list(key)].itertuples(False)}
+
+
+def _norm(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)):
+        return round(float(v), 6)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    return v
+
+
+def _read(path: Path, cells: pd.DataFrame, key: Sequence[str]) -> pd.DataFrame:
+    """The rows of a results file that belong to finished cells (a cell's
+    rows are appended before its line in the cells file)."""
+    if not path.is_file() or cells.empty:
+        return pd.DataFrame()
+    frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    for col in ("missing_features", "top_feature", "values"):
+        if col in frame:
+            frame[col] = frame[col].fillna("").astype(str)
+    done = cells[list(key)].drop_duplicates()
+    return frame.merge(done, on=list(key), how="inner")
+
+
+class _Lock:
+    """Refuses a second process writing the same results directory."""
+
+    def __init__(self, out: Path):
+        self.path = out / ".lock"
+
+    def __enter__(self) -> _Lock:
+        try:
+            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            pid = int(self.path.read_text() or 0)
+            try:
+                os.kill(pid, 0)
+            except (ProcessLookupError, ValueError):
+                self.path.unlink()  # stale: its process has ended
+                return self.__enter__()
+            raise SystemExit(
+                f"{self.path.parent} is being written by process {pid}."
+            ) from None
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def planned_cells(cfg: dict) -> tuple[list[tuple], list[tuple]]:
+    natural = [
+        (d, r, f)
+        for d in cfg["natural"]
+        for r in range(cfg["natural_repeats"])
+        for f in range(cfg["folds"])
+    ]
+    simulated = [
+        (d, m, rate, r, f)
+        for rate in cfg["rates"]
+        for d in cfg["simulated"]
+        for m in cfg["mechanisms"]
+        for r in range(cfg["sim_draws"])
+        for f in range(cfg["folds"])
+    ]
+    return natural, simulated
+
+
+def run(out: Path, cfg: dict, args: argparse.Namespace) -> int:
+    """Compute the cells not yet in the results files; return how many."""
+    natural, simulated = planned_cells(cfg)
+    parts = set(args.parts.split(",")) if args.parts else {"natural", "simulated"}
+    only = set(args.datasets.split(",")) if args.datasets else None
+    mechs = set(args.mechanisms.split(",")) if args.mechanisms else None
+    rates = {round(float(r), 6) for r in args.rates.split(",")} if args.rates else None
+    draws = args.draws
+    added = 0
+    if "natural" in parts:
+        done = _done(out / "natural_cells.csv", NATURAL_KEY)
+        for cell in natural:
+            if cell in done or (only and cell[0] not in only):
+                continue
+            if draws is not None and cell[1] >= draws:
+                continue
+            start = time.perf_counter()
+            rows, meta = natural_cell(*cell, cfg)
+            seconds = time.perf_counter() - start
+            _append(out / "natural_rows.csv", rows)
+            _append(
+                out / "natural_cells.csv",
+                pd.DataFrame(
+                    [dict(zip(NATURAL_KEY, cell, strict=True), **meta, seconds=seconds)]
+                ),
+            )
+            added += 1
+            print(f"natural {cell}: {seconds:.1f} s", file=sys.stderr)
+    if "simulated" in parts:
+        done = _done(out / "simulated_cells.csv", SIM_KEY)
+        for cell in simulated:
+            key = tuple(_norm(v) for v in cell)
+            if key in done or (only and cell[0] not in only):
+                continue
+            if (mechs and cell[1] not in mechs) or (rates and key[2] not in rates):
+                continue
+            if draws is not None and cell[3] >= draws:
+                continue
+            start = time.perf_counter()
+            rows, curves, meta = simulated_cell(*cell, cfg)
+            seconds = time.perf_counter() - start
+            _append(out / "simulated_rows.csv", rows)
+            _append(out / "simulated_curves.csv", curves)
+            _append(
+                out / "simulated_cells.csv",
+                pd.DataFrame(
+                    [dict(zip(SIM_KEY, cell, strict=True), **meta, seconds=seconds)]
+                ),
+            )
+            added += 1
+            print(f"simulated {cell}: {seconds:.1f} s", file=sys.stderr)
+    return added
+
+
+# -- analysis -----------------------------------------------------------------------
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def at_risk_table(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per group: test rows, incomplete rows, and the share of all test
+    decisions whose flip probability exceeds each threshold."""
+    out = []
+    for key, g in rows.groupby(by, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        rec = dict(zip(by, key, strict=True))
+        rec["test_rows"] = len(g)
+        rec["incomplete"] = int((g["n_missing"] > 0).sum())
+        for t in THRESHOLDS:
+            rec[f"above_{t:g}"] = float((g["flip_probability"] > t).mean())
+        rec["mean_flip_probability"] = float(g["flip_probability"].mean())
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+def reliability(rows: pd.DataFrame) -> pd.DataFrame:
+    """Bins of predicted flip probability (incomplete rows) against the
+    observed flip rate once the hidden entries are revealed."""
+    g = rows[rows["n_missing"] > 0]
+    p = g["flip_probability"].to_numpy()
+    flipped = (g["prediction"] != g["prediction_complete"]).to_numpy(float)
+    out = []
+    for low, high in itertools.pairwise(BINS):
+        sel = (p >= low) & (p < high)
+        n = int(sel.sum())
+        if not n:
+            out.append(
+                dict(bin=f"[{low:g}, {min(high, 1):g}{']' if high > 1 else ')'}", n=0)
+            )
+            continue
+        mean_p = p[sel].mean()
+        observed = flipped[sel].mean()
+        # Binomial standard error of the observed rate, were the forecast right.
+        se = float(np.sqrt(np.mean(p[sel] * (1 - p[sel])) / n))
+        out.append(
+            dict(
+                bin=f"[{low:g}, {min(high, 1):g}{']' if high > 1 else ')'}",
+                n=n,
+                predicted=mean_p,
+                observed=observed,
+                flips=int(flipped[sel].sum()),
+                se=se,
+                z=(observed - mean_p) / se if se > 0 else np.nan,
+            )
+        )
+    return pd.DataFrame(out)
+
+
+def brier(rows: pd.DataFrame) -> dict[str, float]:
+    """Brier score of the flip probability and of the constant forecast (the
+    group's own observed flip rate), over incomplete rows."""
+    g = rows[rows["n_missing"] > 0]
+    p = g["flip_probability"].to_numpy()
+    f = (g["prediction"] != g["prediction_complete"]).to_numpy(float)
+    if not len(f):
+        return dict(n=0)
+    const = f.mean()
+    gain = (const - f) ** 2 - (p - f) ** 2
+    b0 = float(np.mean((const - f) ** 2))
+    b = float(np.mean((p - f) ** 2))
+    return dict(
+        n=len(f),
+        flip_rate=float(const),
+        predicted=float(p.mean()),
+        brier=b,
+        brier_constant=b0,
+        skill=1 - b / b0 if b0 > 0 else np.nan,
+        gain_se=float(gain.std(ddof=1) / np.sqrt(len(gain))) if len(f) > 1 else np.nan,
+    )
+
+
+def policy_summary(curves: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy (and agreement with the complete-row decision) per group,
+    policy and k, pooled over folds and draws."""
+    key = ["dataset", "mechanism", "rate", "policy", "k"]
+    s = curves.groupby(key, sort=False)[
+        ["n_rows", "n_incomplete", "correct", "agree", "correct_complete"]
+    ].sum()
+    s["accuracy"] = s["correct"] / s["n_rows"]
+    s["ceiling"] = s["correct_complete"] / s["n_rows"]
+    s["agreement"] = s["agree"] / s["n_rows"]
+    # Among the rows whose decision the hidden entries change at k = 0.
+    return s.reset_index()
+
+
+def k_to_reach(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per group and policy: the fewest measurements per row after which the
+    accuracy is within REACHED of the ceiling, and the accuracy at k=0..2."""
+    out = []
+    for (d, m, r, p), g in summary.groupby(
+        ["dataset", "mechanism", "rate", "policy"], sort=False
+    ):
+        g = g.sort_values("k")
+        ok = g[g["accuracy"] >= g["ceiling"] - REACHED]
+        rec = dict(dataset=d, mechanism=m, rate=r, policy=p)
+        rec["k_reached"] = int(ok["k"].iloc[0]) if len(ok) else np.nan
+        ok_agree = g[g["agreement"] >= 0.99]
+        rec["k_agree99"] = int(ok_agree["k"].iloc[0]) if len(ok_agree) else np.nan
+        for k in (0, 1, 2):
+            sel = g[g["k"] == k]
+            rec[f"accuracy_k{k}"] = (
+                float(sel["accuracy"].iloc[0]) if len(sel) else np.nan
+            )
+            rec[f"agreement_k{k}"] = (
+                float(sel["agreement"].iloc[0]) if len(sel) else np.nan
+            )
+        rec["ceiling"] = float(g["ceiling"].iloc[0])
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+def top_features(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per table and feature: how often it is missing in the test rows, how
+    often the value of measuring ranks it first (rows where some entry has a
+    positive value), and its mean value where missing."""
+    out = []
+    for d, g in rows.groupby("dataset", sort=False):
+        ranked = g[g["top_feature"] != ""]
+        values: dict[str, list[float]] = {}
+        for text in g["values"]:
+            for item in filter(None, text.split("|")):
+                f, v = item.rsplit("=", 1)
+                values.setdefault(f, []).append(float(v))
+        counts = ranked["top_feature"].value_counts()
+        for f, vals in values.items():
+            out.append(
+                dict(
+                    dataset=d,
+                    feature=f,
+                    missing_rows=len(vals),
+                    missing_share=len(vals) / len(g),
+                    top=int(counts.get(f, 0)),
+                    top_share=float(counts.get(f, 0)) / max(len(ranked), 1),
+                    mean_value=float(np.mean(vals)),
+                    rows_ranked=len(ranked),
+                )
+            )
+    frame = pd.DataFrame(out)
+    if frame.empty:
+        return frame
+    return frame.sort_values(
+        ["dataset", "top", "mean_value"], ascending=[True, False, False]
+    )
+
+
+# -- figures --------------------------------------------------------------------------
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def figure_at_risk(table: pd.DataFrame, out: Path) -> str | None:
+    if table.empty:
+        return None
+    plt = _plt()
+    mechs = list(dict.fromkeys(table["mechanism"]))
+    fig, axes = plt.subplots(
+        1, len(mechs), figsize=(5 * len(mechs), 3.6), squeeze=False
+    )
+    for ax, m in zip(axes[0], mechs, strict=True):
+        for d, g in table[table["mechanism"] == m].groupby("dataset"):
+            g = g.sort_values("rate")
+            ax.plot(100 * g["rate"], 100 * g["above_0.2"], marker="o", label=d)
+        ax.set_title(f"{m.upper()}")
+        ax.set_xlabel("entries hidden (%)")
+        ax.set_ylabel("test decisions with flip probability > 0.2 (%)")
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=7)
+    fig.tight_layout()
+    name = "at_risk.png"
+    fig.savefig(out / name, dpi=110)
+    plt.close(fig)
+    return name
+
+
+def figure_reliability(rows: pd.DataFrame, out: Path) -> str | None:
+    if rows.empty:
+        return None
+    plt = _plt()
+    mechs = list(dict.fromkeys(rows["mechanism"]))
+    fig, axes = plt.subplots(
+        1, len(mechs), figsize=(4.6 * len(mechs), 4.2), squeeze=False
+    )
+    for ax, m in zip(axes[0], mechs, strict=True):
+        ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--")
+        for r, g in rows[rows["mechanism"] == m].groupby("rate"):
+            t = reliability(g)
+            t = t[t["n"] > 0]
+            ax.errorbar(
+                t["predicted"], t["observed"], yerr=2 * t["se"], marker="o",
+                capsize=3, label=f"{100 * r:g}% hidden",
+            )  # fmt: skip
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{m.upper()}, all simulated tables")
+        ax.set_xlabel("predicted flip probability (bin mean)")
+        ax.set_ylabel("observed flip rate (± 2 SE)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    name = "reliability.png"
+    fig.savefig(out / name, dpi=110)
+    plt.close(fig)
+    return name
+
+
+def figure_policy(summary: pd.DataFrame, out: Path) -> list[str]:
+    """Accuracy against measurements per row: one figure per rate, a panel
+    per (dataset, mechanism), the complete-row accuracy as a dashed line."""
+    if summary.empty:
+        return []
+    plt = _plt()
+    names = []
+    for r, g in summary.groupby("rate"):
+        panels = list(g.groupby(["dataset", "mechanism"], sort=False))
+        ncol = min(4, len(panels))
+        nrow = -(-len(panels) // ncol)
+        fig, axes = plt.subplots(
+            nrow, ncol, figsize=(3.4 * ncol, 2.8 * nrow), squeeze=False
+        )
+        for ax, ((d, m), h) in zip(axes.flat, panels, strict=False):
+            kmax = (
+                int(
+                    h[h["policy"] == "fixed"].pipe(
+                        lambda x: (
+                            x[x["agreement"] < 1]["k"].max()
+                            if (x["agreement"] < 1).any()
+                            else 0
+                        )
+                    )
+                )
+                + 1
+            )
+            for p in POLICIES:
+                c = h[(h["policy"] == p) & (h["k"] <= max(kmax, 2))]
+                ax.plot(c["k"], c["accuracy"], marker=".", label=p)
+            ax.axhline(h["ceiling"].iloc[0], color="k", ls="--", lw=1)
+            ax.set_title(f"{d}, {m.upper()}", fontsize=8)
+            ax.set_xlabel("measurements per row", fontsize=8)
+            ax.set_ylabel("accuracy", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+        for ax in list(axes.flat)[len(panels) :]:
+            ax.axis("off")
+        axes.flat[0].legend(fontsize=7)
+        fig.suptitle(
+            f"{100 * r:g}% hidden: accuracy against measurements "
+            "(dashed: complete rows)",
+            fontsize=9,
+        )
+        fig.tight_layout()
+        name = f"policy_{round(100 * r)}.png"
+        fig.savefig(out / name, dpi=110)
+        plt.close(fig)
+        names.append(name)
+    return names
+
+
+# -- report ----------------------------------------------------------------------------
+
+
+def _md(frame: pd.DataFrame, formats: dict[str, Any]) -> list[str]:
+    cols = list(frame.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, row in frame.iterrows():
+        cells = []
+        for c in cols:
+            v = row[c]
+            f = formats.get(c)
+            if f is not None and not (isinstance(v, float) and np.isnan(v)):
+                cells.append(f(v))
+            elif isinstance(v, float):
+                cells.append("-" if np.isnan(v) else f"{v:.3f}")
+            else:
+                cells.append(str(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def report(out: Path, cfg: dict, quick: bool) -> str:
+    natural_planned, sim_planned = planned_cells(cfg)
+    nat_cells = (
+        pd.read_csv(out / "natural_cells.csv")
+        if (out / "natural_cells.csv").is_file()
+        else pd.DataFrame(columns=[*NATURAL_KEY, "seconds"])
+    )
+    sim_cells = (
+        pd.read_csv(out / "simulated_cells.csv")
+        if (out / "simulated_cells.csv").is_file()
+        else pd.DataFrame(columns=[*SIM_KEY, "seconds"])
+    )
+    nat = _read(out / "natural_rows.csv", nat_cells, NATURAL_KEY)
+    sim = _read(out / "simulated_rows.csv", sim_cells, SIM_KEY)
+    curves = _read(out / "simulated_curves.csv", sim_cells, SIM_KEY)
+    n_planned = len(natural_planned) + len(sim_planned)
+    n_done = len(nat_cells) + len(sim_cells)
+    status = (
+        "complete"
+        if n_done >= n_planned
+        else f"PARTIAL: {n_done} of {n_planned} cells finished "
+        f"({len(nat_cells)} of {len(natural_planned)} natural, {len(sim_cells)} "
+        f"of {len(sim_planned)} simulated)"
+    )
+    answer: list[str] = []
+    body: list[str] = []
+    figures: list[str] = []
+
+    # -- natural missingness
+    if not nat.empty:
+        risk = at_risk_table(nat, ["dataset"])
+        acc = []
+        for d, g in nat.groupby("dataset", sort=False):
+            risky = g["flip_probability"] > 0.2
+            correct = g["prediction"] == g["label"]
+            acc.append(
+                dict(
+                    dataset=d,
+                    accuracy=correct.mean(),
+                    at_risk=correct[risky].mean() if risky.any() else np.nan,
+                    not_at_risk=correct[~risky].mean(),
+                    complete_rows=correct[g["n_missing"] == 0].mean()
+                    if (g["n_missing"] == 0).any()
+                    else np.nan,
+                )
+            )
+        acc_frame = pd.DataFrame(acc)
+        tops = top_features(nat)
+        first = []
+        for d, g in tops.groupby("dataset", sort=False):
+            if g["rows_ranked"].iloc[0] and g["top"].iloc[0] > 0:
+                first.append(
+                    f"{d}: {g['feature'].iloc[0]} "
+                    f"({_pct(g['top_share'].iloc[0])} of the "
+                    f"{int(g['rows_ranked'].iloc[0])} rows with an entry worth "
+                    "measuring)"
+                )
+        answer.append(
+            "**Natural missingness** (cross-validated test decisions): "
+            + "; ".join(
+                f"{r.dataset} {_pct(r['above_0.2'])} at risk (flip probability "
+                f"> 0.2; > 0.1: {_pct(r['above_0.1'])}, > 0.5: "
+                f"{_pct(r['above_0.5'])}) of {int(r.test_rows)}"
+                for _, r in risk.iterrows()
+            )
+            + ". The entry ranked first most often: "
+            + ("; ".join(first) if first else "none has a positive value")
+            + "."
+        )
+        pct = {c: _pct for c in risk.columns if c.startswith("above")}
+        body += [
+            "## Natural missingness: decisions at risk and what to measure",
+            "",
+            "Cross-validated test decisions (each row scored by the model "
+            "fitted without its fold); a decision is at risk when its flip "
+            "probability exceeds the threshold. Every column is treated as "
+            "numeric (as in vignette 6), so the density draws nominal codes "
+            "as real numbers.",
+            "",
+            *_md(risk, {**pct, "mean_flip_probability": lambda v: f"{v:.3f}"}),
+            "",
+            "Accuracy of the decisions at risk (flip probability > 0.2) and of "
+            "the others, against the labels:",
+            "",
+            *_md(acc_frame, {}),
+            "",
+            "Which entry the value of measuring ranks first: per table and "
+            "feature, the test rows where it is missing, how often it is the "
+            "top-ranked entry of a row (among the rows where some entry has a "
+            "positive value; ties at 0 leave a row unranked) and its mean "
+            "value where missing.",
+            "",
+        ]
+        for d, g in tops.groupby("dataset", sort=False):
+            shown = g[
+                [
+                    "feature",
+                    "missing_rows",
+                    "missing_share",
+                    "top",
+                    "top_share",
+                    "mean_value",
+                ]
+            ]
+            body += [
+                f"**{d}** ({int(g['rows_ranked'].iloc[0])} rows ranked):",
+                "",
+                *_md(
+                    shown.head(12),
+                    {
+                        "missing_share": _pct,
+                        "top_share": _pct,
+                        "mean_value": lambda v: f"{v:.3f}",
+                        "missing_rows": lambda v: str(int(v)),
+                        "top": lambda v: str(int(v)),
+                    },
+                ),
+                "",
+            ]
+            if len(g) > 12:
+                body += [f"({len(g) - 12} more features in `top_features.csv`.)", ""]
+        tops.to_csv(out / "top_features.csv", index=False)
+        risk.to_csv(out / "at_risk_natural.csv", index=False)
+
+    # -- simulated missingness
+    if not sim.empty:
+        risk = at_risk_table(sim, ["dataset", "mechanism", "rate"])
+        risk.to_csv(out / "at_risk_simulated.csv", index=False)
+        pooled = at_risk_table(sim, ["mechanism", "rate"])
+        sentence = "; ".join(
+            f"{_pct(r['above_0.2'])} at {100 * r.rate:g}% {r.mechanism.upper()}"
+            for _, r in pooled.sort_values(["mechanism", "rate"]).iterrows()
+        )
+        answer.append(
+            f"**Simulated missingness** ({', '.join(dict.fromkeys(sim['dataset']))}): "
+            f"decisions at risk (flip probability > 0.2), pooled over the tables: "
+            f"{sentence}."
+        )
+        rel = reliability(sim)
+        rel.to_csv(out / "reliability.csv", index=False)
+        big = rel[rel["n"] >= 30]
+        worst = (big["observed"] - big["predicted"]).abs()
+        b_all = brier(sim)
+        by_group = []
+        for key, g in sim.groupby(["dataset", "mechanism", "rate"], sort=False):
+            by_group.append(
+                dict(
+                    zip(["dataset", "mechanism", "rate"], key, strict=True), **brier(g)
+                )
+            )
+        b_frame = pd.DataFrame(by_group)
+        b_frame.to_csv(out / "brier.csv", index=False)
+        beaten = int((b_frame["brier"] < b_frame["brier_constant"]).sum())
+        if len(big):
+            j = worst.idxmax()
+            answer.append(
+                "The flip probability is calibrated within "
+                f"{worst.max():.3f} (largest |observed - predicted| over the "
+                f"bins with at least 30 incomplete rows, bin "
+                f"{big.loc[j, 'bin']}: {big.loc[j, 'observed']:.3f} observed "
+                f"against {big.loc[j, 'predicted']:.3f}, z = "
+                f"{big.loc[j, 'z']:+.1f}); overall {b_all['flip_rate']:.3f} of "
+                f"the incomplete test decisions flipped when their hidden "
+                f"entries were revealed against {b_all['predicted']:.3f} "
+                f"predicted. Brier score {b_all['brier']:.4f} against "
+                f"{b_all['brier_constant']:.4f} for the constant forecast "
+                f"(skill {b_all['skill']:.2f}); the flip probability beats "
+                f"the constant in {beaten} of {len(b_frame)} (table, "
+                "mechanism, rate) groups."
+            )
+        summary = policy_summary(curves)
+        summary.to_csv(out / "policy_curves.csv", index=False)
+        reach = k_to_reach(summary)
+        reach.to_csv(out / "policy_reach.csv", index=False)
+        for rate in sorted(reach["rate"].unique()):
+            sel = reach[reach["rate"] == rate]
+            means = sel.groupby("policy")[
+                ["k_reached", "agreement_k1", "accuracy_k1", "ceiling", "accuracy_k0"]
+            ].mean()
+            if not set(POLICIES) <= set(means.index):
+                continue
+            n_groups = sel.groupby(["dataset", "mechanism"]).ngroups
+            answer.append(
+                f"At {100 * rate:g}% hidden (mean over {n_groups} table x "
+                f"mechanism groups), one measurement per row ranked by value "
+                f"brings {_pct(means.loc['value', 'agreement_k1'])} of the "
+                f"decisions to their complete-data decision against "
+                f"{_pct(means.loc['random', 'agreement_k1'])} at random and "
+                f"{_pct(means.loc['fixed', 'agreement_k1'])} in the fixed order "
+                f"(accuracy {means.loc['value', 'accuracy_k1']:.3f}, "
+                f"{means.loc['random', 'accuracy_k1']:.3f}, "
+                f"{means.loc['fixed', 'accuracy_k1']:.3f}; "
+                f"{means.loc['value', 'accuracy_k0']:.3f} with none measured, "
+                f"{means.loc['value', 'ceiling']:.3f} on the complete rows); "
+                f"accuracy within {100 * REACHED:g} points of the complete rows "
+                f"after {means.loc['value', 'k_reached']:.2f} measurements per "
+                f"row by value (recomputed), "
+                f"{means.loc['value_once', 'k_reached']:.2f} ranked once, "
+                f"{means.loc['random', 'k_reached']:.2f} at random and "
+                f"{means.loc['fixed', 'k_reached']:.2f} in the fixed order."
+            )
+        figures += [
+            f for f in (figure_at_risk(risk, out), figure_reliability(sim, out)) if f
+        ]
+        figures += figure_policy(summary, out)
+        pct = {c: _pct for c in risk.columns if c.startswith("above")}
+        body += [
+            "## Simulated missingness: (a) decisions at risk",
+            "",
+            "Complete tables, entries hidden by the genRBF paper's MCAR and MAR "
+            "(eq. 26) at the same rate in training and test rows; the share "
+            "of all test decisions (complete rows included) whose flip "
+            "probability exceeds each threshold.",
+            "",
+            *_md(
+                risk.assign(rate=risk["rate"].map(lambda r: f"{100 * r:g}%")),
+                {**pct, "mean_flip_probability": lambda v: f"{v:.3f}"},
+            ),
+            "",
+            "## (b) Is the flip probability honest?",
+            "",
+            "Incomplete test rows of every simulated table, mechanism and rate, "
+            "binned by their predicted flip probability; observed: the share "
+            "whose prediction changes when the hidden entries are revealed "
+            "(the model's prediction on the complete row). se: the binomial "
+            "standard error of the observed rate were the forecast right "
+            "(sqrt(mean p(1 - p) / n)); z = (observed - predicted) / se. A "
+            "Monte Carlo flip probability of 0 "
+            f"({cfg['n_uncertainty']} draws) still flips at its "
+            "true small rate, which the lowest bin shows.",
+            "",
+            *_md(
+                rel,
+                {
+                    "n": lambda v: str(int(v)),
+                    "flips": lambda v: str(int(v)),
+                    "z": lambda v: f"{v:+.1f}",
+                },
+            ),
+            "",
+            "Brier score per (table, mechanism, rate), over the incomplete test "
+            "rows, against the constant forecast equal to the group's own "
+            "observed flip rate (a constant that knows the answer on average); "
+            "skill = 1 - Brier / Brier(constant); gain_se: the standard error "
+            "of the mean paired gain.",
+            "",
+            *_md(
+                b_frame.assign(rate=b_frame["rate"].map(lambda r: f"{100 * r:g}%")),
+                {
+                    "n": lambda v: str(int(v)),
+                    "brier": lambda v: f"{v:.4f}",
+                    "brier_constant": lambda v: f"{v:.4f}",
+                    "gain_se": lambda v: f"{v:.4f}",
+                    "skill": lambda v: f"{v:+.2f}",
+                },
+            ),
+            "",
+            "Reliability per mechanism and rate (all simulated tables):",
+            "",
+        ]
+        for (m, r), g in sim.groupby(["mechanism", "rate"]):
+            t = reliability(g)
+            t = t[t["n"] > 0]
+            body += [
+                f"**{m.upper()} {100 * r:g}%**: "
+                + "; ".join(
+                    f"{row.bin} n={int(row.n)}: {row.observed:.3f} vs "
+                    f"{row.predicted:.3f}"
+                    for row in t.itertuples()
+                ),
+                "",
+            ]
+        body += [
+            "## (c) What to measure next",
+            "",
+            "Each incomplete test row's hidden entries are revealed one at a "
+            "time (k measurements per row; a row with fewer missing entries "
+            "is complete after its last): "
+            + "; ".join(f"**{p}**: {POLICY_LABELS[p]}" for p in POLICIES)
+            + ". Ties in value (values are multiples of 1/n_draws; all 0 when "
+            "no single entry can flip the decision) are broken by the fixed "
+            "order. The ceiling is the accuracy of the same model on the "
+            "complete test rows (its training rows keep their hidden "
+            "entries). k_reached: measurements per row after which accuracy "
+            f"is within {100 * REACHED:g} points of the ceiling; k_agree99: "
+            "after which 99% of decisions equal the complete-row decision; "
+            "agreement: the share of decisions equal to it.",
+            "",
+        ]
+        show = reach[
+            ["dataset", "mechanism", "rate", "policy", "accuracy_k0", "accuracy_k1",
+             "accuracy_k2", "ceiling", "agreement_k1", "k_reached", "k_agree99"]
+        ]  # fmt: skip
+        for r, g in show.groupby("rate", sort=False):
+            body += [
+                f"**{100 * r:g}% hidden**",
+                "",
+                *_md(
+                    g.drop(columns="rate"),
+                    {
+                        "agreement_k1": _pct,
+                        "k_reached": lambda v: f"{v:g}",
+                        "k_agree99": lambda v: f"{v:g}",
+                    },
+                ),
+                "",
+            ]
+        tied = sorted(
+            set(sim_cells.loc[sim_cells["degenerate_mar"].astype(bool), "dataset"])
+        )
+        if tied:
+            body += [
+                "MAR could reach its rate only through rows tied with their "
+                "reference rows (simulate_missing's DegenerateMissingnessWarning: "
+                "a random subset of the tied entries removed) on: "
+                + ", ".join(tied)
+                + ".",
+                "",
+            ]
+        fixed = sim_cells.groupby("dataset")["fixed_order"].agg(
+            lambda s: s.value_counts().index[0]
+        )
+        body += [
+            "The fixed order (the most frequent over the cells): "
+            + "; ".join(f"{d}: {o.replace('|', ', ')}" for d, o in fixed.items())
+            + ".",
+            "",
+        ]
+
+    seconds = float(nat_cells["seconds"].sum() + sim_cells["seconds"].sum())
+    mode = "quick" if quick else "full"
+    provenance = [
+        f"- Status: **{status}**.",
+        f"- Command (from the repository root): `python vignettes/{NAME}.py --{mode}`",
+        f"- missingkernels {missingkernels.__version__}, Python "
+        f"{platform.python_version()}, numpy {np.__version__}, pandas "
+        f"{pd.__version__}, {dt.date.today().isoformat()}.",
+        f"- Compute time: {seconds / 60:.1f} min summed over cells (natural "
+        f"{nat_cells['seconds'].sum() / 60:.1f}, simulated "
+        f"{sim_cells['seconds'].sum() / 60:.1f}; per cell "
+        + (
+            f"{sim_cells['seconds'].min():.0f}-{sim_cells['seconds'].max():.0f} s "
+            "simulated"
+            if len(sim_cells)
+            else "-"
+        )
+        + "). "
+        + _runs_summary(out / "runs.csv", n_done),
+        f"- Protocol: stratified {cfg['folds']}-fold CV ({cfg['natural_repeats']} "
+        f"repeat(s) on the natural tables: {', '.join(cfg['natural'])}; "
+        f"{cfg['sim_draws']} draw(s) of the mask and folds on the simulated "
+        f"ones: {', '.join(cfg['simulated'])}, {', '.join(cfg['mechanisms'])} at "
+        f"{', '.join(f'{100 * r:g}%' for r in cfg['rates'])}); MissingKernelSVC "
+        "(genRBF, Gaussian EM density; 2-component Gaussian mixture for "
+        f"'mixture'; gamma 'scale'), C in {cfg['C_grid']}"
+        + (
+            f" by {cfg['inner_folds']}-fold inner grid search"
+            if cfg["inner_folds"] and len(cfg["C_grid"]) > 1
+            else ""
+        )
+        + f"; uncertainty_from_missing with {cfg['n_uncertainty']} draws, "
+        f"value_of_measuring with {cfg['n_value']} draws per entry in the "
+        f"policies and the fixed order ({cfg['fixed_rows']} incomplete "
+        f"training rows at most), {cfg['n_value_natural']} for the natural "
+        f"tables' ranking; simulations: {cfg['sim_rows']} rows, 6 correlated "
+        "Gaussian features, label 1[x0 + sin(2 x1) - 0.5 x2 + 0.3 x3 > 0]; "
+        "Pima and breast cancer: their complete rows; australian: its six "
+        "numeric columns.",
+        "- Files: `natural_rows.csv`, `simulated_rows.csv` (one row per test "
+        "row and cell), `simulated_curves.csv` (per cell, policy and k), "
+        "`*_cells.csv` (finished cells, chosen C, seconds), and the tables "
+        "above as CSV.",
+    ]
+    heading = f"# {TITLE} ({mode} mode)"
+    lines = [
+        heading,
+        "",
+        f"**Question.** {QUESTION}",
+        "",
+        f"**Answer ({status}).** "
+        + (" ".join(answer) if answer else "no cell finished yet."),
+        "",
+        *[x for f in figures for x in (f"![{f}]({f})", "")],
+        *body,
+        "## Provenance",
+        "",
+        *provenance,
+    ]
+    lines = fit_tables("\n".join(lines).split("\n"))
+    text = "\n".join(lines) + "\n"
+    (out / "README.md").write_text(text)
+    return text
+
+
+# -- driver ---------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=TITLE)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--quick", action="store_true", help="small smoke run (CI)")
+    mode.add_argument("--full", action="store_true", help="the full protocol")
+    parser.add_argument("--parts", help="natural,simulated (default both)")
+    parser.add_argument("--datasets", help="run only these tables now")
+    parser.add_argument("--mechanisms", help="run only these mechanisms now")
+    parser.add_argument("--rates", help="run only these rates now (e.g. 0.3)")
+    parser.add_argument("--draws", type=int, help="run only the first N draws now")
+    parser.add_argument(
+        "--n-jobs",
+        type=int,
+        default=1,
+        help="accepted for symmetry; cells run serially",
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="only rewrite the report"
+    )
+    args = parser.parse_args(argv)
+    quick = bool(args.quick)
+    cfg = settings(quick)
+    out = RESULTS / NAME / ("quick" if quick else "full")
+    out.mkdir(parents=True, exist_ok=True)
+    script = os.path.relpath(sys.argv[0], Path(__file__).resolve().parent.parent)
+    given = sys.argv[1:] if argv is None else list(argv)
+    invocation = "python " + " ".join(shlex.quote(a) for a in [script, *given])
+    if not args.report_only:
+        with _Lock(out):
+            start = time.perf_counter()
+            added, status = 0, "interrupted"
+            previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+            before = _n_cells(out)
+            try:
+                run(out, cfg, args)
+                status = "finished"
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+                added = _n_cells(out) - before
+                _record_run(
+                    out / "runs.csv",
+                    invocation,
+                    status=status,
+                    n_jobs=1,
+                    wall=time.perf_counter() - start,
+                    added=added,
+                )
+    text = report(out, cfg, quick)
+    if not quick:
+        print(text)
+    return 0
+
+
+def _n_cells(out: Path) -> int:
+    return sum(
+        len(pd.read_csv(out / f))
+        for f in ("natural_cells.csv", "simulated_cells.csv")
+        if (out / f).is_file()
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
