@@ -48,6 +48,12 @@
 #'   \code{probability = TRUE}).
 #' @param decision.values Logical, e1071's argument: \code{TRUE} adds the
 #'   decision values as the attribute \code{"decision.values"}.
+#' @param uncertainty Logical: \code{TRUE} returns, instead of predictions,
+#'   a data frame saying how uncertain each prediction is because of the
+#'   row's missing entries (see \code{\link{mk_uncertainty}}).
+#' @param n_draws,seed With \code{uncertainty = TRUE}: completions per
+#'   incomplete row, and their seed (\code{NULL}: drawn from R's generator,
+#'   so \code{set.seed()} reproduces them).
 #' @param ... \code{new_data} (tidymodels' name of \code{newdata}); any
 #'   other argument given here is ignored with a warning.
 #' @return A factor (classification, \code{type = "response"}), a numeric
@@ -68,7 +74,8 @@
 #' }
 #' @export
 predict.mk_svm <- function(object, newdata, type = c("response", "decision", "prob"),
-                           probability = FALSE, decision.values = FALSE, ...) {
+                           probability = FALSE, decision.values = FALSE,
+                           uncertainty = FALSE, n_draws = 200, seed = NULL, ...) {
   type <- .mk_predict_type(type)
   newdata <- if (missing(newdata)) NULL else newdata
   dots <- list(...)
@@ -88,6 +95,12 @@ predict.mk_svm <- function(object, newdata, type = c("response", "decision", "pr
     if (!is.logical(value) || length(value) != 1L || is.na(value)) {
       stop(sprintf("`%s` must be TRUE or FALSE.", flag), call. = FALSE)
     }
+  }
+  if (!is.logical(uncertainty) || length(uncertainty) != 1L || is.na(uncertainty)) {
+    stop("`uncertainty` must be TRUE or FALSE.", call. = FALSE)
+  }
+  if (uncertainty) {
+    return(mk_uncertainty(object, newdata, n_draws = n_draws, seed = seed))
   }
   classification <- object$type == "classification"
   if (type == "prob" || probability) .mk_need_probabilities(object, classification)

@@ -38,13 +38,26 @@
 #' \code{newdata}: the training rows (the model frame for a formula fit;
 #' for \code{mk_svm(x, y)} the columns of \code{x} and the response as
 #' \code{y}). Row names that are not \code{1, 2, ...} are kept in a column
-#' \code{.rownames}, as broom does.
+#' \code{.rownames}, as broom does. With \code{uncertainty = TRUE} it adds
+#' what the rows' missing entries do to each prediction (see
+#' \code{\link{mk_uncertainty}}): \code{.flip_prob} (two classes; more
+#' classes: \code{.change_prob}), the probability that the predicted class
+#' changes once the missing entries are observed, and the standard
+#' deviation and 5\% and 95\% quantiles of the completed decision
+#' (\code{.decision_sd}, \code{.decision_q05}, \code{.decision_q95}; for
+#' regression of the completed prediction, \code{.fitted_sd},
+#' \code{.fitted_q05}, \code{.fitted_q95}; for more than two classes
+#' these are left out, see \code{mk_uncertainty()} for the per-class ones).
 #'
 #' @param x A model fitted by \code{\link{mk_svm}} or \code{\link{mk_tune}}.
 #' @param component \code{"support_vectors"} or \code{"parameters"}.
 #' @param data,newdata Data to augment: \code{newdata} for new rows,
 #'   \code{data} for the original data (e.g. with the rows whose response
 #'   is missing, which the fit dropped); both are predicted the same way.
+#' @param uncertainty Logical: add the columns of uncertainty due to the
+#'   missing entries (see Details).
+#' @param n_draws,seed Completions per incomplete row and their seed
+#'   (\code{NULL}: drawn from R's generator), with \code{uncertainty = TRUE}.
 #' @param ... Unused.
 #' @return A tibble (or data frame), see Details.
 #' @seealso \code{\link{mk_svm}}, \code{\link{mk_tune}} (whose result has a
@@ -134,7 +147,8 @@ glance.mk_svm <- function(x, ...) {
 
 #' @rdname mk_svm-tidiers
 #' @export
-augment.mk_svm <- function(x, data = NULL, newdata = NULL, ...) {
+augment.mk_svm <- function(x, data = NULL, newdata = NULL, uncertainty = FALSE,
+                          n_draws = 200, seed = NULL, ...) {
   .mk_unused_dots(..., where = "augment()")
   if (!is.null(data) && !is.null(newdata)) {
     stop("Give `data` or `newdata`, not both.", call. = FALSE)
@@ -167,8 +181,32 @@ augment.mk_svm <- function(x, data = NULL, newdata = NULL, ...) {
   if (x$type == "regression") {
     out$.resid <- if (is.null(truth)) NA_real_ else as.double(truth) - unname(fitted)
   }
+  if (!is.logical(uncertainty) || length(uncertainty) != 1L || is.na(uncertainty)) {
+    stop("`uncertainty` must be TRUE or FALSE.", call. = FALSE)
+  }
+  if (uncertainty) out <- cbind(out, .mk_augment_uncertainty(x, pred_rows, n_draws, seed))
   rownames(out) <- NULL
   .mk_tibble(out)
+}
+
+# The columns augment(uncertainty = TRUE) adds, from mk_uncertainty().
+.mk_augment_uncertainty <- function(x, rows, n_draws, seed) {
+  u <- mk_uncertainty(x, rows, n_draws = n_draws, seed = seed)
+  stem <- if (x$type == "regression") ".fitted" else ".decision"
+  out <- data.frame(row.names = seq_len(nrow(u)))
+  if (x$type == "classification") {
+    if ("flip_probability" %in% names(u)) {
+      out$.flip_prob <- u$flip_probability
+    } else {
+      out$.change_prob <- u$change_probability
+    }
+  }
+  if ("completed_sd" %in% names(u)) {
+    out[[paste0(stem, "_sd")]] <- u$completed_sd
+    out[[paste0(stem, "_q05")]] <- u$completed_q05
+    out[[paste0(stem, "_q95")]] <- u$completed_q95
+  }
+  out
 }
 
 # The training rows as a data frame: the model frame of a formula fit, else
