@@ -70,6 +70,7 @@ def _mc_close(mean, sd, expected, n_draws):
         ("expected_rbf", "gaussian_mixture", "exact"),
         ("expected_rbf", "factor_analysis", "exact"),
         ("expected_rbf", "mice", "exact"),
+        ("expected_rbf", "iterative", "exact"),
         ("expected_rbf", None, "features"),
     ],
 )
@@ -106,6 +107,20 @@ def test_completed_mean_for_the_mixed_kernel_and_latent_classes():
     n_draws = 600
     u = model.uncertainty_from_missing(frame.iloc[:15], n_draws, random_state=1)
     _mc_close(u["completed_mean"], u["completed_sd"], u["decision"], n_draws)
+
+
+def test_completed_mean_for_belanches_kernel_on_binary_answers():
+    rng = np.random.default_rng(6)
+    latent = rng.normal(size=(150, 1))
+    X = (latent + rng.normal(size=(150, 5)) > 0).astype(float)
+    y = (latent[:, 0] > 0).astype(int)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    model = MissingKernelSVC(kernel="belanche_k1", random_state=0).fit(X, y)
+    n_draws = 600
+    u = model.uncertainty_from_missing(X[:20], n_draws, random_state=2)
+    _mc_close(u["completed_mean"], u["completed_sd"], u["decision"], n_draws)
+    copies = model.plausible_values(X[:20], n_draws=3, random_state=2)
+    assert set(np.unique(copies[0])) <= {0.0, 1.0}
 
 
 def _conditional_moments(model, rows):
