@@ -135,8 +135,8 @@ def settings(quick: bool) -> dict[str, Any]:
         ],
         mechanisms=["mcar", "mar"],
         rates=[0.3, 0.5, 0.1],
-        natural_repeats=2,
-        sim_draws=1,
+        natural_repeats=5,
+        sim_draws=3,
         folds=5,
         C_grid=[0.5, 2.0, 8.0],
         inner_folds=3,
@@ -290,25 +290,28 @@ def _policy_curve(
     choose: Any,
     names: list[str],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Correct and same-as-complete counts after k = 0..d measurements per
-    row, revealing the column ``choose(k, rows, current, miss)`` of each
-    still-incomplete row at step k."""
+    """Counts after k = 0..d measurements per row (rows: correct, same as
+    the complete-row decision, and the same among the rows whose decision
+    the hidden entries change), revealing the column ``choose(k, rows,
+    current, miss)`` of each still-incomplete row at step k."""
     d = hidden.shape[1]
     cur = hidden.copy()
     miss = np.isnan(cur)
     final = model.predict(pd.DataFrame(truth, columns=names))
     pred = model.predict(pd.DataFrame(cur, columns=names))
-    correct, agree = np.zeros(d + 1), np.zeros(d + 1)
-    correct[0], agree[0] = (pred == labels).sum(), (pred == final).sum()
-    for k in range(1, d + 1):
-        rows = np.flatnonzero(miss.any(axis=1))
-        if len(rows):
-            cols = choose(k, rows, cur, miss)
-            cur[rows, cols] = truth[rows, cols]
-            miss[rows, cols] = False
-            pred[rows] = model.predict(pd.DataFrame(cur[rows], columns=names))
-        correct[k], agree[k] = (pred == labels).sum(), (pred == final).sum()
-    return correct, agree
+    flips = pred != final  # the decisions the hidden entries change
+    counts = np.zeros((3, d + 1))
+    for k in range(d + 1):
+        if k:
+            rows = np.flatnonzero(miss.any(axis=1))
+            if len(rows):
+                cols = choose(k, rows, cur, miss)
+                cur[rows, cols] = truth[rows, cols]
+                miss[rows, cols] = False
+                pred[rows] = model.predict(pd.DataFrame(cur[rows], columns=names))
+        same = pred == final
+        counts[:, k] = (pred == labels).sum(), same.sum(), same[flips].sum()
+    return counts
 
 
 def simulated_cell(
@@ -385,17 +388,15 @@ def simulated_cell(
     curves = []
     for policy in POLICIES:
         if policy == "random":
-            totals = [np.zeros(len(names) + 1), np.zeros(len(names) + 1)]
+            counts = np.zeros((3, len(names) + 1))
             for m in range(N_RANDOM_ORDERS):
                 noise = np.random.default_rng(_seed(seed, "random", m)).random(Ht.shape)
-                c, a = _policy_curve(
-                    model, Ht, Tt, yt,
-                    lambda k, r, cur, miss, p=noise: _priority_choice(p, miss, r),
-                    names,
-                )  # fmt: skip
-                totals[0] += c / N_RANDOM_ORDERS
-                totals[1] += a / N_RANDOM_ORDERS
-            correct, agree = totals
+
+                def at_random(k, r, cur, miss, p=noise):
+                    return _priority_choice(p, miss, r)
+
+                curve = _policy_curve(model, Ht, Tt, yt, at_random, names)
+                counts += curve / N_RANDOM_ORDERS
         else:
             if policy == "value":
                 choose = value_now
@@ -405,7 +406,8 @@ def simulated_cell(
                 def choose(k, r, cur, miss, p=priority):
                     return _priority_choice(p, miss, r)
 
-            correct, agree = _policy_curve(model, Ht, Tt, yt, choose, names)
+            counts = _policy_curve(model, Ht, Tt, yt, choose, names)
+        correct, agree, agree_flipped = counts
         for k in range(len(names) + 1):
             curves.append(
                 {
@@ -420,6 +422,10 @@ def simulated_cell(
                     "n_incomplete": int(np.isnan(Ht).any(axis=1).sum()),
                     "correct": correct[k],
                     "agree": agree[k],
+                    "n_flipped": int(
+                        (u["prediction"].to_numpy() != complete_prediction).sum()
+                    ),
+                    "agree_flipped": agree_flipped[k],
                     "correct_complete": int((complete_prediction == yt).sum()),
                 }
             )
@@ -504,12 +510,13 @@ def planned_cells(cfg: dict) -> tuple[list[tuple], list[tuple]]:
         for r in range(cfg["natural_repeats"])
         for f in range(cfg["folds"])
     ]
+    # Draw-major: every (table, mechanism, rate) gets its first draw first.
     simulated = [
         (d, m, rate, r, f)
+        for r in range(cfg["sim_draws"])
         for rate in cfg["rates"]
         for d in cfg["simulated"]
         for m in cfg["mechanisms"]
-        for r in range(cfg["sim_draws"])
         for f in range(cfg["folds"])
     ]
     return natural, simulated
@@ -653,12 +660,23 @@ def policy_summary(curves: pd.DataFrame) -> pd.DataFrame:
     policy and k, pooled over folds and draws."""
     key = ["dataset", "mechanism", "rate", "policy", "k"]
     s = curves.groupby(key, sort=False)[
-        ["n_rows", "n_incomplete", "correct", "agree", "correct_complete"]
+        [
+            "n_rows",
+            "n_incomplete",
+            "correct",
+            "agree",
+            "correct_complete",
+            "n_flipped",
+            "agree_flipped",
+        ]
     ].sum()
     s["accuracy"] = s["correct"] / s["n_rows"]
     s["ceiling"] = s["correct_complete"] / s["n_rows"]
     s["agreement"] = s["agree"] / s["n_rows"]
-    # Among the rows whose decision the hidden entries change at k = 0.
+    # Among the rows whose decision the hidden entries change (resolved), and
+    # among the others (kept: still their complete-row decision).
+    s["resolved"] = s["agree_flipped"] / s["n_flipped"]
+    s["kept"] = (s["agree"] - s["agree_flipped"]) / (s["n_rows"] - s["n_flipped"])
     return s.reset_index()
 
 
@@ -675,6 +693,10 @@ def k_to_reach(summary: pd.DataFrame) -> pd.DataFrame:
         rec["k_reached"] = int(ok["k"].iloc[0]) if len(ok) else np.nan
         ok_agree = g[g["agreement"] >= 0.99]
         rec["k_agree99"] = int(ok_agree["k"].iloc[0]) if len(ok_agree) else np.nan
+        for k in (1,):
+            sel = g[g["k"] == k]
+            rec["resolved_k1"] = float(sel["resolved"].iloc[0]) if len(sel) else np.nan
+            rec["kept_k1"] = float(sel["kept"].iloc[0]) if len(sel) else np.nan
         for k in (0, 1, 2):
             sel = g[g["k"] == k]
             rec[f"accuracy_k{k}"] = (
@@ -686,6 +708,29 @@ def k_to_reach(summary: pd.DataFrame) -> pd.DataFrame:
         rec["ceiling"] = float(g["ceiling"].iloc[0])
         out.append(rec)
     return pd.DataFrame(out)
+
+
+def _cell_test(curves: pd.DataFrame, rate: float, a: str, b: str) -> str:
+    """Policy ``a`` against ``b``: the share of the decisions the hidden
+    entries change that one measurement resolves, per cell (fold of a
+    table, mechanism and draw) at ``rate``; cells where ``a`` resolves more /
+    the same / fewer, and the two-sided Wilcoxon signed-rank p."""
+    from scipy.stats import wilcoxon
+
+    k1 = curves[(curves["k"] == 1) & np.isclose(curves["rate"], rate)]
+    k1 = k1[k1["n_flipped"] > 0]
+    share = k1.assign(r=k1["agree_flipped"] / k1["n_flipped"]).pivot_table(
+        index=list(SIM_KEY), columns="policy", values="r"
+    )
+    if a not in share or b not in share:
+        return "-"
+    diff = (share[a] - share[b]).dropna()
+    higher, same = int((diff > 1e-12).sum()), int((diff.abs() <= 1e-12).sum())
+    p = wilcoxon(diff).pvalue if (diff.abs() > 1e-12).sum() >= 2 else np.nan
+    return (
+        f"{a} vs {b}: {higher}/{same}/{len(diff) - higher - same} cells "
+        f"higher/same/lower, Wilcoxon p {p:.2g}"
+    )
 
 
 def top_features(rows: pd.DataFrame) -> pd.DataFrame:
@@ -804,20 +849,8 @@ def figure_policy(summary: pd.DataFrame, out: Path) -> list[str]:
             nrow, ncol, figsize=(3.4 * ncol, 2.8 * nrow), squeeze=False
         )
         for ax, ((d, m), h) in zip(axes.flat, panels, strict=False):
-            kmax = (
-                int(
-                    h[h["policy"] == "fixed"].pipe(
-                        lambda x: (
-                            x[x["agreement"] < 1]["k"].max()
-                            if (x["agreement"] < 1).any()
-                            else 0
-                        )
-                    )
-                )
-                + 1
-            )
             for p in POLICIES:
-                c = h[(h["policy"] == p) & (h["k"] <= max(kmax, 2))]
+                c = h[h["policy"] == p]
                 ax.plot(c["k"], c["accuracy"], marker=".", label=p)
             ax.axhline(h["ceiling"].iloc[0], color="k", ls="--", lw=1)
             ax.set_title(f"{d}, {m.upper()}", fontsize=8)
@@ -839,6 +872,53 @@ def figure_policy(summary: pd.DataFrame, out: Path) -> list[str]:
         plt.close(fig)
         names.append(name)
     return names
+
+
+def _padded(summary: pd.DataFrame) -> pd.DataFrame:
+    """The policy curves with every group extended to the largest k (a table
+    with fewer features keeps its last value: all its entries revealed)."""
+    kmax = int(summary["k"].max())
+    out = []
+    for _, g in summary.groupby(["dataset", "mechanism", "rate", "policy"]):
+        g = g.set_index("k").reindex(range(kmax + 1)).ffill().reset_index()
+        out.append(g)
+    return pd.concat(out, ignore_index=True)
+
+
+def figure_policy_pooled(summary: pd.DataFrame, out: Path) -> str | None:
+    """Mean over (table, mechanism) groups: accuracy minus the complete-row
+    accuracy, and the share of decisions equal to the complete-row decision,
+    against measurements per row; a column per rate."""
+    if summary.empty:
+        return None
+    plt = _plt()
+    padded = _padded(summary)
+    padded["gap"] = padded["accuracy"] - padded["ceiling"]
+    rates = sorted(padded["rate"].unique())
+    fig, axes = plt.subplots(
+        2, len(rates), figsize=(3.8 * len(rates), 6), squeeze=False
+    )
+    for c, r in enumerate(rates):
+        g = padded[padded["rate"] == r]
+        n = g.groupby(["dataset", "mechanism"]).ngroups
+        for p in POLICIES:
+            h = g[g["policy"] == p].groupby("k")[["gap", "agreement"]].mean()
+            axes[0][c].plot(h.index, 100 * h["gap"], marker=".", label=p)
+            axes[1][c].plot(h.index, 100 * h["agreement"], marker=".", label=p)
+        axes[0][c].axhline(0, color="k", ls="--", lw=1)
+        axes[0][c].set_title(f"{100 * r:g}% hidden ({n} table x mechanism)", fontsize=9)
+        axes[0][c].set_ylabel("accuracy - complete rows (points)", fontsize=8)
+        axes[1][c].set_ylabel("same as complete-row decision (%)", fontsize=8)
+        for ax in axes[:, c]:
+            ax.set_xlabel("measurements per row", fontsize=8)
+            ax.grid(alpha=0.3)
+            ax.tick_params(labelsize=7)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    name = "policy_pooled.png"
+    fig.savefig(out / name, dpi=110)
+    plt.close(fig)
+    return name
 
 
 # -- report ----------------------------------------------------------------------------
@@ -900,6 +980,9 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
             acc.append(
                 dict(
                     dataset=d,
+                    test_rows=len(g),
+                    n_at_risk=int(risky.sum()),
+                    n_complete=int((g["n_missing"] == 0).sum()),
                     accuracy=correct.mean(),
                     at_risk=correct[risky].mean() if risky.any() else np.nan,
                     not_at_risk=correct[~risky].mean(),
@@ -946,7 +1029,13 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
             "Accuracy of the decisions at risk (flip probability > 0.2) and of "
             "the others, against the labels:",
             "",
-            *_md(acc_frame, {}),
+            *_md(
+                acc_frame,
+                {
+                    c: lambda v: str(int(v))
+                    for c in ("test_rows", "n_at_risk", "n_complete")
+                },
+            ),
             "",
             "Which entry the value of measuring ranks first: per table and "
             "feature, the test rows where it is missing, how often it is the "
@@ -1039,7 +1128,15 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
         for rate in sorted(reach["rate"].unique()):
             sel = reach[reach["rate"] == rate]
             means = sel.groupby("policy")[
-                ["k_reached", "agreement_k1", "accuracy_k1", "ceiling", "accuracy_k0"]
+                [
+                    "k_reached",
+                    "agreement_k1",
+                    "accuracy_k1",
+                    "ceiling",
+                    "accuracy_k0",
+                    "resolved_k1",
+                    "kept_k1",
+                ]
             ].mean()
             if not set(POLICIES) <= set(means.index):
                 continue
@@ -1061,11 +1158,24 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
                 f"row by value (recomputed), "
                 f"{means.loc['value_once', 'k_reached']:.2f} ranked once, "
                 f"{means.loc['random', 'k_reached']:.2f} at random and "
-                f"{means.loc['fixed', 'k_reached']:.2f} in the fixed order."
+                f"{means.loc['fixed', 'k_reached']:.2f} in the fixed order. "
+                "Of the decisions the hidden entries change, one measurement "
+                f"resolves {_pct(means.loc['value', 'resolved_k1'])} by value, "
+                f"{_pct(means.loc['random', 'resolved_k1'])} at random and "
+                f"{_pct(means.loc['fixed', 'resolved_k1'])} in the fixed order "
+                f"({_cell_test(curves, rate, 'value', 'random')}; "
+                f"{_cell_test(curves, rate, 'value', 'fixed')}); of the others "
+                "it leaves "
+                f"{_pct(means.loc['value', 'kept_k1'])}, "
+                f"{_pct(means.loc['random', 'kept_k1'])} and "
+                f"{_pct(means.loc['fixed', 'kept_k1'])} at their "
+                "complete-row decision."
             )
         figures += [
             f for f in (figure_at_risk(risk, out), figure_reliability(sim, out)) if f
         ]
+        pooled_figure = figure_policy_pooled(summary, out)
+        figures += [pooled_figure] if pooled_figure else []
         figures += figure_policy(summary, out)
         pct = {c: _pct for c in risk.columns if c.startswith("above")}
         body += [
@@ -1148,12 +1258,21 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
             "entries). k_reached: measurements per row after which accuracy "
             f"is within {100 * REACHED:g} points of the ceiling; k_agree99: "
             "after which 99% of decisions equal the complete-row decision; "
-            "agreement: the share of decisions equal to it.",
+            "agreement: the share of decisions equal to it; resolved_k1: "
+            "among the decisions the hidden entries change (today's "
+            "prediction differs from the complete row's), the share equal to "
+            "the complete-row decision after one measurement; kept_k1: among "
+            "the others, the share still equal to it (a measurement can flip "
+            "a decision that the remaining entries flip back). The value of "
+            "measuring ranks an entry by the chance that it alone changes "
+            "today's decision, which is not the chance that it moves the "
+            "decision to the complete-row one.",
             "",
         ]
         show = reach[
             ["dataset", "mechanism", "rate", "policy", "accuracy_k0", "accuracy_k1",
-             "accuracy_k2", "ceiling", "agreement_k1", "k_reached", "k_agree99"]
+             "accuracy_k2", "ceiling", "agreement_k1", "resolved_k1", "kept_k1",
+             "k_reached", "k_agree99"]
         ]  # fmt: skip
         for r, g in show.groupby("rate", sort=False):
             body += [
@@ -1163,6 +1282,8 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
                     g.drop(columns="rate"),
                     {
                         "agreement_k1": _pct,
+                        "resolved_k1": _pct,
+                        "kept_k1": _pct,
                         "k_reached": lambda v: f"{v:g}",
                         "k_agree99": lambda v: f"{v:g}",
                     },
@@ -1306,9 +1427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     wall=time.perf_counter() - start,
                     added=added,
                 )
-    text = report(out, cfg, quick)
-    if not quick:
-        print(text)
+    print(report(out, cfg, quick))
     return 0
 
 
