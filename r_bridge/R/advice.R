@@ -85,6 +85,13 @@
   c("\\(handle_unknown='missing'\\)", "(handle_unknown = \"missing\")"),
   c("nominal_features=None", "numeric (as.numeric()) columns"),
   c("leave density=None", "leave density = NULL"),
+  # the memory limit, set from R with mk_config()
+  c(
+    "missingkernels\\.set_config\\(max_gram_memory=\\.\\.\\.\\)",
+    "mk_config(max_gram_memory = ...)"
+  ),
+  c("set with missingkernels\\.set_config\\b", "set with mk_config()"),
+  c("MissingKernelSV[CR]/SVR\\(route='features'\\)", "mk_svm(route = \"features\")"),
   # the remaining Python keyword spellings, name='value' and name=None
   c("\\b([a-z][a-z_]*)='([^']*)'", "\\1 = \"\\2\""),
   c("\\b([a-z][a-z_]*)=None\\b", "\\1 = NULL"),

@@ -108,7 +108,7 @@ update.mk_svm <- function(object, formula., ..., evaluate = TRUE) {
   call <- object$call
   if (is.null(call)) stop("update(): this model has no stored call.", call. = FALSE)
   if (!missing(formula.)) {
-    .mk_need_formula(object, "update(fit, formula.)")
+    .mk_need_formula(object, "update")
     call$formula <- stats::update(stats::formula(object), formula.)
   }
   changes <- match.call(expand.dots = FALSE)$...

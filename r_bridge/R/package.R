@@ -21,6 +21,8 @@
 #'   \item \code{\link{install_missingkernels}}: the Python side, installed
 #'     into a virtualenv.
 #'   \item \code{\link{mk_kernel_matrix}}: Gram matrices.
+#'   \item \code{\link{mk_memory}}, \code{\link{mk_config}}: the memory a fit
+#'     will need and the route it takes, before it starts; the memory limit.
 #'   \item \code{\link{mk_kernels}}, \code{\link{mk_densities}},
 #'     \code{\link{mk_baselines}}: the plugin registry as data frames.
 #'   \item \code{\link{mk_simulate_missing}}: MCAR, MAR and MNAR

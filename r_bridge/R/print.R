@@ -75,6 +75,9 @@ print.mk_svm <- function(x, ...) {
     gamma, format(x$C),
     if (!is.null(x$epsilon)) paste0("   epsilon: ", format(x$epsilon)) else ""
   ))
+  if (identical(x$route, "features")) {
+    cat("Route: features (the kernel approximated by random features, then a linear SVM; see ?mk_memory)\n")
+  }
   if (x$type == "classification") {
     cat(sprintf("Classes (%d): %s\n", length(x$levels), paste(x$levels, collapse = ", ")))
   }

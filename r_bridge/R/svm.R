@@ -110,6 +110,20 @@
 #' its \code{seed}, unless \code{density_params} sets one), not a Python
 #' density object, which keeps its own.
 #'
+#' \strong{Memory, and when the kernel is approximated.} An exact fit holds
+#' the \eqn{n \times n}{n x n} training Gram matrix and a working copy
+#' (\eqn{16 n^2}{16 n^2} bytes: 6 GiB for 20,000 rows). With \code{route =
+#' "auto"} (the Python estimator's default) a fit takes that exact route
+#' while the Gram matrix fits within the memory limit (\code{max_gram_memory}
+#' of \code{\link{mk_config}}, by default half the machine's memory), and
+#' otherwise the \strong{approximate} features route: \code{n_kernel_features}
+#' (2000) random features of the expected kernel and a linear SVM, whose
+#' predictions differ slightly from the exact model's. \code{mk_svm} says so
+#' in a message before it starts, as it does when a fit will need 1 GiB or
+#' more; \code{\link{mk_memory}} gives the same figures without fitting, and
+#' \code{fit$route} records the route taken. \code{route = "exact"} or
+#' \code{"features"} forces one.
+#'
 #' \strong{Saving.} The fitted Python estimator travels inside the R
 #' object: it is pickled into \code{fit$python_pickle} (a raw vector) at
 #' fitting time, so a model saved with \code{saveRDS()} and read back with
@@ -185,7 +199,8 @@
 #'   list(diagonal = "independent")}, \code{tol}, \code{max_iter},
 #'   \code{random_state = 1} (an integer seed of what is random in a fit;
 #'   by default drawn from R's generator, see \emph{Reproducibility} in
-#'   Details). For the
+#'   Details), \code{route} and \code{n_kernel_features} (see \emph{Memory}
+#'   in Details). For the
 #'   formula method: the arguments of the default method (\code{kernel},
 #'   \code{density}, \code{gamma}, \code{C}, \code{epsilon}, \code{scale},
 #'   \code{density_params}, \code{probability}, \code{calibration},
@@ -197,7 +212,8 @@
 #'   \code{levels} (the response levels), \code{classes} (the levels present
 #'   in the training response, in the order of the decision values),
 #'   \code{n_sv} (number of support vectors), \code{random_state} (the
-#'   seed of the fit, given or drawn), \code{index} (the rows of
+#'   seed of the fit, given or drawn), \code{route} (\code{"exact"}, or
+#'   \code{"features"} for the approximate kernel), \code{index} (the rows of
 #'   the support vectors, counted from 1), \code{x} and \code{y} (the
 #'   training predictors, unscaled: a double matrix when every column is
 #'   numeric, else a data frame of double, factor, ordered factor and
@@ -215,7 +231,8 @@
 #'   H. S. Anderson, M. R. Gupta (2011). Expected kernel for missing features
 #'   in support vector machines. \emph{IEEE Statistical Signal Processing
 #'   Workshop}.
-#' @seealso \code{\link{predict.mk_svm}}, \link{mk_svm-methods} (\code{update},
+#' @seealso \code{\link{mk_memory}} (the memory a fit needs, and its route),
+#'   \code{\link{predict.mk_svm}}, \link{mk_svm-methods} (\code{update},
 #'   \code{model.frame}, \code{residuals}, ...), \code{\link{plot.mk_svm}},
 #'   \code{\link{mk_kernel_matrix}},
 #'   \link{missingkernels-python} for choosing the Python environment.
@@ -461,6 +478,7 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
   }
   X_py <- .mk_to_python(xs)
   w_py <- if (!is.null(weights)) .mk_np()$array(weights, dtype = "float64")
+  .mk_announce_memory(model, nrow(x), ncol(x)) # large or approximate: say so first
   .mk_call(model$fit(X_py, y_py, sample_weight = w_py), "fitting", colnames(x),
     rows = row_numbers
   )
@@ -498,6 +516,7 @@ mk_svm.default <- function(x, y, kernel = "auto", density = NULL,
       design = design,
       n = nrow(x),
       random_state = extra$random_state,
+      route = tryCatch(reticulate::py_to_r(model$route_), error = function(e) NA_character_),
       n_features = ncol(x),
       feature_names = colnames(x),
       n_incomplete_rows = sum(incomplete),

@@ -168,7 +168,10 @@ mk_tune <- function(x, y = NULL, data = NULL, ranges = list(C = 2^(-2:4)), folds
       test <- which(!is.na(fold_of) & fold_of == k)
       result <- tryCatch(
         {
-          fit <- fit_rows(params, train)
+          # the memory message of mk_svm: the final fit's says it once
+          fit <- withCallingHandlers(fit_rows(params, train),
+            missingkernels_memory_message = function(m) invokeRestart("muffleMessage")
+          )
           # a level that only held-out rows have: missing there (counted,
           # one warning at the end instead of one per fold and combination)
           pred <- withCallingHandlers(
