@@ -89,8 +89,10 @@ print.mk_svm <- function(x, ...) {
     cat(sprintf("(%d row(s) with a missing response dropped by na.action)\n", length(x$na.action)))
   }
   if (!is.null(x$weights)) cat("Case weights given\n")
-  cat(sprintf("Features: %d%s   support vectors: %d\n",
-    x$n_features, if (x$scale) " (numeric ones standardised)" else "", x$n_sv
+  cat(sprintf("Features: %d%s   support vectors: %s\n",
+    x$n_features, if (x$scale) " (numeric ones standardised)" else "",
+    # a linear SVM on kernel features keeps no training rows
+    if (identical(x$route, "features")) "none (features route)" else format(x$n_sv)
   ))
   cat(.mk_describe_predictors(.mk_predictors(x)), sep = "\n")
   if (!is.null(x$tune)) {

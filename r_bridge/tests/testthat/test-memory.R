@@ -86,6 +86,7 @@ test_that("mk_svm says before it starts when it takes the approximate route, or 
   expect_identical(approx$route, "features")
   expect_identical(reticulate::py_to_r(approx$py_model$route_), "features")
   expect_output(print(approx), "Route: features")
+  expect_output(print(approx), "support vectors: none \\(features route\\)")
   expect_length(predict(approx, x), 200L)
   # forced, no message: the user chose it
   expect_no_message(forced <- mk_svm(x, y, gamma = 0.5, route = "features", n_kernel_features = 50))
