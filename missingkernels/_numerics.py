@@ -157,6 +157,18 @@ class RowStreams:
         z = _mix64(self.keys[:, None] + _GOLDEN * cols[None, :])
         return ((z >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
 
+    def normal_draws(self, n_draws: int, size: int, purpose: int = 0) -> np.ndarray:
+        """``(n_draws, n_rows, size)``: :meth:`normal` of draws ``0 .. n_draws
+        - 1`` at once (the same numbers)."""
+        from scipy.special import ndtri
+
+        draws = np.arange(n_draws, dtype=np.uint64)[:, None]
+        counter = (draws << np.uint64(34)) + (np.uint64(purpose) << np.uint64(26))
+        cols = counter + np.arange(1, size + 1, dtype=np.uint64)[None, :]
+        z = _mix64(self.keys[None, :, None] + _GOLDEN * cols[:, None, :])
+        u = ((z >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+        return np.asarray(ndtri(u))
+
     def normal(self, draw: int, size: int, purpose: int = 0) -> np.ndarray:
         """``(n_rows, size)`` standard normals for one draw and purpose."""
         from scipy.special import ndtri

@@ -137,3 +137,15 @@ def test_svr_predicts_training_rows_as_trained(rng):
     Z = (X - svr.x_center_) / svr.x_scale_
     trained = svr.svm_.predict(svr.kernel_(Z)) * svr.y_scale_ + svr.y_center_
     np.testing.assert_allclose(svr.predict(X), trained, **TOL)
+
+
+def test_every_draws_normals_at_once_are_each_draws_normals():
+    """RowStreams.normal_draws (the Gaussian draws, pattern by pattern) makes
+    exactly the numbers of normal() called draw by draw."""
+    from missingkernels._numerics import RowStreams
+
+    keys = np.arange(1, 40, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    streams = RowStreams(keys, seed=7)
+    together = streams.normal_draws(6, 3)
+    for m in range(6):
+        np.testing.assert_array_equal(together[m], streams.normal(m, 3))

@@ -165,6 +165,12 @@ class Variates:
             return np.asarray(self.rng.standard_normal((len(rows), size)))
         return self.streams.take(rows).normal(draw, size)
 
+    def normal_draws(self, rows: np.ndarray, n_draws: int, size: int) -> np.ndarray:
+        """``(n_draws, len(rows), size)``: :meth:`normal` of draws 0 to
+        ``n_draws - 1`` stacked (row-keyed streams only)."""
+        assert self.streams is not None
+        return self.streams.take(rows).normal_draws(n_draws, size)
+
     def uniform(
         self, rows: np.ndarray, draw: int, size: int, purpose: int = 1
     ) -> np.ndarray:

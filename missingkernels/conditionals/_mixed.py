@@ -11,7 +11,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._base import BaseConditionals, Variates, check_n_draws
-from ._representations import MixtureConditionals, SampleConditionals, _fill_gaussian
+from ._representations import (
+    MixtureConditionals,
+    PatternFactors,
+    SampleConditionals,
+    _fill_gaussian,
+)
 
 __all__ = ["MixedConditionals", "category_blocks", "one_hot_codes"]
 
@@ -203,16 +208,16 @@ class MixedConditionals(BaseConditionals):
         num = np.flatnonzero(~self.nominal)
         nom = np.flatnonzero(self.nominal)
         out = np.empty((n_draws, n, self.n_features))
+        if self.numeric is not None:
+            c = self.numeric
+            factors = PatternFactors(c.patterns, c.pattern_index, c.covariances)
         for m in range(n_draws):
             u = variates.uniform(every, m, 1) * cum[:, -1:]
             comp = np.minimum((u > cum).sum(axis=1), self.n_components - 1)
             if self.numeric is not None:
                 c = self.numeric
                 block = c.means[comp, every]
-                _fill_gaussian(
-                    block, c.means, c.patterns, c.pattern_index,
-                    list(c.covariances), comp, variates, m,
-                )  # fmt: skip
+                _fill_gaussian(block, c.means, factors, comp, variates, m)
                 out[m][:, num] = block
             codes = np.array(self.codes, dtype=np.float64, copy=True)
             if len(nom):

@@ -46,31 +46,52 @@ def _embedded(patterns: np.ndarray, covariances: Any, lead: tuple = ()) -> np.nd
     return out
 
 
+class PatternFactors:
+    """The rows of each missing pattern and, per (pattern, component), a
+    factor of its conditional covariance: computed once for all the draws
+    of a :meth:`~BaseConditionals.sample` call, not once per draw."""
+
+    def __init__(
+        self, patterns: np.ndarray, pattern_index: np.ndarray, covariances: Any
+    ) -> None:
+        order = np.argsort(pattern_index, kind="stable")
+        bounds = np.searchsorted(pattern_index[order], np.arange(len(patterns) + 1))
+        self.rows = [order[bounds[p] : bounds[p + 1]] for p in range(len(patterns))]
+        self.cols = [np.flatnonzero(pattern) for pattern in patterns]
+        self.covariances = covariances
+        self._roots: dict[tuple[int, int], np.ndarray] = {}
+
+    def root(self, p: int, k: int) -> np.ndarray:
+        """``F`` with ``F F^T`` the covariance of pattern ``p``, component ``k``."""
+        key = (p, int(k))
+        if key not in self._roots:
+            self._roots[key] = psd_factor(self.covariances[p][k])
+        return self._roots[key]
+
+
 def _fill_gaussian(
     out: np.ndarray,
     means: np.ndarray,
-    patterns: np.ndarray,
-    pattern_index: np.ndarray,
-    covariances: Any,
+    factors: PatternFactors,
     component: np.ndarray,
     variates: Variates,
     draw: int,
 ) -> None:
     """Draw the missing block of each row from ``N(means[k], C_pk)`` in place.
 
-    ``component[i]`` picks the component of row ``i`` (``covariances[p][k]``);
-    one factor per (pattern, component), shared by the rows of the pattern.
+    ``component[i]`` picks the component of row ``i`` (``covariances[p][k]``
+    of ``factors``); one factor per (pattern, component), shared by the rows
+    of the pattern and by every draw.
     """
-    for p, pattern in enumerate(patterns):
-        cols = np.flatnonzero(pattern)
-        rows = np.flatnonzero(pattern_index == p)
+    for p, cols in enumerate(factors.cols):
+        rows = factors.rows[p]
         if cols.size == 0 or rows.size == 0:
             continue
         for k in np.unique(component[rows]):
             sel = rows[component[rows] == k]
-            root = psd_factor(covariances[p][k])
             z = variates.normal(sel, draw, cols.size)
-            out[np.ix_(sel, cols)] = means[k][np.ix_(sel, cols)] + z @ root.T
+            block = np.ix_(sel, cols)
+            out[block] = means[k][block] + z @ factors.root(p, k).T
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,13 +197,27 @@ class GaussianConditionals(BaseConditionals):
         n_draws = check_n_draws(n_draws)
         variates = Variates(random_state, by_row, self.means, self.missing)
         out = np.repeat(self.means[None], n_draws, axis=0)
-        covs = [c[None] for c in self.covariances]
-        comp = np.zeros(self.n_samples, dtype=int)
-        for m in range(n_draws):
-            _fill_gaussian(
-                out[m], self.means[None], self.patterns, self.pattern_index,
-                covs, comp, variates, m,
-            )  # fmt: skip
+        factors = PatternFactors(
+            self.patterns, self.pattern_index, [c[None] for c in self.covariances]
+        )
+        if variates.streams is None:
+            # One generator consumed draw by draw, as the imputers do.
+            comp = np.zeros(self.n_samples, dtype=int)
+            for m in range(n_draws):
+                _fill_gaussian(out[m], self.means[None], factors, comp, variates, m)
+            return SampleConditionals(samples=out, missing=self.missing)
+        # Row-keyed numbers do not depend on the order they are made in:
+        # pattern by pattern, every draw's numbers at once.
+        for p, cols in enumerate(factors.cols):
+            rows = factors.rows[p]
+            if cols.size == 0 or rows.size == 0:
+                continue
+            block = np.ix_(rows, cols)
+            mean = self.means[block]
+            root_t = factors.root(p, 0).T
+            z = variates.normal_draws(rows, n_draws, cols.size)
+            for m in range(n_draws):
+                out[m][block] = mean + z[m] @ root_t
         return SampleConditionals(samples=out, missing=self.missing)
 
     def component(self, k: int = 0) -> GaussianConditionals:
@@ -387,15 +422,12 @@ class MixtureConditionals(BaseConditionals):
         every = np.arange(n)
         out = np.repeat(self.first_moments()[None], n_draws, axis=0)
         cum = np.cumsum(self.weights, axis=1)
-        covs = list(self.covariances)
+        factors = PatternFactors(self.patterns, self.pattern_index, self.covariances)
         for m in range(n_draws):
             u = variates.uniform(every, m, 1) * cum[:, -1:]
             comp = np.minimum((u > cum).sum(axis=1), self.n_components - 1)
             out[m] = self.means[comp, np.arange(n)]
-            _fill_gaussian(
-                out[m], self.means, self.patterns, self.pattern_index, covs, comp,
-                variates, m,
-            )  # fmt: skip
+            _fill_gaussian(out[m], self.means, factors, comp, variates, m)
         return SampleConditionals(samples=out, missing=self.missing)
 
     def component(self, k: int) -> GaussianConditionals:
