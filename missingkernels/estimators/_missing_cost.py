@@ -16,9 +16,10 @@ worth. Neither needs new kernel algebra, only draws and ordinary predictions;
 every density whose conditionals can be sampled serves.
 
 For the kernels that are linear in the distribution of a row (expected RBF,
-linear, polynomial, Belanche's, the mixed kernel) the mean of ``g`` over the
-draws is the model's own decision. genRBF normalises each row by
-``sqrt(E k(X, X'))``, which is 1 for a complete row, so the mean of ``g`` is
+linear, polynomial, Belanche's, the expected mixed kernel
+``expected_mixed_rbf``) the mean of ``g`` over the draws is the model's own
+decision. genRBF (and ``mixed_rbf``, normalised the same way) divides each
+row by ``sqrt(E k(X, X'))``, which is 1 for a complete row, so the mean of ``g`` is
 ``b + (f(x) - b) * sqrt(E k(X, X'))`` (``b`` the intercept, and
 ``E k(X, X') <= 1``): the completed decisions are centred nearer the
 intercept than the decision on the incomplete row, which the normaliser
@@ -206,9 +207,10 @@ class MissingCostMixin:
         Notes
         -----
         For kernels linear in a row's distribution (expected RBF, linear,
-        polynomial, Belanche's, mixed) ``completed_mean`` estimates the
-        model's decision itself. genRBF divides by ``sqrt(E k(X, X'))``, which
-        is 1 for a complete row: its ``completed_mean`` estimates
+        polynomial, Belanche's, ``expected_mixed_rbf``) ``completed_mean``
+        estimates the model's decision itself. genRBF and ``mixed_rbf`` divide
+        by ``sqrt(E k(X, X'))``, which is 1 for a complete row: their
+        ``completed_mean`` estimates
         ``b + (decision - b) * sqrt(E k(X, X'))`` with ``b`` the intercept
         (``E k(X, X') <= 1``, over independent copies of the row): nearer the
         intercept than ``decision``.

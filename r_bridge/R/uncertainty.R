@@ -15,10 +15,10 @@
 #' The flip probability is the share of completions whose predicted class
 #' differs from the prediction on the incomplete row (for several classes:
 #' the change probability). For kernels linear in a row's distribution
-#' (\code{"expected_rbf"}, \code{"expected_linear"}, the mixed kernels with
+#' (\code{"expected_rbf"}, \code{"expected_linear"},
 #' \code{"expected_mixed_rbf"}) the mean completed decision is the decision
-#' itself; genRBF (the default for numeric tables) divides each row by a
-#' normaliser that is 1 for complete rows, so its mean completed decision
+#' itself; genRBF and \code{"mixed_rbf"} (the defaults) divide each row by a
+#' normaliser that is 1 for complete rows, so their mean completed decision
 #' is nearer the intercept than the decision. The value of measuring a
 #' missing entry draws only that entry from its conditional distribution,
 #' fills it in, and predicts the row as usual (its other missing entries
