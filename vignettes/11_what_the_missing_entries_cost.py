@@ -15,9 +15,15 @@ changes the predicted class), tested where they can fail:
   entry the value of measuring ranks first;
 - **simulated**: complete tables (Pima's complete rows, breast cancer's
   complete rows, banknote, australian's six numeric columns, a Gaussian and
-  a two-component mixture simulation) with entries hidden MCAR and MAR (the
-  genRBF paper's mechanisms, ``simulate_missing``) at 10, 30 and 50% in
-  training and test rows alike, so that the truth is known: (a) decisions at
+  a two-component mixture simulation) with entries hidden at 10, 30 and 50%
+  in training and test rows alike, so that the truth is known, by three
+  mechanisms: MCAR and the genRBF paper's "MAR" (eq. 26, ``simulate_missing``:
+  an entry goes missing when its row is near a reference row, a distance
+  that includes the entry itself, so the hidden values depend on being
+  hidden: not missing at random in Rubin's sense) and ``mar_rubin``, missing
+  at random in Rubin's sense (the first column always observed, each other
+  entry hidden with probability ``sigmoid(2 z + c)``, ``z`` the standardised
+  first column, ``c`` set so that the rate is met): (a) decisions at
   risk at each rate; (b) the reliability of the flip probability against the
   flips observed once the hidden entries are revealed, and its Brier score
   against a constant forecast; (c) a measurement policy: reveal each test
@@ -40,16 +46,20 @@ rerunning the same command resumes. ``--parts natural,simulated``,
 choose what runs now (the report covers every finished cell and says PARTIAL
 until all planned cells are done); ``--report-only`` rewrites the report.
 
-Protocol (full): stratified 5-fold cross-validation (2 repeats on the natural
-tables, 1 draw of the mask and folds on the simulated ones); on each training
-fold a ``MissingKernelSVC`` (genRBF over the Gaussian EM density; the
-two-component mixture density for the mixture simulation; gamma 'scale') with
-C chosen by a 3-fold grid search over {0.5, 2, 8}; 200 draws for
-``uncertainty_from_missing`` (Monte Carlo standard error of a flip
-probability at most 0.035) and 50 per entry for ``value_of_measuring`` (100
-on the natural tables' ranking). Budget: a cell measured 5-40 s on one core
-(the recomputed-value policy is most of it); 30 natural and 180 simulated
-cells.
+Protocol (full): stratified 5-fold cross-validation (5 repeats on the natural
+tables, 3 draws of the mask and folds on the simulated ones; ``--draws 1``
+runs the first repeat and draw of every table, mechanism and rate before
+any second one); on each training fold a ``MissingKernelSVC`` (genRBF over
+the Gaussian EM density; the two-component mixture density for the mixture
+simulation; gamma 'scale') with C chosen by a 3-fold grid search over
+{0.5, 2, 8}; 200 draws for ``uncertainty_from_missing`` (Monte Carlo
+standard error of a flip probability at most 0.035) and 50 per entry for
+``value_of_measuring`` in the policies and the fixed order (100 for the
+natural tables' ranking). Budget, measured on 2 shared cores (load 3-4):
+a natural cell 1-3 s (Pima, hepatitis) to 16-20 s (horse colic), a
+simulated cell 5-30 s (the recomputed-value policy and the mixture density
+most of it); 75 natural and 540 simulated cells, about 2.5 hours in all, a
+third of it for the first draw.
 """
 
 from __future__ import annotations
@@ -94,7 +104,8 @@ POLICIES = ("value", "value_once", "fixed", "random")
 POLICY_LABELS = {
     "value": "by value, recomputed after each reveal",
     "value_once": "by value, ranked once",
-    "fixed": "fixed order (training rows' average value)",
+    "fixed": "fixed order (the features' average value on the fold's "
+    "incomplete training rows, in-sample)",
     "random": "at random (mean of 5 orders)",
 }
 N_RANDOM_ORDERS = 5
@@ -110,7 +121,7 @@ def settings(quick: bool) -> dict[str, Any]:
         return dict(
             natural=["hepatitis"],
             simulated=["gaussian"],
-            mechanisms=["mcar"],
+            mechanisms=["mcar", "mar_rubin"],
             rates=[0.3],
             natural_repeats=1,
             sim_draws=1,
@@ -133,7 +144,7 @@ def settings(quick: bool) -> dict[str, Any]:
             "banknote_authentication",
             "australian_numeric",
         ],
-        mechanisms=["mcar", "mar"],
+        mechanisms=["mcar", "mar", "mar_rubin"],
         rates=[0.3, 0.5, 0.1],
         natural_repeats=5,
         sim_draws=3,
@@ -168,6 +179,29 @@ def _simulation(kind: str, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarra
         X = 0.7 * X + side * np.array([1.0, -1.0, 1.0, 0.5, 0.0, -0.5])
     y = (X[:, 0] + np.sin(2 * X[:, 1]) - 0.5 * X[:, 2] + 0.3 * X[:, 3] > 0).astype(int)
     return X, y
+
+
+def hide_mar_rubin(X: np.ndarray, rate: float, seed: int) -> np.ndarray:
+    """Missing at random in Rubin's sense: the first column always observed,
+    entry (i, j > 0) hidden with probability ``sigmoid(2 z_i + c)``, ``z`` the
+    standardised first column and ``c`` chosen (bisection) so that the
+    expected share of hidden entries over the whole table is ``rate``."""
+    n, d = X.shape
+    z = (X[:, 0] - X[:, 0].mean()) / X[:, 0].std()
+    target = rate * d / (d - 1)  # the share of the other columns' entries
+    low, high = -30.0, 30.0
+    for _ in range(100):
+        c = (low + high) / 2
+        if np.mean(1 / (1 + np.exp(-(2 * z + c)))) < target:
+            low = c
+        else:
+            high = c
+    p = 1 / (1 + np.exp(-(2 * z + c)))
+    hidden = X.astype(float)
+    rng = np.random.default_rng(seed)
+    drop = rng.random((n, d - 1)) < p[:, None]
+    hidden[:, 1:][drop] = np.nan
+    return hidden
 
 
 def load_table(name: str, n_sim: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -322,9 +356,12 @@ def simulated_cell(
     X, y, names = load_table(name, cfg["sim_rows"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")  # MAR on tied rows: counted, reported
-        hidden = simulate_missing(
-            X, mechanism, rate, random_state=_seed(name, mechanism, rate, draw)
-        )
+        if mechanism == "mar_rubin":
+            hidden = hide_mar_rubin(X, rate, _seed(name, mechanism, rate, draw))
+        else:
+            hidden = simulate_missing(
+                X, mechanism, rate, random_state=_seed(name, mechanism, rate, draw)
+            )
     degenerate = any(
         type(w.message).__name__ == "DegenerateMissingnessWarning" for w in caught
     )
@@ -653,6 +690,35 @@ def brier(rows: pd.DataFrame) -> dict[str, float]:
         skill=1 - b / b0 if b0 > 0 else np.nan,
         gain_se=float(gain.std(ddof=1) / np.sqrt(len(gain))) if len(f) > 1 else np.nan,
     )
+
+
+SIMULATIONS = ("gaussian", "mixture")
+
+
+def calibration_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per mechanism and kind of table (the simulations, whose density the
+    model can fit, and the real tables): observed against predicted flip
+    rate, the worst bin (at least 30 rows) and the Brier skill."""
+    kind = np.where(rows["dataset"].isin(SIMULATIONS), "simulations", "real tables")
+    out = []
+    for (m, t), g in rows.groupby([rows["mechanism"], kind], sort=True):
+        rel = reliability(g)
+        big = rel[rel["n"] >= 30]
+        b = brier(g)
+        if not b["n"]:
+            continue
+        rec = dict(mechanism=m, tables=t, n=b["n"], observed=b["flip_rate"])
+        rec.update(predicted=b["predicted"], brier=b["brier"])
+        rec.update(brier_constant=b["brier_constant"], skill=b["skill"])
+        if len(big):
+            gap = (big["observed"] - big["predicted"]).abs()
+            k = gap.idxmax()
+            rec.update(worst_gap=gap.max(), worst_bin=big.loc[k, "bin"])
+            rec.update(worst_z=big.loc[k, "z"])
+        else:
+            rec.update(worst_gap=np.nan, worst_bin="-", worst_z=np.nan)
+        out.append(rec)
+    return pd.DataFrame(out)
 
 
 def policy_summary(curves: pd.DataFrame) -> pd.DataFrame:
@@ -1104,22 +1170,28 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
         b_frame = pd.DataFrame(by_group)
         b_frame.to_csv(out / "brier.csv", index=False)
         beaten = int((b_frame["brier"] < b_frame["brier_constant"]).sum())
+        calib = calibration_table(sim)
+        calib.to_csv(out / "calibration.csv", index=False)
         if len(big):
-            j = worst.idxmax()
+            k = worst.idxmax()
             answer.append(
-                "The flip probability is calibrated within "
-                f"{worst.max():.3f} (largest |observed - predicted| over the "
-                f"bins with at least 30 incomplete rows, bin "
-                f"{big.loc[j, 'bin']}: {big.loc[j, 'observed']:.3f} observed "
-                f"against {big.loc[j, 'predicted']:.3f}, z = "
-                f"{big.loc[j, 'z']:+.1f}); overall {b_all['flip_rate']:.3f} of "
-                f"the incomplete test decisions flipped when their hidden "
-                f"entries were revealed against {b_all['predicted']:.3f} "
-                f"predicted. Brier score {b_all['brier']:.4f} against "
-                f"{b_all['brier_constant']:.4f} for the constant forecast "
-                f"(skill {b_all['skill']:.2f}); the flip probability beats "
-                f"the constant in {beaten} of {len(b_frame)} (table, "
-                "mechanism, rate) groups."
+                "Calibration of the flip probability (incomplete test rows, "
+                "observed flip rate once the hidden entries are revealed "
+                "against the mean predicted; largest |observed - predicted| "
+                "over the bins with at least 30 rows): "
+                + "; ".join(
+                    f"{r.mechanism} on {r.tables}: {r.observed:.3f} against "
+                    f"{r.predicted:.3f} over {int(r.n)} rows, within "
+                    f"{r.worst_gap:.3f} (bin {r.worst_bin}, z = {r.worst_z:+.1f}), "
+                    f"Brier skill {r.skill:+.2f}"
+                    for r in calib.itertuples()
+                )
+                + f". Pooled over everything: within {worst.max():.3f} (bin "
+                f"{big.loc[k, 'bin']}, z = {big.loc[k, 'z']:+.1f}), Brier "
+                f"{b_all['brier']:.4f} against {b_all['brier_constant']:.4f} "
+                f"for the constant forecast; the flip probability beats the "
+                f"constant in {beaten} of {len(b_frame)} (table, mechanism, "
+                "rate) groups."
             )
         summary = policy_summary(curves)
         summary.to_csv(out / "policy_curves.csv", index=False)
@@ -1181,8 +1253,9 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
         body += [
             "## Simulated missingness: (a) decisions at risk",
             "",
-            "Complete tables, entries hidden by the genRBF paper's MCAR and MAR "
-            "(eq. 26) at the same rate in training and test rows; the share "
+            "Complete tables, entries hidden MCAR, by the genRBF paper's MAR "
+            "(eq. 26; `mar`) and missing at random in Rubin's sense "
+            "(`mar_rubin`), at the same rate in training and test rows; the share "
             "of all test decisions (complete rows included) whose flip "
             "probability exceeds each threshold.",
             "",
@@ -1209,6 +1282,21 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
                     "n": lambda v: str(int(v)),
                     "flips": lambda v: str(int(v)),
                     "z": lambda v: f"{v:+.1f}",
+                },
+            ),
+            "",
+            "By mechanism and kind of table (the Gaussian and mixture "
+            "simulations, whose law the model's density can fit, and the "
+            "real tables, whose law it approximates):",
+            "",
+            *_md(
+                calib,
+                {
+                    "n": lambda v: str(int(v)),
+                    "brier": lambda v: f"{v:.4f}",
+                    "brier_constant": lambda v: f"{v:.4f}",
+                    "skill": lambda v: f"{v:+.2f}",
+                    "worst_z": lambda v: f"{v:+.1f}",
                 },
             ),
             "",
