@@ -179,6 +179,11 @@ class KernelParamsMixin:
         # a grid search compare the same draws (and can share a cache).
         if seeded and "random_state" in known and "random_state" not in extra:
             extra["random_state"] = _integer_seed(self.random_state)  # type: ignore[attr-defined]
+        elif seeded and "seed" in known and "seed" not in extra:
+            # A density that names its seed as its library does (R's mice:
+            # `seed`, a 32-bit integer).
+            seed = _integer_seed(self.random_state)  # type: ignore[attr-defined]
+            extra["seed"] = seed % (2**31 - 1)
         if not extra:
             return None
         return get_density(density, **extra)

@@ -641,3 +641,22 @@ def test_uncertainty_from_missing_through_r_densities(name, rng):
     centre = np.nanmean(X, axis=0)
     z = np.abs(copies[0] - centre) / scale
     assert np.all(z[~observed] < 8)
+
+
+@pytest.mark.r
+def test_the_estimators_random_state_seeds_r_mice(rng):
+    """random_state reaches R's mice (whose parameter is `seed`): the same
+    random_state gives the same decisions, another gives others."""
+    _require("mice")
+    X = _mice_data(rng, n=60)
+    y = (np.nan_to_num(X[:, 0]) > 0).astype(int)
+    y[:2] = [0, 1]
+
+    def decisions(seed):
+        model = MissingKernelSVC(density="r_mice", random_state=seed)
+        model.set_params(density_params={"m": 3, "maxit": 2})
+        return model.fit(X, y).decision_function(X[:10])
+
+    first = decisions(3)
+    np.testing.assert_array_equal(first, decisions(3))
+    assert not np.allclose(first, decisions(4))
