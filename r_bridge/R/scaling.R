@@ -1,8 +1,9 @@
-# scale = TRUE, with the meaning of e1071::svm: the numeric predictors are
-# standardised by the means and standard deviations of their observed
-# training entries, a numeric response (regression) by its mean and standard
-# deviation; the same transformation is applied to new rows, and predictions
-# of a regression are transformed back to the units of the response.
+# scale = TRUE, with the meaning of e1071::svm: the numeric predictors (and
+# the level ranks of ordered factors) are standardised by the means and
+# standard deviations of their observed training entries, a numeric response
+# (regression) by its mean and standard deviation; the same transformation
+# is applied to new rows, and predictions of a regression are transformed
+# back to the units of the response.
 
 # The R side does the scaling. Should the Python estimators gain a scaling
 # switch of their own, it is turned off here so that nothing is scaled twice:
@@ -20,20 +21,44 @@
   .mk_python_no_scaling[intersect(names(.mk_python_no_scaling), params)]
 }
 
-# Centres and scales of the numeric columns (all columns of a matrix; the
-# double columns of a design table: factors and logicals are left alone).
+# Centres and scales of the numeric columns (all columns of a matrix; of a
+# design table, the double columns and the ordered factors: unordered
+# factors and logicals are left alone). An ordered factor is numeric on the
+# Python side, by the rank of its level (0, 1, ..., declared levels
+# included); scaling standardises those ranks by their mean and standard
+# deviation over the observed training rows, like a numeric column, so that
+# one level apart does not weigh as a whole standard deviation of the other
+# columns. Its training levels are kept in `levels` (new rows are ranked by
+# label against them, see .mk_apply_scaling()).
 .mk_scaling <- function(x) {
+  levels <- NULL
   if (is.data.frame(x)) {
-    x <- as.matrix(x[vapply(x, is.double, TRUE)])
-    if (!ncol(x)) {
+    keep <- vapply(x, function(col) is.double(col) || is.ordered(col), TRUE)
+    if (!any(keep)) {
       return(NULL)
     }
+    ordered <- names(x)[keep & vapply(x, is.ordered, TRUE)]
+    levels <- lapply(x[ordered], levels)
+    cols <- lapply(x[keep], function(col) {
+      if (is.ordered(col)) as.double(as.integer(col) - 1L) else col
+    })
+    x <- matrix(unlist(cols, use.names = FALSE), nrow(x), length(cols),
+      dimnames = list(NULL, names(cols))
+    )
   }
   center <- colMeans(x, na.rm = TRUE)
   sds <- apply(x, 2L, stats::sd, na.rm = TRUE)
   center[!is.finite(center)] <- 0
   sds[!is.finite(sds) | sds <= 0] <- 1
-  list(center = center, scale = sds)
+  out <- list(center = center, scale = sds)
+  if (length(levels)) out$levels <- levels
+  out
+}
+
+# The rank (0, 1, ...) of each value of an ordered factor among the training
+# levels, matched by label (NA for a missing value or an unknown label).
+.mk_ordered_ranks <- function(col, levels) {
+  as.double(match(as.character(col), levels) - 1L)
 }
 
 .mk_apply_scaling <- function(x, scaling) {
@@ -42,7 +67,13 @@
   }
   if (is.data.frame(x)) {
     for (nm in names(scaling$center)) {
-      x[[nm]] <- (x[[nm]] - scaling$center[[nm]]) / scaling$scale[[nm]]
+      col <- x[[nm]]
+      if (!is.null(scaling$levels[[nm]]) && (is.factor(col) || is.character(col))) {
+        # an ordered factor: its standardised ranks, a double column (numeric
+        # for Python, as its ranks were)
+        col <- .mk_ordered_ranks(col, scaling$levels[[nm]])
+      }
+      x[[nm]] <- (col - scaling$center[[nm]]) / scaling$scale[[nm]]
     }
     return(x)
   }
