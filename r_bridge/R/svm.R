@@ -165,7 +165,15 @@
 #' @param epsilon The width of the insensitive tube (regression only; in
 #'   standard deviations of the response when \code{scale = TRUE}).
 #' @param scale Logical: standardise the numeric columns and a numeric
-#'   response (see Details).
+#'   response (see Details). With \code{TRUE} the level ranks of an ordered
+#'   factor (0, 1, ..., in the order of its declared levels) are standardised
+#'   too, by their mean and standard deviation over the observed training
+#'   rows, so that the factor enters the kernel on the scale of the other
+#'   standardised columns (the centre and scale are in \code{fit$scaling},
+#'   its levels in \code{fit$scaling$levels}; new data are ranked by label
+#'   against those levels). With \code{FALSE} an ordered factor enters as
+#'   its raw ranks. Unordered factors, character and logical columns are
+#'   never scaled.
 #' @param weights Optional non-negative case weights, one per training row
 #'   (see Details).
 #' @param na.action A function applied to the \emph{response} (see Details):
