@@ -726,6 +726,20 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def _ordered(frame: pd.DataFrame, cfg: dict) -> pd.DataFrame:
+    """Rows sorted by rate, mechanism and table, in the settings' orders."""
+    mechs = {m: i for i, m in enumerate(cfg["mechanisms"])}
+    tables = {d: i for i, d in enumerate(cfg["simulated"])}
+    keys = pd.DataFrame(
+        {
+            "r": frame["rate"],
+            "m": frame["mechanism"].map(mechs),
+            "d": frame["dataset"].map(tables),
+        }
+    )
+    return frame.loc[keys.sort_values(["r", "m", "d"]).index].reset_index(drop=True)
+
+
 def at_risk_table(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Per group: test rows, incomplete rows, and the share of all test
     decisions whose flip probability exceeds each threshold."""
@@ -1325,7 +1339,7 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
 
     # -- simulated missingness
     if not sim.empty:
-        risk = at_risk_table(sim, ["dataset", "mechanism", "rate"])
+        risk = _ordered(at_risk_table(sim, ["dataset", "mechanism", "rate"]), cfg)
         risk.to_csv(out / "at_risk_simulated.csv", index=False)
         pooled = at_risk_table(sim, ["mechanism", "rate"])
         sentence = "; ".join(
@@ -1362,7 +1376,7 @@ def report(out: Path, cfg: dict, quick: bool) -> str:
                     zip(["dataset", "mechanism", "rate"], key, strict=True), **brier(g)
                 )
             )
-        b_frame = pd.DataFrame(by_group)
+        b_frame = _ordered(pd.DataFrame(by_group), cfg)
         b_frame.to_csv(out / "brier.csv", index=False)
         beaten = int((b_frame["brier"] < b_frame["brier_constant"]).sum())
         calib = calibration_table(sim)
