@@ -281,3 +281,41 @@ def test_hgb_fits_and_predicts_on_one_openmp_thread(rng, monkeypatch):
     model = missingkernels.get_baseline("hgb", task="classification").fit(X, y)
     model.predict(X)
     assert threads == [1, 1]
+
+
+def test_iterative_mean_is_iterative_imputer_at_its_defaults(rng):
+    """The baseline a scikit-learn user runs: the default IterativeImputer
+    (conditional means, no draw) on standardised columns, then the RBF SVM,
+    equal to that pipeline written out by hand; 'iterative' draws instead."""
+    from sklearn.experimental import enable_iterative_imputer  # noqa: F401
+    from sklearn.impute import IterativeImputer
+    from sklearn.svm import SVC
+
+    X = rng.normal(size=(80, 4))
+    X[:, 1] += X[:, 0]
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    model = missingkernels.get_baseline("iterative_mean", random_state=3)
+    imputer = model["impute"]
+    defaults = IterativeImputer().get_params()
+    assert {k: v for k, v in imputer.get_params().items() if k != "random_state"} == {
+        k: v for k, v in defaults.items() if k != "random_state"
+    }
+    assert not imputer.sample_posterior
+    by_hand = Pipeline(
+        [
+            ("scale", StandardScaler()),
+            ("impute", IterativeImputer(random_state=3)),
+            ("svm", SVC(kernel="rbf")),
+        ]
+    )
+    np.testing.assert_array_equal(
+        model.fit(X, y).decision_function(X), by_hand.fit(X, y).decision_function(X)
+    )
+    # Conditional means do not depend on the seed; one posterior draw does.
+    other = missingkernels.get_baseline("iterative_mean", random_state=4).fit(X, y)
+    np.testing.assert_array_equal(other[:-1].transform(X), model[:-1].transform(X))
+    drawn = missingkernels.get_baseline("iterative", random_state=3).fit(X, y)
+    assert not np.allclose(drawn[:-1].transform(X), model[:-1].transform(X))
+    reg = missingkernels.get_baseline("iterative_mean", task="regression")
+    assert reg.fit(X, rng.normal(size=80)).predict(X).shape == (80,)

@@ -295,3 +295,90 @@ def test_claim_verdict_counts_the_parts_that_hold(sweeps):
     lines = sweeps.claim_verdict([("a", False), ("b", False)], lineup)
     assert "**Beside ours: not reproduced** (0 of 2" in lines[0]
     assert lines[2:] == ["- does not hold: a.", "- does not hold: b."]
+
+
+def _long_results(rng, offsets, mechanisms=("mar", "mcar"), rates=(0.1, 0.3, 0.5, 0.7)):
+    """Runner-format results: 5 datasets x mechanisms x rates x 2 folds x
+    methods, accuracy 0.7 + offset(rate) + a shared block effect + noise."""
+    rows = []
+    for d in range(5):
+        for mech in mechanisms:
+            for rate in rates:
+                block = rng.normal(scale=0.05)
+                for fold in range(2):
+                    for method, off in offsets.items():
+                        rows.append(
+                            dict(
+                                dataset=f"d{d}",
+                                task="classification",
+                                mechanism=mech,
+                                rate=rate,
+                                draw=0,
+                                fold=fold,
+                                method=method,
+                                metric="accuracy",
+                                score=0.7 + off(rate) + block + rng.normal(scale=0.004),
+                                error="",
+                            )
+                        )
+    return pd.DataFrame(rows)
+
+
+def test_kernel_or_density_section_against_scipy_and_holm_by_hand(sweeps):
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    results = _long_results(
+        rng,
+        {
+            "genrbf": lambda rate: 0.02 if rate > 0.55 else 0.0,
+            "em": lambda rate: 0.0,
+            "mean": lambda rate: -0.01,
+        },
+    )
+    blocks = ("dataset", "mechanism", "rate")
+    rows = sweeps.ablation_rows(results, "accuracy", "genrbf", "em", blocks)
+    wide = results.groupby([*blocks, "method"])["score"].mean().unstack("method")
+    d = wide["genrbf"] - wide["em"]
+    assert rows[0]["blocks"] == 40 and rows[0]["band"] == "all rates"
+    np.testing.assert_allclose(rows[0]["difference"], 100 * d.mean())
+    assert rows[0]["wins"] == int((d > 0).sum())
+    np.testing.assert_allclose(
+        rows[0]["pvalue"], stats.wilcoxon(wide["genrbf"], wide["em"]).pvalue
+    )
+    # Bands: MAR and MCAR x (10-30%, 40-50%, 60%+) -> 6 bands, Holm over them.
+    bands = rows[1:]
+    assert [(r["mechanism"], r["band"]) for r in bands] == [
+        (m, b) for m in ("MAR", "MCAR") for b in ("10-30%", "40-50%", "60%+")
+    ]
+    rate = wide.index.get_level_values("rate")
+    mech = wide.index.get_level_values("mechanism")
+    p = []
+    for r in bands:
+        lo, hi = {"10-30%": (0, 0.35), "40-50%": (0.35, 0.55), "60%+": (0.55, 1)}[
+            r["band"]
+        ]
+        sel = (mech == r["mechanism"].lower()) & (rate > lo) & (rate <= hi)
+        assert r["blocks"] == sel.sum()
+        np.testing.assert_allclose(r["difference"], 100 * d[sel].mean())
+        p.append(stats.wilcoxon(wide["genrbf"][sel], wide["em"][sel]).pvalue)
+    p = np.array(p)
+    order = np.argsort(p)
+    holm = np.empty_like(p)
+    holm[order] = np.minimum(1, np.maximum.accumulate(p[order] * np.arange(6, 0, -1)))
+    np.testing.assert_allclose([r["pvalue_holm"] for r in bands], holm)
+    # The 60%+ bands (+2 points on all 5 blocks) are the ones that count.
+    assert [r["band"] for r in bands if r["difference"] > 1.0] == ["60%+"] * 2
+    lines = sweeps.ablation_table(results, "accuracy", "genrbf", "em", blocks, "x")
+    assert lines[0] == "## The kernel or the density?"
+    assert sum(line.startswith("| MAR |") for line in lines) == 3
+    sentence = sweeps.ablation_sentence(results, "accuracy", "genrbf", "em", blocks)
+    assert f"{100 * d.mean():+.2f} points of accuracy over 40 blocks" in sentence
+    # Without the control: nothing to say, and the section says why.
+    no_em = results[results["method"] != "em"]
+    assert sweeps.ablation_rows(no_em, "accuracy", "genrbf", "em", blocks) == []
+    assert sweeps.ablation_sentence(no_em, "accuracy", "genrbf", "em", blocks) == ""
+    assert (
+        "No results"
+        in sweeps.ablation_table(no_em, "accuracy", "genrbf", "em", blocks, "x")[-1]
+    )
