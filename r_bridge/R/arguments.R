@@ -4,7 +4,7 @@
 # The arguments of mk_svm.default that the formula method takes through `...`.
 .mk_r_arguments <- c(
   "kernel", "density", "gamma", "C", "epsilon", "scale", "density_params",
-  "probability", "calibration", "calibration_folds", "handle_unknown"
+  "probability", "calibration", "calibration_folds", "handle_unknown", "ordered"
 )
 
 # The parameters of the Python estimators passed through `...` (the others,

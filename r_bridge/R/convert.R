@@ -148,7 +148,9 @@
 # A predictor variable of the model frame is "numeric" (numeric or integer,
 # possibly a matrix such as ns(x, 3)), "nominal" (an unordered factor or a
 # character vector), "logical" (nominal with the categories FALSE/TRUE) or
-# "ordered" (an ordered factor: numeric on the Python side, by level rank).
+# "ordered" (an ordered factor: numeric on the Python side, by level rank,
+# unless mk_svm's `ordered = "nominal"`, its default, makes it nominal; see
+# .mk_apply_ordered()).
 .mk_var_kind <- function(col) {
   if (is.ordered(col)) {
     "ordered"
@@ -221,16 +223,7 @@
     v <- term_var[j]
     col <- mf[[v]]
     if (term_kind[j] == "nominal") {
-      col <- droplevels(factor(col)) # unused levels are no categories
-      if (nlevels(col) < 2L) {
-        warning(sprintf(
-          paste0(
-            "The factor predictor '%s' has %s level in the rows used: it ",
-            "carries no information. Drop it from the formula."
-          ),
-          v, if (nlevels(col)) "one" else "no"
-        ), call. = FALSE)
-      }
+      col <- .mk_nominal_column(col, v)
       levels[[v]] <- levels(col)
     } else if (term_kind[j] == "ordered") {
       levels[[v]] <- levels(col) # all levels: the ranks are the declared ones
@@ -247,6 +240,71 @@
     table = any(kind_of != "numeric")
   )
   list(x = .mk_assemble(columns, design, rownames(mf)), design = design)
+}
+
+# A nominal training column: an unordered factor of the levels the rows use
+# (unused levels are no categories), with a warning when fewer than two are
+# left.
+.mk_nominal_column <- function(col, name) {
+  col <- droplevels(factor(col, ordered = FALSE))
+  if (nlevels(col) < 2L) {
+    warning(sprintf(
+      paste0(
+        "The factor predictor '%s' has %s level in the rows used: it ",
+        "carries no information. Drop it from the formula."
+      ),
+      name, if (nlevels(col)) "one" else "no"
+    ), call. = FALSE)
+  }
+  col
+}
+
+# The choices of mk_svm's `ordered`, the treatment of ordered factor
+# predictors: "nominal" (the default) or "ranks".
+.mk_ordered_arg <- function(ordered) {
+  if (!is.character(ordered) || length(ordered) != 1L || is.na(ordered) ||
+    !ordered %in% c("nominal", "ranks")) {
+    stop(
+      "`ordered` must be \"nominal\" (ordered factor predictors are nominal ",
+      "columns, as unordered factors; the default) or \"ranks\" (numeric ",
+      "columns of their level ranks 0, 1, ..., standardised with scale = TRUE).",
+      call. = FALSE
+    )
+  }
+  ordered
+}
+
+# Applies mk_svm's `ordered` to a training design (from .mk_design_fit() or
+# .mk_table_fit(), which keep ordered factors as "ordered" columns, i.e. level
+# ranks for Python). With "nominal" every ordered column becomes a nominal
+# one, exactly as if it had been given as factor(x, ordered = FALSE): R's own
+# models (lm, e1071::svm through model.matrix) code an ordered factor with
+# polynomial contrasts, L - 1 columns spanning the same space as its dummy
+# columns, i.e. as a categorical, not as one column of ranks; and on three
+# tables with ordered predictors the ranks lost to mean imputation +
+# e1071::svm on two (r_bridge/tools/ordered-factors-results.md). The choice
+# is kept in design$ordered and the converted columns in
+# design$ordered_nominal; a design without `ordered` (a fit saved by an
+# older version) keeps its "ordered" columns, i.e. ranks, in predict().
+.mk_apply_ordered <- function(x, design, ordered) {
+  ordered <- .mk_ordered_arg(ordered)
+  if (!identical(design$kind, "data.frame")) {
+    return(list(x = x, design = design)) # a matrix: numbers only
+  }
+  design$ordered <- ordered
+  design$ordered_nominal <- character()
+  if (ordered == "ranks") {
+    return(list(x = x, design = design))
+  }
+  kinds <- design$column_kinds
+  for (v in names(kinds)[kinds == "ordered"]) {
+    col <- .mk_nominal_column(x[[v]], v)
+    x[[v]] <- col
+    design$levels[[v]] <- levels(col)
+    design$column_kinds[[v]] <- "nominal"
+    design$ordered_nominal <- c(design$ordered_nominal, v)
+  }
+  list(x = x, design = design)
 }
 
 # The columns as the design's container: a double matrix for all-numeric
@@ -389,7 +447,9 @@
       }
       unname(xm[, nm])
     } else {
-      .mk_new_column(mf[[nm]], nm, kinds[[nm]], design$levels[[nm]], handle_unknown)
+      .mk_new_column(mf[[nm]], nm, kinds[[nm]], design$levels[[nm]], handle_unknown,
+        was_ordered = nm %in% design$ordered_nominal
+      )
     }
   }
   .mk_assemble(columns, design, rownames(mf))
@@ -403,7 +463,10 @@
 # handled here, as Python would: an R warning of class
 # "missingkernels_UnknownCategoryWarning" and NA, or an error; the message
 # names it as an ordered factor.
-.mk_new_column <- function(col, name, kind, levels, handle_unknown = "missing") {
+# `was_ordered`: a nominal column that was an ordered factor in training
+# (ordered = "nominal"), for the messages.
+.mk_new_column <- function(col, name, kind, levels, handle_unknown = "missing",
+                           was_ordered = FALSE) {
   if (is.logical(col) && all(is.na(col))) { # e.g. data.frame(f = NA)
     return(switch(kind,
       logical = unname(col),
@@ -423,11 +486,13 @@
   if (!(is.factor(col) || is.character(col))) {
     stop(sprintf(
       paste0(
-        "Variable '%s' was a%s factor in the training data; in `newdata` it ",
+        "Variable '%s' was a%s factor%s in the training data; in `newdata` it ",
         "is of class %s (give a factor or character vector with the training ",
         "levels: %s)."
       ),
-      name, if (kind == "ordered") "n ordered" else "", class(col)[1],
+      name, if (kind == "ordered" || was_ordered) "n ordered" else "",
+      if (was_ordered) " (a nominal column: ordered = \"nominal\")" else "",
+      class(col)[1],
       paste0("'", utils::head(levels, 8), "'", collapse = ", ")
     ), call. = FALSE)
   }

@@ -12,8 +12,10 @@
 #' independent copies. Inputs are converted as in \code{\link{mk_svm}}
 #' (\code{NA} becomes \code{NaN}; factor, character and logical columns of a
 #' data frame are nominal columns, not dummy coded; ordered factors are
-#' numeric, by level rank \eqn{0, 1, \dots}{0, 1, ...}) but are not
-#' standardised. With \code{kernel = "auto"} (the default) the kernel is
+#' numeric, by level rank \eqn{0, 1, \dots}{0, 1, ...}, as in
+#' \code{mk_svm(ordered = "ranks")}, whereas \code{mk_svm}'s default makes
+#' them nominal: give them as \code{factor(x, ordered = FALSE)} for that
+#' kernel) but are not standardised. With \code{kernel = "auto"} (the default) the kernel is
 #' \code{"mixed_rbf"} when \code{x} has nominal columns, else
 #' \code{"genrbf"}; a kernel for numeric columns only refuses nominal ones.
 #' Levels of \code{y} are matched to those of \code{x} by label; a level

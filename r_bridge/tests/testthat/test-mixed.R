@@ -1,6 +1,7 @@
 # Mixed tables: factor, character and logical predictors are nominal columns
-# of a pandas DataFrame (not dummy coded), ordered factors ordered
-# categoricals (numeric by rank on the Python side).
+# of a pandas DataFrame (not dummy coded); ordered factors too by default
+# (ordered = "nominal"), or, with ordered = "ranks", ordered categoricals
+# (numeric by rank on the Python side). test-ordered-predictors.R has more.
 
 mixed_data <- function(n = 70, seed = 20) {
   set.seed(seed)
@@ -76,7 +77,7 @@ test_that("a data frame with numeric, factor, ordered, character and logical col
 test_that("nominal columns reach Python as nominal columns, not dummy codes", {
   skip_if_no_python()
   df <- mixed_data()
-  fit <- mk_svm(y ~ a + i + f + o + s + l, data = df)
+  fit <- mk_svm(y ~ a + i + f + o + s + l, data = df, ordered = "ranks")
   model <- fit$py_model
   expect_identical(
     as.vector(reticulate::py_to_r(model$is_nominal_)),
@@ -92,6 +93,14 @@ test_that("nominal columns reach Python as nominal columns, not dummy codes", {
   expect_identical(unlist(cats[[6]]), c(FALSE, TRUE))
   expect_null(cats[[1]])
   expect_null(cats[[4]])
+  # by default (ordered = "nominal") the ordered factor is nominal too
+  by_default <- mk_svm(y ~ a + i + f + o + s + l, data = df)
+  expect_identical(
+    as.vector(reticulate::py_to_r(by_default$py_model$is_nominal_)),
+    c(FALSE, FALSE, TRUE, TRUE, TRUE, TRUE)
+  )
+  cats <- reticulate::py_to_r(by_default$py_model$nominal_categories_)
+  expect_identical(as.character(unlist(cats[[4]])), c("lo", "mid", "hi"))
 })
 
 test_that("predictions equal the Python estimator's on the equivalent DataFrame", {
@@ -99,7 +108,9 @@ test_that("predictions equal the Python estimator's on the equivalent DataFrame"
   df <- mixed_data()
   train <- df[1:50, ]
   test <- df[51:70, ]
-  fit <- mk_svm(y ~ a + i + f + o + s + l, data = train, scale = FALSE, gamma = 0.3, C = 3)
+  # the reference frame has `o` as an ordered categorical: ordered = "ranks"
+  fit <- mk_svm(y ~ a + i + f + o + s + l, data = train, scale = FALSE, gamma = 0.3, C = 3,
+    ordered = "ranks")
   ref <- py_mk()$MissingKernelSVC(standardize = FALSE, gamma = 0.3, C = 3)
   ref$fit(py_reference_frame(train), as.character(train$y))
   expect_identical(as.logical(ref$is_nominal_), c(FALSE, FALSE, TRUE, FALSE, TRUE, TRUE))
@@ -112,11 +123,12 @@ test_that("predictions equal the Python estimator's on the equivalent DataFrame"
   expect_identical(as.character(predict(fit, test)), as.vector(ref$predict(test_py)))
   # regression (MissingKernelSVR), with the nominal weight changed
   reg <- mk_svm(v ~ a + i + f + o + s + l, data = train, scale = FALSE, gamma = 0.3,
-    kernel_params = list(nominal_weight = 0.8))
+    kernel_params = list(nominal_weight = 0.8), ordered = "ranks")
   ref_reg <- py_mk()$MissingKernelSVR(standardize = FALSE, gamma = 0.3, kernel_params = list(nominal_weight = 0.8))
   ref_reg$fit(py_reference_frame(train), train$v)
   expect_equal(unname(predict(reg, test)), as.vector(ref_reg$predict(test_py)), tolerance = 1e-10)
-  unweighted <- mk_svm(v ~ a + i + f + o + s + l, data = train, scale = FALSE, gamma = 0.3)
+  unweighted <- mk_svm(v ~ a + i + f + o + s + l, data = train, scale = FALSE, gamma = 0.3,
+    ordered = "ranks")
   expect_gt(max(abs(predict(unweighted, test) - predict(reg, test))), 1e-6)
 })
 
@@ -168,29 +180,51 @@ test_that("a level unseen in training: missing with a warning, or an error", {
   unseen_o$o <- factor(c("top", as.character(new$o[-1])), levels = c("lo", "mid", "hi", "top"), ordered = TRUE)
   as_missing_o <- new
   as_missing_o$o[1] <- NA
+  # by default the ordered factor is nominal: Python's warning, as for f
   expect_warning(
     dec_o <- predict(fit, unseen_o, type = "decision"),
-    "ordered factor 'o'.*'top'",
+    "feature 'o' holds value\\(s\\) not seen in the training rows \\(\\['top'\\]",
     class = "missingkernels_UnknownCategoryWarning"
   )
   expect_equal(dec_o, predict(fit, as_missing_o, type = "decision"), tolerance = 1e-12)
+  # as ranks, R's warning names it as an ordered factor
+  ranks <- update(fit, ordered = "ranks")
+  expect_warning(
+    dec_r <- predict(ranks, unseen_o, type = "decision"),
+    "ordered factor 'o'.*'top'",
+    class = "missingkernels_UnknownCategoryWarning"
+  )
+  expect_equal(dec_r, predict(ranks, as_missing_o, type = "decision"), tolerance = 1e-12)
 
   strict <- update(fit, handle_unknown = "error")
   expect_identical(strict$handle_unknown, "error")
   expect_error(predict(strict, unseen), "feature 'f' holds value\\(s\\) not seen")
-  expect_error(predict(strict, unseen_o), "ordered factor 'o'.*'top'")
+  expect_error(predict(strict, unseen_o), "feature 'o' holds value\\(s\\) not seen")
+  strict_ranks <- update(fit, handle_unknown = "error", ordered = "ranks")
+  expect_error(predict(strict_ranks, unseen_o), "ordered factor 'o'.*'top'")
   expect_error(mk_svm(y ~ a + f, data = df, handle_unknown = "ignore"), "`handle_unknown` must be")
 })
 
 test_that("print and summary say which predictors are nominal and which numeric", {
   skip_if_no_python()
   df <- mixed_data()
-  fit <- mk_svm(y ~ a + i + f + o + s + l, data = df)
+  fit <- mk_svm(y ~ a + i + f + o + s + l, data = df, ordered = "ranks")
   out <- paste(capture.output(print(fit)), collapse = "\n")
   expect_match(out, "Kernel: mixed_rbf   density: latent_class", fixed = TRUE)
   expect_match(out, "Numeric predictors (2): a, i", fixed = TRUE)
   expect_match(out, "Nominal predictors, not dummy coded (3): f (3 levels), s (2 levels), l (logical)", fixed = TRUE)
   expect_match(out, "Ordered factors, numeric by level rank (1): o (3 levels)", fixed = TRUE)
+  # by default (ordered = "nominal") the ordered factor is listed as nominal
+  by_default <- mk_svm(y ~ a + i + f + o + s + l, data = df)
+  expect_output(
+    print(by_default),
+    "Nominal predictors, not dummy coded (4): f (3 levels), o (3 levels), s (2 levels), l (logical)",
+    fixed = TRUE
+  )
+  expect_identical(
+    summary(by_default)$predictors$type,
+    c("numeric", "numeric", "nominal", "nominal", "nominal", "logical")
+  )
   s <- summary(fit)
   expect_identical(s$predictors$name, c("a", "i", "f", "o", "s", "l"))
   expect_identical(s$predictors$type, c("numeric", "numeric", "nominal", "ordered", "nominal", "logical"))
@@ -220,9 +254,12 @@ test_that("formulas: numeric transformations kept, factor interactions refused",
   # a kernel for numeric columns refuses nominal ones
   expect_error(mk_svm(y ~ a + f, data = df, kernel = "genrbf"), "nominal")
   expect_error(mk_svm(y ~ a + f, data = df, nominal_features = "f"), "factor\\(\\) to make it nominal")
-  # an ordered factor alone is numeric: genrbf takes it
+  # an ordered factor alone: nominal by default, numeric with ordered = "ranks"
+  # (then genrbf takes it)
   ord <- mk_svm(y ~ a + o, data = df)
-  expect_identical(ord$kernel, "genrbf")
+  expect_identical(ord$kernel, "mixed_rbf")
+  ord_ranks <- mk_svm(y ~ a + o, data = df, ordered = "ranks")
+  expect_identical(ord_ranks$kernel, "genrbf")
 })
 
 test_that("mk_tune and mk_kernel_matrix take nominal columns", {
