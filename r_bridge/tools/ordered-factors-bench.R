@@ -2,7 +2,9 @@
 # cross-validation of four treatments on tables with ordered predictors.
 #
 #   R_LIBS=<library with missingkernels> RETICULATE_PYTHON=<python> \
-#     Rscript r_bridge/tools/ordered-factors-bench.R <table> [repeats] [folds] [out.csv]
+#     Rscript r_bridge/tools/ordered-factors-bench.R <table> [repeats] [folds] [out.csv] [methods]
+#
+# [methods]: a comma-separated subset of the methods below (default: all).
 #
 # <table>: boys (mice; hgt ~ age + gen + phb + tv + reg, regression, RMSE),
 # cleveland (shared data; disease yes/no, slope and ca ordered, accuracy),
@@ -12,8 +14,12 @@
 #             numeric column (and a numeric response) standardised: what
 #             mk_svm(scale = TRUE) did before this change, reproduced with
 #             scale = FALSE on columns standardised here;
-#   after   - mk_svm(scale = TRUE) with the ordered factors as they are (this
-#             package version: ranks standardised like a numeric column);
+#   after   - mk_svm(scale = TRUE, ordered = "ranks"): the ranks standardised
+#             like a numeric column (the default of commit 2476a18, where
+#             this column was first measured);
+#   default - mk_svm() with its defaults, the ordered factors as they are
+#             (since ordered = "nominal" became the default: nominal
+#             columns, so it should equal `nominal`);
 #   nominal - mk_svm(scale = TRUE) with the ordered factors as plain factors;
 #   dropped - mk_svm(scale = TRUE) without the ordered predictors (a
 #             reference: what they add under the two mk_svm treatments);
@@ -26,7 +32,12 @@ args <- commandArgs(trailingOnly = TRUE)
 table <- args[1]
 repeats <- if (length(args) >= 2) as.integer(args[2]) else 5L
 folds <- if (length(args) >= 3) as.integer(args[3]) else 5L
-out_csv <- if (length(args) >= 4) args[4] else NA_character_
+out_csv <- if (length(args) >= 4 && nzchar(args[4])) args[4] else NA_character_
+all_methods <- c("before", "after", "default", "nominal", "dropped", "impute")
+methods <- if (length(args) >= 5) strsplit(args[5], ",", fixed = TRUE)[[1]] else all_methods
+if (!length(methods) || !all(methods %in% all_methods)) {
+  stop("methods must be a comma-separated subset of ", paste(all_methods, collapse = ", "))
+}
 data_dir <- Sys.getenv("MK_SHARED_DATA", "/work/shared/data")
 suppressPackageStartupMessages(library(missingkernels))
 
@@ -112,7 +123,11 @@ fit_predict <- function(method, train, test, response, ordered) {
     train <- train[keep]
     test <- test[keep]
   }
-  if (method %in% c("after", "nominal", "dropped")) {
+  if (method == "after") {
+    fit <- mk_svm(f, train, random_state = 1, ordered = "ranks")
+    return(predict(fit, test))
+  }
+  if (method %in% c("default", "nominal", "dropped")) {
     fit <- mk_svm(f, train, random_state = 1)
     return(predict(fit, test))
   }
@@ -136,7 +151,6 @@ fit_predict <- function(method, train, test, response, ordered) {
 
 tab <- load_table(table)
 d <- tab$data
-methods <- c("before", "after", "nominal", "dropped", "impute")
 rows <- list()
 t_start <- Sys.time()
 for (r in seq_len(repeats)) {
