@@ -458,6 +458,108 @@ def test_mice_new_rows_are_imputed_with_the_training_model_only(rng):
 
 
 @pytest.mark.r
+def test_mice_new_row_is_drawn_from_the_models_of_the_fitted_chains(rng):
+    """A new row missing one entry, with mice's deterministic "norm.predict":
+    its value in imputation i is the least-squares prediction of that column
+    from the others, fitted on the training rows where it is observed, their
+    other columns as completed by the fit's imputation i; numpy's lstsq is
+    the reference. (Before, each new row ran a new mice on its own seed,
+    whose chains were not the fit's: 8e-4 off here.) Both solvers are
+    backward stable and the 60 x 3 designs have condition numbers below 10,
+    so they agree to about 1e-14 relative; 1e-10 leaves room for any BLAS."""
+    _require("mice")
+    X = _mice_data(rng, n=60, d=3, rate=0.25)
+    density = get_density("r_mice", m=4, maxit=3, method="norm.predict", seed=7).fit(X)
+    new = np.array([[0.3, np.nan, 2.5], [np.nan, 1.0, 1.5], [0.1, -1.0, np.nan]])
+    draws = density.conditionals(new).samples
+    for r, j in [(0, 1), (1, 0), (2, 2)]:
+        others = [k for k in range(3) if k != j]
+        seen = ~np.isnan(X[:, j])
+        for i in range(4):
+            design = density.samples_[i][seen][:, others]
+            A = np.column_stack([np.ones(seen.sum()), design])
+            assert np.linalg.cond(A) < 10
+            coef = np.linalg.lstsq(A, X[seen, j], rcond=None)[0]
+            expected = coef[0] + new[r, others] @ coef[1:]
+            np.testing.assert_allclose(draws[i, r, j], expected, rtol=1e-10)
+        np.testing.assert_array_equal(
+            draws[:, r, others], np.tile(new[r, others], (4, 1))
+        )
+
+
+@pytest.mark.r
+def test_mice_new_rows_cost_draws_not_mice_runs(rng):
+    """Issue 48, item 6: a new row costs m draws per missing entry and sweep
+    (one sweep when one entry is missing), counted by a method of our own that
+    mice finds as it finds any user method; one mice run per row cost
+    maxit x m x (incomplete columns) calls each, and 200 times the time of
+    density="mice" in benchmarks/bench_r_mice_predict.py."""
+    _require("mice")
+    robjects = pytest.importorskip("rpy2.robjects")
+    robjects.r(
+        "mk_probe <- new.env(); mk_probe$calls <- 0L;"
+        "mice.impute.mkcount <- function(y, ry, x, wy = NULL, ...) {"
+        "  mk_probe$calls <- mk_probe$calls + 1L;"
+        "  mice::mice.impute.norm(y, ry, x, wy = wy, ...) }"
+    )
+    try:
+        X = _mice_data(rng, n=60, d=3, rate=0.25)
+        m, maxit = 3, 4
+        density = get_density("r_mice", m=m, maxit=maxit, method="mkcount", seed=2)
+        density.fit(X)
+        new = np.array(
+            [
+                [np.nan, 0.5, 1.0],
+                [1.0, np.nan, -1.0],
+                [0.2, -0.3, np.nan],
+                [np.nan, np.nan, 1.0],
+                [0.0, 0.0, 0.0],
+            ]
+        )
+        robjects.r("mk_probe$calls <- 0L")
+        first = density.conditionals(new).samples
+        calls = int(robjects.r("mk_probe$calls")[0])
+        assert calls == 3 * m + m * maxit * 2
+        # Cached on the fitted density: a second call runs nothing.
+        again = density.conditionals(new[::-1]).samples
+        assert int(robjects.r("mk_probe$calls")[0]) == calls
+        np.testing.assert_array_equal(again[:, ::-1], first)
+    finally:
+        robjects.r("rm(mice.impute.mkcount, mk_probe)")
+
+
+@pytest.mark.r
+def test_mice_default_norm_draws_new_rows_as_mice_impute_norm_does(rng):
+    """The default method "norm" draws new rows without refitting mice's
+    regression at each draw; the same density through a method that only
+    calls mice.impute.norm (the path of any other method) must give the same
+    draws: the fit is the same mice run, and each draw takes the same random
+    numbers in the same order. Only the least-squares solves differ in their
+    rounding (the same QR, done once or at each call): 1e-10 relative,
+    with the designs' condition numbers below 10 (checked in the test of the
+    fitted chains above)."""
+    _require("mice")
+    robjects = pytest.importorskip("rpy2.robjects")
+    robjects.r(
+        "mice.impute.mknorm <- function(y, ry, x, wy = NULL, ...)"
+        "  mice::mice.impute.norm(y, ry, x, wy = wy, ...)"
+    )
+    try:
+        X = _mice_data(rng, n=70, d=4, rate=0.3)
+        new = _mice_data(rng, n=12, d=4, rate=0.4)
+        new[0] = np.nan
+        fast = get_density("r_mice", m=3, maxit=3, seed=9).fit(X)
+        slow = get_density("r_mice", m=3, maxit=3, seed=9, method="mknorm").fit(X)
+        np.testing.assert_array_equal(fast.samples_, slow.samples_)
+        a, b = fast.conditionals(new).samples, slow.conditionals(new).samples
+        assert np.isnan(new).sum(axis=1).max() == 4
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+        assert np.all(np.ptp(a[:, np.isnan(new)], axis=0) > 0)
+    finally:
+        robjects.r("rm(mice.impute.mknorm)")
+
+
+@pytest.mark.r
 def test_mice_moment_matched_gaussian(rng):
     _require("mice")
     X = _mice_data(rng, n=60, d=3)

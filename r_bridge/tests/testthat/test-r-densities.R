@@ -75,6 +75,35 @@ test_that("density = \"r_mice\": R's mice in this session; R's random stream is 
   expect_equal(predict(again, new, type = "decision"), p)
 })
 
+test_that("density = \"r_mice\" predicts new rows with the fitted chains' models, not a mice run per row (issue 48, item 6)", {
+  skip_if_no_r_plugin()
+  skip_if_not_installed("mice")
+  # A method of our own, found by mice as any user method is: it counts the
+  # draws. A new row costs m draws per missing entry and sweep (one sweep
+  # when a single entry is missing); a mice run per row cost maxit x m x
+  # (incomplete columns) each, 200 times the time of density = "mice".
+  probe <- new.env()
+  probe$calls <- 0L
+  assign("mice.impute.mkcount", function(y, ry, x, wy = NULL, ...) {
+    probe$calls <- probe$calls + 1L
+    mice::mice.impute.norm(y, ry, x, wy = wy, ...)
+  }, envir = globalenv())
+  on.exit(rm("mice.impute.mkcount", envir = globalenv()))
+  d <- r_density_data(n = 60)
+  fit <- mk_svm(d$x, d$y, density = "r_mice",
+    density_params = list(m = 3, maxit = 4, method = "mkcount", seed = 2)
+  )
+  new <- rbind(c(NA, 0.5, 1), c(1, NA, -1), c(0.2, -0.3, NA), c(NA, NA, 1), c(0, 0, 0))
+  colnames(new) <- colnames(d$x)
+  probe$calls <- 0L
+  p <- predict(fit, new, type = "decision")
+  expect_true(all(is.finite(p)))
+  expect_identical(probe$calls, 3L * 3L + 3L * 4L * 2L)
+  # the draws are kept on the fit: predicting again runs nothing
+  expect_identical(predict(fit, new, type = "decision"), p)
+  expect_identical(probe$calls, 3L * 3L + 3L * 4L * 2L)
+})
+
 test_that("density = \"r_amelia\" gives the model of gaussian_em (the same Gaussian MLE)", {
   skip_if_no_r_plugin()
   skip_if_not_installed("Amelia")
