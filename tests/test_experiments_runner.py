@@ -726,6 +726,29 @@ def test_a_methodspec_with_an_empty_grid_is_refused():
             },
             r"y must be 1-d with one value per row of X",
         ),
+        (
+            {
+                "toy": ComparisonData(
+                    np.where(np.arange(60).reshape(30, 2) % 17 == 7, -np.inf, 1.0),
+                    np.arange(30) % 2,
+                    "classification",
+                )
+            },
+            # cells 7, 24, 41 and 58 (row-major): the first is row 3, column 1
+            r"datasets\['toy'\]\.X holds 4 infinite value\(s\), the first in "
+            r"column 1 \(0-based\), row 3 \(0-based\)\. NaN marks",
+        ),
+        (
+            {
+                "toy": ComparisonData(
+                    np.where(np.arange(60).reshape(30, 2) == 45, np.inf, 1.0),
+                    np.arange(30) % 2,
+                    "classification",
+                    feature_names=["a", "b"],
+                )
+            },
+            r"the first in column 'b', row 22 \(0-based\)",
+        ),
     ],
 )
 def test_data_that_cannot_run_is_refused_naming_the_dataset(data, match):

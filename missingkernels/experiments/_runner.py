@@ -755,8 +755,19 @@ def _check_data(
         raise ValueError(
             f"{where} has {X.shape[0]} rows, fewer than outer_folds={outer_folds}."
         )
-    if np.isinf(X).any():
-        raise ValueError(f"{where}.X has inf entries; replace them first.")
+    infinite = np.isinf(X)
+    if infinite.any():
+        # Where, as the estimators say it: the R front end numbers the rows of
+        # the user's data from the 0-based row and names the column.
+        i, j = (int(k[0]) for k in np.nonzero(infinite))
+        names = data.feature_names
+        column = f"column {j} (0-based)" if names is None else f"column {names[j]!r}"
+        raise ValueError(
+            f"{where}.X holds {int(infinite.sum())} infinite value(s), the first "
+            f"in {column}, row {i} (0-based). NaN marks a missing entry; an "
+            "infinity is neither missing nor a value a kernel can use: replace "
+            "the infinities by NaN or by finite numbers."
+        )
     if simulated and np.isnan(X).any():
         raise ValueError(
             f"{where}.X has missing values, but the simulated mechanisms need "

@@ -93,6 +93,8 @@ mk_compare.formula <- function(formula, data = NULL, ..., subset) {
   y <- frame$y
   mf <- .mk_drop_predictor_levels(frame$frame, frame$response)
   x <- .mk_model_matrix(mt, mf, .mk_contrasts(mf, frame$response))
+  # messages number the rows of `data`, also after `subset` (as mk_svm's)
+  attr(x, "mk_data_rows") <- .mk_data_rows(frame$frame, data)
   args <- list(...)
   if (is.null(args$dataset)) {
     args$dataset <- if (!missing(data)) paste(deparse(substitute(data)), collapse = "") else "data"
@@ -112,19 +114,22 @@ mk_compare.default <- function(x, y, methods = c("genrbf", "mean"),
   if (...length()) {
     stop("Unknown argument(s): ", paste(...names(), collapse = ", "), ".", call. = FALSE)
   }
+  rows <- attr(x, "mk_data_rows")
   xm <- .mk_indicator_matrix(x)
+  if (length(rows) != nrow(xm)) rows <- seq_len(nrow(xm))
   if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
   # na.action concerns the response only, as in mk_svm()
   na <- if (!is.data.frame(y) && length(y) == nrow(xm)) {
-    .mk_response_na(y, na.action, rownames(xm))
+    .mk_response_na(y, na.action, rownames(xm), rows)
   } else {
     list(action = NULL)
   }
   if (!is.null(na$action)) {
     xm <- xm[na$keep, , drop = FALSE]
     y <- y[na$keep]
+    rows <- rows[na$keep]
   }
-  y <- .mk_response(y, nrow(xm))
+  y <- .mk_response(y, nrow(xm), rows)
   if (!is.character(methods) || !length(methods) || anyNA(methods)) {
     stop("`methods` must be method names, e.g. c(\"genrbf\", \"mean\").", call. = FALSE)
   }
@@ -163,7 +168,8 @@ mk_compare.default <- function(x, y, methods = c("genrbf", "mean"),
       selection_metric = selection_metric, n_jobs = int(n_jobs),
       random_state = int(seed), progress = FALSE
     ),
-    "running the comparison", colnames(xm)
+    "running the comparison", colnames(xm),
+    rows = rows
   )
   # Through a CSV: pandas' column types (string dtypes of pandas >= 3) do not
   # all convert with reticulate 1.28.

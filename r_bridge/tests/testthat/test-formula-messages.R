@@ -47,6 +47,35 @@ test_that("row numbers in messages count the rows of the data", {
   expect_error(mk_svm(inf_y[c("a", "b")], inf_y$y), "1 infinite value\\(s\\) \\(row 9\\)")
 })
 
+test_that("mk_compare's messages count the rows of the data too, and name the column", {
+  skip_if_no_python()
+  skip_if_not(reticulate::py_module_available("pandas"), "the experiments extra is not installed")
+  d <- message_data(n = 20)
+  d$a[10] <- Inf
+  # rows 2, 4, 5, 6, 8 have no response: the Python side sees row 10 as its
+  # 5th (0-based); before, it said only "X has inf entries"
+  expect_error(
+    mk_compare(y ~ a + b, data = d, outer_folds = 2, seed = 1),
+    "infinite value\\(s\\), the first in column 'a', row 10\\."
+  )
+  expect_error(
+    mk_compare(y ~ a + b, data = d, subset = b > -5, outer_folds = 2, seed = 1),
+    "column 'a', row 10\\."
+  )
+  # the x interface: rows of x
+  expect_error(
+    mk_compare(d[c("a", "b")], d$y, outer_folds = 2, seed = 1),
+    "column 'a', row 10\\."
+  )
+  # an infinite response: rows of the data
+  d$a[10] <- 1
+  d$y[11] <- Inf
+  expect_error(
+    mk_compare(y ~ a + b, data = d, subset = b > -5, outer_folds = 2, seed = 1),
+    "\\(row 11\\)"
+  )
+})
+
 test_that("an infinite response gets advice that removes it; na.fail's message reads", {
   skip_if_no_python()
   d <- message_data()
