@@ -76,7 +76,31 @@ def scale_gamma(X: np.ndarray) -> float:
 
 
 def integer_seeds(random_state: Any, size: int) -> np.ndarray:
-    """``size`` integer seeds in ``[0, 2**31 - 1)`` drawn from ``random_state``."""
+    """``size`` integer seeds in ``[0, 2**31 - 1)`` drawn from ``random_state``.
+
+    For a plugin whose randomness is another library's (R's ``set.seed``, a
+    solver's seed): one int per seed it needs, drawn from the estimator's
+    ``random_state`` as scikit-learn resolves it (None: NumPy's global state).
+
+    Parameters
+    ----------
+    random_state : int, RandomState instance or None
+    size : int
+        How many seeds, at least 0.
+
+    Returns
+    -------
+    seeds : ndarray of shape (size,), dtype int
+
+    Examples
+    --------
+    >>> from missingkernels.utils import integer_seeds
+    >>> a, b = integer_seeds(0, 2), integer_seeds(0, 2)
+    >>> bool((a == b).all()), a.shape
+    (True, (2,))
+    """
+    if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 0:
+        raise ValueError(f"size must be an int >= 0, got {size!r}.")
     return check_random_state(random_state).randint(np.iinfo(np.int32).max, size=size)
 
 
@@ -107,8 +131,22 @@ def row_keys(values: np.ndarray, missing: np.ndarray) -> np.ndarray:
     Returns
     -------
     keys : ndarray of shape (n_samples,), dtype uint64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from missingkernels.utils import row_keys
+    >>> X = np.array([[1.0, np.nan], [1.0, 5.0], [-0.0, np.nan], [0.0, np.nan]])
+    >>> keys = row_keys(X, np.isnan(X))
+    >>> bool(keys[0] == keys[1]), bool(keys[2] == keys[3])
+    (False, True)
     """
     missing = np.asarray(missing, dtype=bool)
+    if missing.ndim != 2 or np.shape(values) != missing.shape:
+        raise ValueError(
+            "values and missing must be 2-d arrays of the same shape (rows x "
+            f"features); got shapes {np.shape(values)} and {missing.shape}."
+        )
     # + 0.0 turns -0.0 into 0.0: equal values give equal bits.
     observed = np.where(missing, 0.0, np.asarray(values, dtype=np.float64)) + 0.0
     bits = np.ascontiguousarray(observed).view(np.uint64)
@@ -135,9 +173,30 @@ class RowStreams:
     keys : ndarray of shape (n_rows,), dtype uint64
         From :func:`row_keys`.
     seed : int
+        At least 0 (e.g. from :func:`integer_seeds`).
+
+    Examples
+    --------
+    A row's numbers do not depend on the other rows of the batch:
+
+    >>> import numpy as np
+    >>> from missingkernels.utils import RowStreams, row_keys
+    >>> X = np.array([[1.0, np.nan], [2.0, 3.0], [np.nan, 4.0]])
+    >>> keys = row_keys(X, np.isnan(X))
+    >>> batch = RowStreams(keys, seed=7).normal(draw=0, size=2)
+    >>> alone = RowStreams(keys[2:], seed=7).normal(draw=0, size=2)
+    >>> bool(np.array_equal(batch[2:], alone)), batch.shape
+    (True, (3, 2))
     """
 
     def __init__(self, keys: np.ndarray, seed: int) -> None:
+        if np.ndim(keys) != 1:
+            raise ValueError(
+                f"keys must be 1-d (one per row, from row_keys); got shape "
+                f"{np.shape(keys)}."
+            )
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ValueError(f"seed must be an int >= 0, got {seed!r}.")
         self.keys = _mix64(
             np.asarray(keys, dtype=np.uint64) ^ _mix64(np.array([seed], np.uint64))
         )

@@ -83,7 +83,7 @@ def import_optional(module: str, extra: str, purpose: str) -> ModuleType:
 
     Examples
     --------
-    >>> from missingkernels._optional import import_optional
+    >>> from missingkernels.utils import import_optional
     >>> import_optional("joblib", "experiments", "run_comparison").__name__
     'joblib'
     """

@@ -21,6 +21,24 @@ def feature_names(estimator: Any) -> np.ndarray | None:
     Its own ``feature_names_in_`` (fitted on a DataFrame), else the names its
     parent passed down with :func:`pass_feature_names` (a kernel fitted by an
     SVM on the SVM's validated array, a density fitted by a kernel).
+
+    Parameters
+    ----------
+    estimator : object
+        Any object (a fitted or unfitted estimator, or None).
+
+    Returns
+    -------
+    names : ndarray of str objects, or None
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from missingkernels import get_density
+    >>> from missingkernels.utils import feature_names
+    >>> X = pd.DataFrame({"age": [30.0, None, 50.0], "bmi": [21.0, 24.0, None]})
+    >>> feature_names(get_density("gaussian_em").fit(X)).tolist()
+    ['age', 'bmi']
     """
     names = getattr(estimator, "feature_names_in_", None)
     if names is None:
@@ -64,8 +82,17 @@ def describe_features(estimator: Any, indices: Any, *, limit: int = 8) -> str:
     Returns
     -------
     label : str
+
+    Examples
+    --------
+    >>> from missingkernels.utils import describe_features
+    >>> describe_features(None, [0, 2])
+    'columns 0, 2 (0-based)'
     """
-    idx = [int(j) for j in np.atleast_1d(np.asarray(indices)).ravel()]
+    array = np.atleast_1d(np.asarray(indices))
+    if array.size and not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"indices must be column indices (ints), got {indices!r}.")
+    idx = [int(j) for j in array.ravel()]
     names = feature_names(estimator)
     shown = idx[:limit]
     more = f" and {len(idx) - limit} more" if len(idx) > limit else ""

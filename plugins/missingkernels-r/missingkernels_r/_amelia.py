@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from missingkernels._sklearn_compat import Interval
+from missingkernels.utils import Interval
 
 from ._gaussian import _RGaussianDensity
 from ._session import RError, call_r, feature_names, require_r_package, to_r_matrix

@@ -6,9 +6,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from missingkernels._validation import describe_features
 from missingkernels.conditionals import GaussianConditionals
 from missingkernels.densities import BaseDensity
+from missingkernels.utils import describe_features
 
 
 class _RGaussianDensity(BaseDensity):

@@ -7,15 +7,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from missingkernels._numerics import RowStreams, integer_seeds, row_keys
-from missingkernels._sklearn_compat import Interval
-from missingkernels._validation import describe_features
 from missingkernels.conditionals import (
     GaussianConditionals,
     SampleConditionals,
     group_patterns,
 )
 from missingkernels.densities import BaseDensity
+from missingkernels.utils import (
+    Interval,
+    RowStreams,
+    describe_features,
+    integer_seeds,
+    row_keys,
+)
 
 from ._session import (
     RError,

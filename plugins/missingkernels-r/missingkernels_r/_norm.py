@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from missingkernels._sklearn_compat import Interval
+from missingkernels.utils import Interval
 
 from ._gaussian import _RGaussianDensity
 from ._session import call_r, require_r_package, to_r_matrix

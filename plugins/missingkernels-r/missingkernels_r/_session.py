@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from missingkernels._optional import import_optional
+from missingkernels.utils import import_optional
 
 __all__ = [
     "RDependencyError",
@@ -266,10 +266,10 @@ def feature_names(d: int) -> np.ndarray:
 def name_features(text: str, estimator: Any) -> str:
     """``text`` from R with each column name ``f<j>`` of :func:`feature_names`
     replaced by the package's label of column ``j`` (its name, or ``column j
-    (0-based)``; see :func:`missingkernels._validation.describe_features`)."""
+    (0-based)``; see :func:`missingkernels.utils.describe_features`)."""
     import re
 
-    from missingkernels._validation import describe_features
+    from missingkernels.utils import describe_features
 
     return re.sub(
         r"\bf(\d+)\b", lambda m: describe_features(estimator, int(m.group(1))), text
