@@ -353,41 +353,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 1
 
 
-def _compare(args: argparse.Namespace) -> int:
-    import time
+class _Refused(Exception):
+    """A check refused the run: :func:`_compare` prints its message, if any."""
 
-    missing = _missing_extra("experiments")
-    if missing:
-        print(
-            f"compare needs the 'experiments' extra ({', '.join(missing)} could "
-            "not be imported).\n"
-            'Install it with: pip install "missingkernels[experiments]" '
-            '(add "plots" for the critical-difference diagram: '
-            '"missingkernels[experiments,plots]")',
-            file=sys.stderr,
-        )
-        return 2
 
+def _load_checked_dataset(args: argparse.Namespace) -> tuple[Any, str]:
+    """Read the named dataset or the CSV and check it; return it and the mechanism."""
     from .. import datasets as mkd
-    from ..experiments import (
-        CELL_COLUMNS,
-        PAPER_C_GRID,
-        PAPER_GAMMA_GRID,
-        ComparisonData,
-        majority_scores,
-        report_comparison,
-        resolve_method,
-        run_comparison,
-    )
-    from ..experiments._cv import accepts_class_weight
-    from ..experiments._results import _RunInProgressError
 
     if (args.dataset is None) == (args.csv is None):
-        return _fail("give a dataset name or --csv PATH (not both).")
+        raise _Refused("give a dataset name or --csv PATH (not both).")
     nominal = [c.strip() for c in (args.nominal or "").split(",") if c.strip()]
     drop = [c.strip() for c in (args.drop or "").split(",") if c.strip()]
     if args.csv is None and (nominal or drop):
-        return _fail(
+        raise _Refused(
             "--nominal and --drop apply to --csv; a named dataset's nominal and "
             "dropped columns come from the catalogue ('missingkernels datasets')."
         )
@@ -400,12 +379,12 @@ def _compare(args: argparse.Namespace) -> int:
         else:
             ds = mkd.load_dataset(args.dataset, data_dir=args.data_dir)
     except (ValueError, FileNotFoundError) as exc:
-        return _fail(exc)
+        raise _Refused(str(exc)) from exc
     mechanism = args.mechanism
     if mechanism == "auto":
         mechanism = "none" if ds.missing_rate > 0 else "mar"
     if mechanism != "none" and ds.missing_rate > 0:
-        return _fail(
+        raise _Refused(
             f"{ds.name} already has missing values "
             f"({100 * ds.missing_rate:.1f}%); use --mechanism none, or a complete "
             "dataset to simulate missingness."
@@ -413,42 +392,37 @@ def _compare(args: argparse.Namespace) -> int:
     if ds.task == "classification" and len(set(ds.y.tolist())) < 2:
         where = f"column {args.target!r}" if args.csv is not None else "target"
         only = ds.y.tolist()[0]
-        return _fail(
+        raise _Refused(
             f"the {where} of {ds.name} has a single class ({only!r}), and a "
             "classification needs at least two; check --target, or use --task "
             "regression for a numeric target."
         )
-    # After the data checks: a refused run leaves no empty directory behind.
-    out = Path(args.output_dir)
-    problem = _output_dir_error(out)
-    if problem:
-        return _fail(problem)
-    quick = args.quick
+    return ds, mechanism
+
+
+def _chosen_methods(
+    args: argparse.Namespace, ds: Any, C_grid: Any, gamma_grid: Any
+) -> list[Any]:
+    """The methods to run: given or default, with --ridge, --density-params etc."""
     if args.methods:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     else:
-        methods = default_methods(quick=quick, nominal=bool(ds.nominal))
+        methods = default_methods(quick=args.quick, nominal=bool(ds.nominal))
         known = set(_registry.list_kernels()) | set(_registry.list_baselines())
         skipped = [m for m in methods if m not in known]
         if skipped:
             print(f"(not available here, skipped: {', '.join(skipped)})")
         methods = [m for m in methods if m in known]
-    folds = args.folds or (3 if quick else 5)
-    inner = args.inner_folds or (3 if quick else 5)
-    reps = args.repetitions or (1 if quick else 10)
-    C_grid = (1.0, 8.0, 64.0) if quick else PAPER_C_GRID
-    gamma_grid = (2.0**-5, 2.0**-3, 2.0**-1) if quick else PAPER_GAMMA_GRID
-    rates = args.rate or [0.3]
     run_methods: list[Any] = list(methods)
     if args.ridge is not None:
         if not 0.0 < args.ridge < float("inf"):
-            return _fail(
+            raise _Refused(
                 f"--ridge must be a positive finite number (e.g. 1e-3), got "
                 f"{args.ridge}."
             )
         run_methods = _with_ridge(methods, args.ridge, C_grid, gamma_grid)
         if run_methods == methods:
-            return _fail(
+            raise _Refused(
                 "--ridge applies to the expected-kernel methods with a Gaussian "
                 f"EM density ({', '.join(ridge_methods())}); none of "
                 f"{', '.join(methods)} has one."
@@ -460,38 +434,52 @@ def _compare(args: argparse.Namespace) -> int:
             args.density_params, run_methods, C_grid, gamma_grid
         )
         if problem:
-            return _fail(problem)
+            raise _Refused(problem)
     if args.handle_unknown is not None:
         before = run_methods
         run_methods = _with_handle_unknown(
             run_methods, args.handle_unknown, C_grid, gamma_grid
         )
         if run_methods == before:
-            if args.handle_unknown == "ignore":
-                return _fail(
-                    "--handle-unknown ignore applies to the matching-kernel "
-                    f"methods ({', '.join(matching_methods())}), whose density "
-                    "keeps an unseen level as a value matching no training "
-                    f"value; none of {', '.join(methods)} is one (the methods "
-                    f"with nominal columns, {', '.join(table_methods())}, take "
-                    "--handle-unknown missing, their default, or error)."
-                )
-            return _fail(
-                "--handle-unknown applies to the matching-kernel methods "
-                f"({', '.join(matching_methods())}) and the kernels with "
-                f"nominal columns ({', '.join(table_methods())}); none of "
-                f"{', '.join(methods)} is one."
-            )
-    if quick:
+            raise _Refused(_handle_unknown_refusal(args.handle_unknown, methods))
+    if args.quick:
         run_methods = _with_quick_grids(run_methods, C_grid, gamma_grid)
-    class_weight = None if args.class_weight == "none" else args.class_weight
-    if class_weight is not None and ds.task != "classification":
-        return _fail(
-            f"--class-weight {class_weight} weighs classes; {ds.name} is a "
-            f"{ds.task} task."
+    return run_methods
+
+
+def _handle_unknown_refusal(handle_unknown: str, methods: Sequence[str]) -> str:
+    """Why --handle-unknown does not apply to any of ``methods``."""
+    if handle_unknown == "ignore":
+        return (
+            "--handle-unknown ignore applies to the matching-kernel "
+            f"methods ({', '.join(matching_methods())}), whose density "
+            "keeps an unseen level as a value matching no training "
+            f"value; none of {', '.join(methods)} is one (the methods "
+            f"with nominal columns, {', '.join(table_methods())}, take "
+            "--handle-unknown missing, their default, or error)."
         )
-    default_metric = "accuracy" if ds.task == "classification" else "r2"
-    selection = args.selection_metric or default_metric
+    return (
+        "--handle-unknown applies to the matching-kernel methods "
+        f"({', '.join(matching_methods())}) and the kernels with "
+        f"nominal columns ({', '.join(table_methods())}); none of "
+        f"{', '.join(methods)} is one."
+    )
+
+
+def _specs_and_notes(
+    run_methods: Sequence[Any],
+    ds: Any,
+    class_weight: str | None,
+    C_grid: Any,
+    gamma_grid: Any,
+) -> tuple[list[Any], list[str]]:
+    """Resolve the methods to specs; drop binary-only ones a multiclass task skips.
+
+    The notes are the lines printed under the run's header.
+    """
+    from ..experiments import resolve_method
+    from ..experiments._cv import accepts_class_weight
+
     try:
         specs = [
             resolve_method(m, C_grid=C_grid, gamma_grid=gamma_grid)
@@ -500,7 +488,7 @@ def _compare(args: argparse.Namespace) -> int:
             for m in run_methods
         ]
     except ValueError as exc:
-        return _fail(exc)
+        raise _Refused(str(exc)) from exc
     notes: list[str] = []
     n_classes = len(set(ds.y.tolist())) if ds.task == "classification" else 0
     if n_classes > 2:
@@ -519,7 +507,7 @@ def _compare(args: argparse.Namespace) -> int:
             )
         specs = [s for s in specs if s.multiclass != "skip"]
         if not specs:
-            return _fail(
+            raise _Refused(
                 f"every method given is binary-only and {ds.name} has "
                 f"{n_classes} classes; choose others (see 'missingkernels list')."
             )
@@ -534,24 +522,24 @@ def _compare(args: argparse.Namespace) -> int:
         notes.insert(0, sparse_note)
     if ds.nominal:
         notes.insert(0, _nominal_note(ds, specs))
-    names = [s.name for s in specs]
-    print(
-        f"{ds.name}: {ds.X.shape[0]} rows x {ds.X.shape[1]} features"
-        + (f" ({len(ds.nominal)} nominal)" if ds.nominal else "")
-        + f", {ds.task}; "
-        + _missingness_text(args.mechanism, mechanism, rates, ds.missing_rate)
-        + f"; {_repetitions_text(mechanism, reps)}, {folds}x{inner} nested CV "
-        f"selecting by {selection}"
-        + ("" if class_weight is None else f", class_weight {class_weight}")
-        + f"; methods: {', '.join(names)}"
-    )
-    for note in notes:
-        print(note)
-    start = time.perf_counter()
+    return specs, notes
+
+
+def _run_recording_warnings(
+    args: argparse.Namespace,
+    ds: Any,
+    specs: list[Any],
+    run: dict[str, Any],
+    out: Path,
+) -> Any:
+    """Run the comparison, then print the warnings it raised (also if it fails)."""
+    from ..experiments import ComparisonData, run_comparison
+    from ..experiments._results import _RunInProgressError
+
     log: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as log:
-            results = run_comparison(
+            return run_comparison(
                 {
                     ds.name: ComparisonData(
                         ds.X,
@@ -563,36 +551,47 @@ def _compare(args: argparse.Namespace) -> int:
                     )
                 },
                 specs,
-                mechanisms=[mechanism],
-                rates=rates,
-                n_draws=reps,
-                outer_folds=folds,
-                inner_folds=inner,
-                C_grid=C_grid,
-                gamma_grid=gamma_grid,
+                mechanisms=[run["mechanism"]],
+                rates=run["rates"],
+                n_draws=run["reps"],
+                outer_folds=run["folds"],
+                inner_folds=run["inner"],
+                C_grid=run["C_grid"],
+                gamma_grid=run["gamma_grid"],
                 selection_metric=args.selection_metric,
-                class_weight=class_weight,
+                class_weight=run["class_weight"],
                 output=out / "results.csv",
                 n_jobs=args.n_jobs,
                 random_state=args.seed,
                 progress=not args.no_progress,
             )
-    except _RunInProgressError:
-        return _fail(
+    # Printed here, not by _compare: the message comes before the warnings.
+    except _RunInProgressError as exc:
+        _fail(
             f"another run is writing to {out / 'results.csv'}; wait for it to "
             "finish, or give this run another --output-dir."
         )
+        raise _Refused from exc
     except (ValueError, TypeError, ImportError) as exc:
-        return _fail(exc)
+        _fail(exc)
+        raise _Refused from exc
     except OSError as exc:
-        return _fail(
+        _fail(
             f"cannot write the results to {out} ({exc.strerror or exc}); free "
             "space or fix the permissions, then rerun the same command to resume."
         )
+        raise _Refused from exc
     finally:  # also when interrupted: the warnings of the cells that ran
         _print_warnings(log, args.ridge)
-    elapsed = time.perf_counter() - start
-    metric = default_metric
+
+
+def _print_report(
+    results: Any, ds: Any, out: Path, run: dict[str, Any], elapsed: float
+) -> None:
+    """Write the table and figures of the results to ``out`` and print them."""
+    from ..experiments import CELL_COLUMNS, majority_scores, report_comparison
+
+    metric = "accuracy" if ds.task == "classification" else "r2"
     beside = ("balanced_accuracy",) if ds.task == "classification" else ()
     if not results["score"].notna().any():
         failed = results[results["error"] != ""]
@@ -601,17 +600,20 @@ def _compare(args: argparse.Namespace) -> int:
             if len(failed)
             else ""
         )
-        return _fail(
+        raise _Refused(
             f"every cell failed{example}; see the error column of "
             f"{out / 'results.csv'}."
         )
+    mechanism = run["mechanism"]
     report = report_comparison(
         results,
         metric,
         out,
         blocks=CELL_COLUMNS,
         title="blocks: draw x outer fold",
-        curves="rate_curves.png" if len(rates) > 1 and mechanism != "none" else None,
+        curves=(
+            "rate_curves.png" if len(run["rates"]) > 1 and mechanism != "none" else None
+        ),
         beside=beside,
         floors=(
             {ds.name: majority_scores(ds.y)} if ds.task == "classification" else None
@@ -647,4 +649,76 @@ def _compare(args: argparse.Namespace) -> int:
         + "".join(f", {out / f}" for f in report.figures)
         + f" in {elapsed:.1f} s"
     )
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """Check the data and options, run the comparison and report it."""
+    missing = _missing_extra("experiments")
+    if missing:
+        print(
+            f"compare needs the 'experiments' extra ({', '.join(missing)} could "
+            "not be imported).\n"
+            'Install it with: pip install "missingkernels[experiments]" '
+            '(add "plots" for the critical-difference diagram: '
+            '"missingkernels[experiments,plots]")',
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        return _checked_run(args)
+    except _Refused as exc:
+        return _fail(exc) if exc.args else 2
+
+
+def _checked_run(args: argparse.Namespace) -> int:
+    """The steps of ``compare`` once its extra is there; a refusal raises."""
+    import time
+
+    from ..experiments import PAPER_C_GRID, PAPER_GAMMA_GRID
+
+    ds, mechanism = _load_checked_dataset(args)
+    # After the data checks: a refused run leaves no empty directory behind.
+    out = Path(args.output_dir)
+    problem = _output_dir_error(out)
+    if problem:
+        raise _Refused(problem)
+    quick = args.quick
+    C_grid = (1.0, 8.0, 64.0) if quick else PAPER_C_GRID
+    gamma_grid = (2.0**-5, 2.0**-3, 2.0**-1) if quick else PAPER_GAMMA_GRID
+    run_methods = _chosen_methods(args, ds, C_grid, gamma_grid)
+    class_weight = None if args.class_weight == "none" else args.class_weight
+    if class_weight is not None and ds.task != "classification":
+        raise _Refused(
+            f"--class-weight {class_weight} weighs classes; {ds.name} is a "
+            f"{ds.task} task."
+        )
+    default_metric = "accuracy" if ds.task == "classification" else "r2"
+    selection = args.selection_metric or default_metric
+    specs, notes = _specs_and_notes(run_methods, ds, class_weight, C_grid, gamma_grid)
+    run: dict[str, Any] = {
+        "mechanism": mechanism,
+        "rates": args.rate or [0.3],
+        "folds": args.folds or (3 if quick else 5),
+        "inner": args.inner_folds or (3 if quick else 5),
+        "reps": args.repetitions or (1 if quick else 10),
+        "C_grid": C_grid,
+        "gamma_grid": gamma_grid,
+        "class_weight": class_weight,
+    }
+    print(
+        f"{ds.name}: {ds.X.shape[0]} rows x {ds.X.shape[1]} features"
+        + (f" ({len(ds.nominal)} nominal)" if ds.nominal else "")
+        + f", {ds.task}; "
+        + _missingness_text(args.mechanism, mechanism, run["rates"], ds.missing_rate)
+        + f"; {_repetitions_text(mechanism, run['reps'])}, "
+        f"{run['folds']}x{run['inner']} nested CV selecting by {selection}"
+        + ("" if class_weight is None else f", class_weight {class_weight}")
+        + f"; methods: {', '.join(s.name for s in specs)}"
+    )
+    for note in notes:
+        print(note)
+    start = time.perf_counter()
+    results = _run_recording_warnings(args, ds, specs, run, out)
+    elapsed = time.perf_counter() - start
+    _print_report(results, ds, out, run, elapsed)
     return 0
