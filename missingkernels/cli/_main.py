@@ -132,6 +132,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"missingkernels {__version__}"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_list_command(sub)
+    _add_datasets_command(sub)
+    _add_compare_command(sub)
+    return parser
+
+
+def _add_list_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    """Add the ``list`` command to the subparsers ``sub``."""
     p_list = sub.add_parser(
         "list",
         help="list the registered kernels, densities and baselines",
@@ -145,6 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_list.set_defaults(func=_cmd_list)
 
+
+def _add_datasets_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    """Add the ``datasets`` command to the subparsers ``sub``."""
     p_data = sub.add_parser(
         "datasets",
         help="list the named datasets, bundled or fetchable",
@@ -165,6 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_data.set_defaults(func=_cmd_datasets)
 
+
+def _add_compare_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    """Add the ``compare`` command and its options to the subparsers ``sub``."""
     p_cmp = sub.add_parser(
         "compare",
         help="compare methods by nested cross-validation on a dataset",
@@ -179,6 +199,16 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_COMPARE_EXAMPLES,
         formatter_class=_HelpFormatter,
     )
+    # In this order: the order of the options in --help.
+    _add_compare_data_options(p_cmp)
+    _add_compare_protocol_options(p_cmp)
+    _add_compare_method_options(p_cmp)
+    _add_compare_execution_options(p_cmp)
+    p_cmp.set_defaults(func=cmd_compare)
+
+
+def _add_compare_data_options(p_cmp: argparse.ArgumentParser) -> None:
+    """The data of ``compare``: dataset or CSV, its columns, the missingness."""
     p_cmp.add_argument(
         "dataset",
         nargs="?",
@@ -232,6 +262,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="missing rate of the simulated mechanism, repeatable (default: 0.3)",
     )
+
+
+def _add_compare_protocol_options(p_cmp: argparse.ArgumentParser) -> None:
+    """The protocol of ``compare``: methods, folds, repetitions, selection."""
     p_cmp.add_argument(
         "--methods",
         help="comma-separated kernels and baselines, see 'missingkernels list' "
@@ -284,6 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="where results.csv, table.md and the figures go; a rerun resumes "
         "from its results.csv (default: %(default)s)",
     )
+
+
+def _add_compare_method_options(p_cmp: argparse.ArgumentParser) -> None:
+    """The options ``compare`` passes to the methods: ridge, density, unknown levels."""
     p_cmp.add_argument(
         "--ridge",
         type=float,
@@ -316,6 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
         "none given, each method's own: 'error' for the matching kernels, "
         "'missing' for the others)",
     )
+
+
+def _add_compare_execution_options(p_cmp: argparse.ArgumentParser) -> None:
+    """How ``compare`` runs: processes, seed, progress bar."""
     p_cmp.add_argument(
         "--n-jobs",
         type=int,
@@ -333,8 +375,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no progress bar (default: a bar on stderr)",
     )
-    p_cmp.set_defaults(func=cmd_compare)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
