@@ -368,6 +368,17 @@ def simulate_missing(
     >>> X_mnar.shape, len(info.hidden)
     ((100, 2), 2)
     """
+    X = _complete_numeric_data(X, mechanism)
+    rng = check_random_state(random_state)
+    X, removed, info = _removed_entries(X, mechanism, float(rate), rng)
+    X[removed] = np.nan
+    if not return_info:
+        return X
+    return X, info
+
+
+def _complete_numeric_data(X: Any, mechanism: str) -> np.ndarray:
+    """X as a float64 copy, checked finite and, unless MCAR, in float64's range."""
     X = _numeric_rows(X)
     if not np.all(np.isfinite(X)):
         bad = np.argwhere(~np.isfinite(X))[0]
@@ -391,9 +402,14 @@ def simulate_missing(
             "power of ten, and multiply the result back), or use "
             "mechanism='mcar', which does no arithmetic on the values.",
         )
-    rng = check_random_state(random_state)
+    return X
+
+
+def _removed_entries(
+    X: np.ndarray, mechanism: str, rate: float, rng: np.random.RandomState
+) -> tuple[np.ndarray, np.ndarray, MissingnessInfo]:
+    """The data kept (MNAR drops the hidden half), its removed entries, the info."""
     n, d = X.shape
-    rate = float(rate)
     all_columns = np.arange(d)
     hidden = np.zeros(0, dtype=np.intp)
     refs: np.ndarray | None = None
@@ -424,9 +440,6 @@ def simulate_missing(
             X[:, hidden], len(visible), rate, rng, mechanism
         )
         X = X[:, visible]
-    X[removed] = np.nan
-    if not return_info:
-        return X
     info = MissingnessInfo(
         mechanism=mechanism,
         rate=rate,
@@ -437,4 +450,4 @@ def simulate_missing(
         t=t,
         p_zero=p_zero,
     )
-    return X, info
+    return X, removed, info
