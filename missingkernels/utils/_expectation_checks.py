@@ -247,6 +247,23 @@ def check_expectation(
     >>> from missingkernels.utils.estimator_checks import check_expectation
     >>> check_expectation("rbf/gaussian", n_draws=500)
     """
+    cell, name = _resolved_cell(cell)
+    if not (isinstance(n_draws, int | np.integer) and n_draws >= 10):
+        raise ValueError(f"n_draws must be an integer >= 10, got {n_draws!r}.")
+    if not n_sigma > 0:
+        raise ValueError(f"n_sigma must be positive, got {n_sigma!r}.")
+    base, cx, cy = _fitted_inputs(
+        cell, base, conditionals, other, condition_number, random_state
+    )
+    if cell.applies is not None and not cell.applies(base):
+        raise ValueError(f"{name}: the cell does not apply to {base!r}.")
+    _check_against_draws(cell, name, base, cx, cy, n_draws, n_sigma, random_state)
+    if cell.normalises:
+        _check_normalised_gram(cell, name, base, cx)
+
+
+def _resolved_cell(cell: Any) -> tuple[Any, str]:
+    """The cell's factory (looked up if ``cell`` is a name) and its name."""
     from .. import list_expectations
 
     name = cell if isinstance(cell, str) else None
@@ -259,10 +276,21 @@ def check_expectation(
             )
         cell = table[cell].factory
     name = name or f"{cell.base_kernel.__name__}/{cell.conditionals.__name__}"
-    if not (isinstance(n_draws, int | np.integer) and n_draws >= 10):
-        raise ValueError(f"n_draws must be an integer >= 10, got {n_draws!r}.")
-    if not n_sigma > 0:
-        raise ValueError(f"n_sigma must be positive, got {n_sigma!r}.")
+    return cell, name
+
+
+def _fitted_inputs(
+    cell: Any,
+    base: Any,
+    conditionals: Any,
+    other: Any,
+    condition_number: float,
+    random_state: int,
+) -> tuple[Any, Any, Any]:
+    """The base kernel (fitted) and the conditionals of the rows and the others.
+
+    Examples of the cell's classes stand in for those not given.
+    """
     if conditionals is None:
         domains = getattr(cell.base_kernel, "domains", ("numeric",))
         nominal = "numeric" not in domains
@@ -281,8 +309,20 @@ def check_expectation(
         base = _example_base(cell.base_kernel, X, cx, density)
     elif conditionals is None:
         base = base.fit(X, cx, density)
-    if cell.applies is not None and not cell.applies(base):
-        raise ValueError(f"{name}: the cell does not apply to {base!r}.")
+    return base, cx, cy
+
+
+def _check_against_draws(
+    cell: Any,
+    name: str,
+    base: Any,
+    cx: Any,
+    cy: Any,
+    n_draws: int,
+    n_sigma: float,
+    random_state: int,
+) -> None:
+    """The cell's Grams, variances and features against averages over draws."""
     rng = np.random.default_rng(random_state)
     seeds = rng.integers(0, 2**31 - 1, size=3)
     dx = cx.sample(n_draws, random_state=int(seeds[0])).samples
@@ -328,13 +368,16 @@ def check_expectation(
             closed = cell.features(base, cx, fmap, False)
             feats = np.stack([np.asarray(fmap.transform(a), float) for a in dx])
             _compare(f"{name}: features", closed, feats, n_sigma)
-    if cell.normalises:
-        plain = cell.gram(base, cx, None, "independent", False)
-        norm = cell.gram(base, cx, None, "independent", True)
-        n_i = np.diag(plain)
-        expected = plain / np.sqrt(np.outer(n_i, n_i))
-        err = np.abs(norm - expected).max()
-        assert err <= 1e-9, (
-            f"{name}: the normalised Gram differs from the Gram divided by the "
-            f"self-similarities by {err:.3g}."
-        )
+
+
+def _check_normalised_gram(cell: Any, name: str, base: Any, cx: Any) -> None:
+    """The normalised Gram is the Gram divided by the self-similarities."""
+    plain = cell.gram(base, cx, None, "independent", False)
+    norm = cell.gram(base, cx, None, "independent", True)
+    n_i = np.diag(plain)
+    expected = plain / np.sqrt(np.outer(n_i, n_i))
+    err = np.abs(norm - expected).max()
+    assert err <= 1e-9, (
+        f"{name}: the normalised Gram differs from the Gram divided by the "
+        f"self-similarities by {err:.3g}."
+    )
