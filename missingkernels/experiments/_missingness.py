@@ -184,7 +184,8 @@ def _distance_driven_removal(
             "with more distinct values for a graded mechanism, or "
             "mechanism='mcar'.",
             DegenerateMissingnessWarning,
-            stacklevel=4,  # the caller of simulate_missing (via validate_params)
+            # the caller of simulate_missing (via validate_params, _removed_entries)
+            stacklevel=5,
         )
         return tied & (u < p_zero), refs, float("inf"), float(p_zero)
     order = np.sort(tau, axis=None)[::-1]
