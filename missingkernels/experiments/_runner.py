@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -334,16 +334,72 @@ default=("mar",)
     _check_train_options(datasets, mechanisms, train_rate, train_size, inner_folds)
     for label, grid in (("C_grid", C_grid), ("gamma_grid", gamma_grid)):
         _check_grid(label, grid)
+    run_draws = _checked_draws(draws, n_draws)
+    specs = _resolved_specs(methods, C_grid, gamma_grid)
+    _check_class_weight(class_weight)
+    _check_selection_metric(datasets, selection_metric)
+    path = Path(output) if output is not None else None
+    config = _run_config(
+        datasets,
+        mechanisms,
+        rates,
+        n_draws,
+        outer_folds,
+        inner_folds,
+        C_grid,
+        gamma_grid,
+        selection_metric,
+        random_state,
+        class_weight,
+        train_rate,
+        train_size,
+    )
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def plan(done: set) -> list[tuple]:
+        return _plan(
+            datasets,
+            specs,
+            mechanisms,
+            rates,
+            run_draws,
+            outer_folds,
+            inner_folds,
+            selection_metric,
+            random_state,
+            done,
+            class_weight,
+            train_rate,
+            train_size,
+        )
+
+    tallies: dict[tuple[str, str], _WarningTally] = {}
+    jobs: list[tuple] = []
+    try:
+        previous, rows = _run_cells(path, config, plan, jobs, n_jobs, progress, tallies)
+    finally:  # also when interrupted: the warnings of the cells that ran
+        _warn_summary(tallies, len(jobs))
+    return _results_frame(pd, previous, rows)
+
+
+def _checked_draws(draws: Sequence[int] | None, n_draws: int) -> list[int]:
+    """The draws to run: all ``n_draws``, or the valid ``draws`` sorted."""
     if draws is None:
-        run_draws = list(range(n_draws))
-    else:
-        bad = [d for d in draws if not _is_int(d) or not 0 <= d < n_draws]
-        if bad:
-            raise ValueError(
-                f"draws must be integers in [0, n_draws={n_draws}); got {bad!r} "
-                f"in {list(draws)!r}."
-            )
-        run_draws = sorted({int(d) for d in draws})
+        return list(range(n_draws))
+    bad = [d for d in draws if not _is_int(d) or not 0 <= d < n_draws]
+    if bad:
+        raise ValueError(
+            f"draws must be integers in [0, n_draws={n_draws}); got {bad!r} "
+            f"in {list(draws)!r}."
+        )
+    return sorted({int(d) for d in draws})
+
+
+def _resolved_specs(
+    methods: Sequence[str | MethodSpec], C_grid: Any, gamma_grid: Any
+) -> list[MethodSpec]:
+    """The methods as specs, checked: at least one, distinct names, valid grids."""
     specs = [
         m
         if isinstance(m, MethodSpec)
@@ -360,6 +416,11 @@ default=("mar",)
         raise ValueError(f"Method names must be distinct, got {names}.")
     for spec in specs:
         _check_spec_grid(spec)
+    return specs
+
+
+def _check_class_weight(class_weight: Any) -> None:
+    """Refuse a class_weight other than 'balanced', a mapping or None."""
     if class_weight is not None and not (
         class_weight == "balanced" or isinstance(class_weight, Mapping)
     ):
@@ -367,6 +428,12 @@ default=("mar",)
             f"class_weight must be 'balanced', a dict of class -> weight or None, "
             f"got {class_weight!r}."
         )
+
+
+def _check_selection_metric(
+    datasets: Mapping[str, ComparisonData], selection_metric: str | None
+) -> None:
+    """Refuse a selection metric that does not fit a dataset's task."""
     for dname, data in datasets.items():
         metric = selection_metric or _TASK_METRICS[data.task][0]
         if metric not in _TASK_METRICS[data.task]:
@@ -374,7 +441,24 @@ default=("mar",)
                 f"selection_metric {metric!r} does not fit the {data.task} task of "
                 f"{dname!r}; use one of {_TASK_METRICS[data.task]}."
             )
-    path = Path(output) if output is not None else None
+
+
+def _run_config(
+    datasets: Mapping[str, ComparisonData],
+    mechanisms: Sequence[str],
+    rates: Sequence[float],
+    n_draws: int,
+    outer_folds: int,
+    inner_folds: int,
+    C_grid: Sequence[float],
+    gamma_grid: Sequence[float],
+    selection_metric: str | None,
+    random_state: int,
+    class_weight: str | dict | None,
+    train_rate: float | None,
+    train_size: int | None,
+) -> dict[str, Any]:
+    """The settings a results file records, which a resumed run must share."""
     config = {
         "datasets": sorted(datasets),
         "mechanisms": list(mechanisms),
@@ -400,40 +484,41 @@ default=("mar",)
     }
     if nominal:  # absent for all-numeric tables: older results resume
         config["nominal"] = nominal
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    tallies: dict[tuple[str, str], _WarningTally] = {}
-    jobs: list[tuple] = []
-    try:
-        # The lock is held from before the results file is read (a concurrent
-        # run could be appending to it) until the last row is written.
-        with _exclusive(path):
-            previous: Any = None
-            done: set = set()
-            if path is not None:
-                _check_config(path, config)
-                previous, done = _read_done(path)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                jobs = _plan(
-                    datasets,
-                    specs,
-                    mechanisms,
-                    rates,
-                    run_draws,
-                    outer_folds,
-                    inner_folds,
-                    selection_metric,
-                    random_state,
-                    done,
-                    class_weight,
-                    train_rate,
-                    train_size,
-                )
-            _merge_tallies(tallies, _tally_warnings(caught))
-            rows = _execute(jobs, n_jobs, progress, path, tallies) if jobs else []
-    finally:  # also when interrupted: the warnings of the cells that ran
-        _warn_summary(tallies, len(jobs))
+    return config
+
+
+def _run_cells(
+    path: Path | None,
+    config: dict[str, Any],
+    plan: Callable[[set], list[tuple]],
+    jobs: list[tuple],
+    n_jobs: int | None,
+    progress: bool,
+    tallies: dict[tuple[str, str], _WarningTally],
+) -> tuple[Any, list[dict]]:
+    """Run the cells not already in ``path``; return its earlier rows and the new.
+
+    ``jobs`` is filled in place: the caller's warning summary counts the
+    cells planned even when the run stops.
+    """
+    # The lock is held from before the results file is read (a concurrent
+    # run could be appending to it) until the last row is written.
+    with _exclusive(path):
+        previous: Any = None
+        done: set = set()
+        if path is not None:
+            _check_config(path, config)
+            previous, done = _read_done(path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            jobs.extend(plan(done))
+        _merge_tallies(tallies, _tally_warnings(caught))
+        rows = _execute(jobs, n_jobs, progress, path, tallies) if jobs else []
+    return previous, rows
+
+
+def _results_frame(pd: Any, previous: Any, rows: list[dict]) -> Any:
+    """The earlier and the new rows in one frame, sorted by cell."""
     frames = [previous] if previous is not None else []
     if rows:
         frames.append(pd.DataFrame(rows, columns=list(RESULT_COLUMNS)))
