@@ -634,3 +634,28 @@ def test_the_functions_reach_a_pipelines_last_step_and_a_searchs_best():
     assert list(u.index) == list(rows.index)
     with pytest.raises(TypeError, match="MissingKernelSVC or MissingKernelSVR"):
         mk.uncertainty_from_missing(make_pipeline(log).fit(frame), rows)
+
+
+def test_each_method_reports_progress_under_its_own_name(monkeypatch):
+    """The progress bar of a long call names the method the user called (the
+    regressor's uncertainty_from_missing said "value_of_measuring")."""
+    from missingkernels import MissingKernelSVR
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=60)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    labels = []
+    original = MissingKernelSVR._score_standardized
+
+    def recording(self, X, methods, label):
+        labels.append(label)
+        return original(self, X, methods, label)
+
+    model = MissingKernelSVR(random_state=0).fit(X, y)
+    monkeypatch.setattr(MissingKernelSVR, "_score_standardized", recording)
+    model.uncertainty_from_missing(X[:10], n_draws=3, random_state=0)
+    assert labels and set(labels) == {"uncertainty_from_missing"}
+    labels.clear()
+    model.value_of_measuring(X[:10], n_draws=3, random_state=0)
+    assert labels and set(labels) == {"value_of_measuring"}

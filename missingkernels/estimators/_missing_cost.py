@@ -317,18 +317,24 @@ class MissingCostMixin:
             columns[f"proba_q95_{label}"] = high[:, c]
         return columns
 
-    def _predictions(self, X: np.ndarray) -> tuple[np.ndarray]:
-        (prediction,) = self._score_standardized(X, ("predict",), "value_of_measuring")
+    def _predictions(
+        self, X: np.ndarray, label: str = "value_of_measuring"
+    ) -> tuple[np.ndarray]:
+        """Predictions in the target's units (``label``: the progress bar's)."""
+        (prediction,) = self._score_standardized(X, ("predict",), label)
         return (self._in_target_units(prediction),)
+
+    def _uncertainty_predictions(self, X: np.ndarray) -> tuple[np.ndarray]:
+        return self._predictions(X, "uncertainty_from_missing")
 
     def _regression_uncertainty(
         self, rows: _CostRows, n_draws: int, random_state: Any
     ) -> Any:
         import pandas as pd
 
-        (prediction,) = self._predictions(rows.standardized)
+        (prediction,) = self._uncertainty_predictions(rows.standardized)
         incomplete, drawn = self._completed_scores(
-            rows, n_draws, random_state, self._predictions
+            rows, n_draws, random_state, self._uncertainty_predictions
         )
         mean, sd = prediction.copy(), np.zeros_like(prediction)
         q05, q95 = prediction.copy(), prediction.copy()
