@@ -13,6 +13,8 @@ blockwise results equal the in-memory ones; fits reduce per-block sums.
 
 from __future__ import annotations
 
+import functools
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -30,6 +32,8 @@ __all__ = [
     "block_sums",
     "import_dask",
     "is_dask_collection",
+    "map_rows",
+    "rowwise_on_dask",
     "summarise_columns",
 ]
 
@@ -138,6 +142,88 @@ def as_row_blocks(estimator: Any, X: Any, *, reset: bool, purpose: str) -> Any:
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
     return X.astype(np.float64)
+
+
+def map_rows(estimator: Any, X: Any, method: Callable[..., Any], purpose: str) -> Any:
+    """``method(block)`` over the row blocks of X, as a lazy dask array.
+
+    For a row-wise method of a fitted estimator (a row's output depends only
+    on the row and the fitted state): the blocks give the in-memory result.
+    X is checked as :func:`as_row_blocks` checks new rows (number of
+    features, column names) without reading data; a row whose entries are
+    all missing, computed now, gives the output's number of dimensions,
+    width and dtype (class labels keep theirs).
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+    X : dask Array or DataFrame of shape (n_samples, n_features)
+    method : callable
+        Takes and returns arrays of rows; picklable for a cluster (a bound
+        method or a ``functools.partial`` of module-level functions).
+    purpose : str
+        What needs dask, for the messages.
+
+    Returns
+    -------
+    out : dask Array of shape (n_samples,) or (n_samples, n_outputs)
+        Row chunks as in X.
+    """
+    da = import_dask(purpose)
+    if not is_dask_collection(X):
+        raise TypeError(
+            f"{purpose} takes a dask Array or DataFrame; got {type(X).__name__}. "
+            "Call the estimator's own method on in-memory data."
+        )
+    X = as_row_blocks(estimator, X, reset=False, purpose=purpose)
+    probe = np.asarray(_quiet(method, np.full((1, X.shape[1]), np.nan)))
+    if probe.ndim == 1:
+        chunks: tuple[Any, ...] = (X.chunks[0],)
+        meta = np.empty((0,), dtype=probe.dtype)
+        return da.map_blocks(
+            _quiet, method, X, chunks=chunks, drop_axis=1, dtype=probe.dtype, meta=meta
+        )
+    chunks = (X.chunks[0], (probe.shape[1],))
+    meta = np.empty((0, probe.shape[1]), dtype=probe.dtype)
+    return da.map_blocks(_quiet, method, X, chunks=chunks, dtype=probe.dtype, meta=meta)
+
+
+def _quiet(method: Callable[..., Any], block: np.ndarray) -> Any:
+    # The column names were checked once, on the collection; the blocks are
+    # plain arrays.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "X does not have valid feature names")
+        return method(block)
+
+
+def rowwise_on_dask(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Let a row-wise estimator method take a dask collection.
+
+    On a dask Array or DataFrame the decorated method returns a lazy dask
+    array computed block of rows by block of rows (:func:`map_rows`), on any
+    scheduler or cluster; on anything else it runs as written.
+    """
+
+    @functools.wraps(method)
+    def on_rows(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
+        if not is_dask_collection(X):
+            return method(self, X, *args, **kwargs)
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self)
+        purpose = f"{type(self).__name__}.{method.__name__}"
+        call = functools.partial(_call_method, self, method.__name__, args, kwargs)
+        return map_rows(self, X, call, purpose)
+
+    return on_rows
+
+
+def _call_method(
+    estimator: Any, name: str, args: tuple, kwargs: dict, block: np.ndarray
+) -> Any:
+    # By name, so a worker unpickles the estimator and calls its method on an
+    # in-memory block (the decorated method then runs as written).
+    return getattr(estimator, name)(block, *args, **kwargs)
 
 
 def _numeric(dtype: Any) -> bool:

@@ -21,44 +21,13 @@ This module imports dask only when one of its functions is called (the
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
-from ._dask_blocks import as_row_blocks, import_dask, is_dask_collection
+from ._dask_blocks import import_dask, is_dask_collection, map_rows
 
 __all__ = ["conditional_means", "expected_features", "partial_fit"]
-
-
-def _map_rows(estimator: Any, X: Any, method: Any, purpose: str) -> Any:
-    """``method(block)`` over the row blocks of X, checked like a transform."""
-    da = import_dask(purpose)
-    if not is_dask_collection(X):
-        raise TypeError(
-            f"{purpose} takes a dask Array or DataFrame; got {type(X).__name__}. "
-            "Call the estimator's own method on in-memory data."
-        )
-    X = as_row_blocks(estimator, X, reset=False, purpose=purpose)
-    # One fully missing row tells the width and dtype of the output without
-    # reading any data (a row may be entirely missing).
-    probe = np.asarray(_quiet(method, np.full((1, X.shape[1]), np.nan)))
-    return da.map_blocks(
-        _quiet,
-        method,
-        X,
-        chunks=(X.chunks[0], (probe.shape[1],)),
-        dtype=probe.dtype,
-        meta=np.empty((0, probe.shape[1]), dtype=probe.dtype),
-    )
-
-
-def _quiet(method: Any, block: np.ndarray) -> Any:
-    # The column names were checked once, on the collection; the blocks are
-    # plain arrays.
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "X does not have valid feature names")
-        return method(block)
 
 
 def _first_moments(density: Any, block: np.ndarray) -> np.ndarray:
@@ -103,7 +72,7 @@ def conditional_means(density: Any, X: Any) -> Any:
     import functools
 
     method = functools.partial(_first_moments, density)
-    return _map_rows(density, X, method, "missingkernels.dask.conditional_means")
+    return map_rows(density, X, method, "missingkernels.dask.conditional_means")
 
 
 def expected_features(transformer: Any, X: Any) -> Any:
@@ -144,7 +113,7 @@ def expected_features(transformer: Any, X: Any) -> Any:
     >>> bool(np.allclose(Z.compute(), features.transform(X)))
     True
     """
-    return _map_rows(
+    return map_rows(
         transformer, X, transformer.transform, "missingkernels.dask.expected_features"
     )
 

@@ -350,3 +350,85 @@ def test_pipeline_on_a_local_cluster_predicts_as_in_memory():
     np.testing.assert_array_equal(predicted, expected)
     # It learned the XOR-like labels, which no linear model of X separates.
     assert np.mean(predicted == y_test) > 0.65
+
+
+def _blockwise(method, X, size):
+    """The in-memory method over the same row blocks, stacked."""
+    return np.concatenate([method(X[i : i + size]) for i in range(0, len(X), size)])
+
+
+@pytest.mark.parametrize("route", ["exact", "features"])
+def test_estimators_predict_a_dask_collection_block_by_block(route):
+    """Issue 49, item 1 (prediction side): the estimators' row-wise methods
+    take a dask Array or DataFrame and return lazy dask arrays whose blocks
+    are the in-memory results of the same rows: bit for bit against the
+    same blocks in memory. Against one in-memory call on all rows they
+    differ by the kernels' rounding, which depends on the batch: each Gram
+    entry carries a relative error of a few eps, so a decision value one of
+    about (sum of |dual coefficients| + |intercept|) x 1e-15; 1e-12 of that
+    scale leaves a factor of 1000."""
+    from missingkernels import (
+        ExpectedKernelFeatures,
+        MissingKernelSVC,
+        MissingKernelSVR,
+        MissingKernelTransformer,
+    )
+
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    target = X[:, 2] + 0.1 * rng.normal(size=300)
+    labels = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    X[rng.random(X.shape) < 0.25] = np.nan
+    dX = da.from_array(X, chunks=(70, 4))
+    svc = MissingKernelSVC(route=route, probability=True, random_state=0)
+    svc.fit(X, labels)
+    svr = MissingKernelSVR(route=route, random_state=0).fit(X, target)
+    cases = [
+        (svc, "predict"),
+        (svc, "decision_function"),
+        (svc, "predict_proba"),
+        (svc, "predict_log_proba"),
+        (svr, "predict"),
+        (MissingKernelTransformer().fit(X), "transform"),
+        (ExpectedKernelFeatures(n_components=40, random_state=0).fit(X), "transform"),
+    ]
+    for estimator, name in cases:
+        method = getattr(estimator, name)
+        out = method(dX)
+        assert isinstance(out, da.Array), (name, type(out))
+        assert out.chunks[0] == dX.chunks[0]
+        computed = out.compute()
+        np.testing.assert_array_equal(computed, _blockwise(method, X, 70), err_msg=name)
+        whole = method(X)
+        assert computed.dtype == whole.dtype and computed.shape == whole.shape
+        if whole.dtype.kind == "f":
+            scale = np.abs(whole).max() + 1.0
+            np.testing.assert_allclose(computed, whole, rtol=0, atol=1e-12 * scale)
+        else:
+            np.testing.assert_array_equal(computed, whole)
+    # A DataFrame: its column names are checked against the fit's, lazily.
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    named = MissingKernelSVC(route=route, random_state=0).fit(frame, labels)
+    parts = dd.from_pandas(frame, npartitions=3)
+    np.testing.assert_array_equal(named.predict(parts).compute(), named.predict(frame))
+    with pytest.raises(ValueError, match="feature names"):
+        named.predict(dd.from_pandas(frame.rename(columns={"a": "z"}), npartitions=3))
+
+
+def test_dask_prediction_checks_before_any_block_runs():
+    from sklearn.exceptions import NotFittedError
+
+    from missingkernels import MissingKernelSVC
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(NotFittedError):
+        MissingKernelSVC().predict(da.from_array(X, chunks=20))
+    model = MissingKernelSVC().fit(X, y)
+    with pytest.raises(ValueError, match="4 features"):
+        model.predict(da.from_array(np.zeros((10, 4)), chunks=5))
+    with pytest.raises(ValueError, match="numeric"):
+        model.predict(da.from_array(np.array([["a", "b", "c"]] * 4), chunks=2))

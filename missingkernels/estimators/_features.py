@@ -17,6 +17,7 @@ from sklearn.base import (
 from sklearn.utils import check_random_state
 
 from .._config import format_bytes, gram_memory, max_gram_memory
+from .._dask_blocks import rowwise_on_dask
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import dropped_features, validate_missing_data
 from ..kernels._expectation_table import expected_features
@@ -416,17 +417,19 @@ class ExpectedKernelFeatures(
             options=kernel._draw_options(),
         )
 
+    @rowwise_on_dask
     def transform(self, X: Any) -> np.ndarray:
         """Return the expected kernel features of the rows.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Rows with NaN where missing.
+            Rows with NaN where missing; or a dask Array or DataFrame of
+            numeric columns, read block of rows by block of rows.
 
         Returns
         -------
-        Z : ndarray of shape (n_samples, n_components_out)
+        Z : ndarray of shape (n_samples, n_components_out), or dask Array
             ``Z @ Z_other.T`` estimates (or equals) the expected kernel
             between independent rows.
         """

@@ -10,6 +10,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.svm import SVC, LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
+from .._dask_blocks import rowwise_on_dask
 from .._sklearn_compat import Interval, StrOptions, _fit_context, available_if
 from .._validation import check_sample_weight
 from ._calibration import calibrated_proba, fit_calibration, ovr_from_ovo
@@ -442,6 +443,7 @@ class MissingKernelSVC(ClassifierMixin, MissingCostMixin, _BaseMissingKernelSVM)
         return True
 
     @available_if(_check_proba)
+    @rowwise_on_dask
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, calibrated by internal cross-validation.
 
@@ -454,56 +456,63 @@ class MissingKernelSVC(ClassifierMixin, MissingCostMixin, _BaseMissingKernelSVM)
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Rows with NaN where missing.
+            Rows with NaN where missing; or a dask Array or DataFrame of
+            numeric columns, read block of rows by block of rows.
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, n_classes)
+        proba : ndarray of shape (n_samples, n_classes), or dask Array
             Columns in the order of ``classes_``; rows sum to one.
         """
         check_is_fitted(self, "_calibration_maps")
         return calibrated_proba(self._calibration_maps, self._ovr_decision(X))
 
     @available_if(_check_proba)
+    @rowwise_on_dask
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Logarithm of :meth:`predict_proba` (only with ``probability=True``).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Rows with NaN where missing.
+            Rows with NaN where missing; or a dask Array or DataFrame of
+            numeric columns, read block of rows by block of rows.
 
         Returns
         -------
-        log_proba : ndarray of shape (n_samples, n_classes)
+        log_proba : ndarray of shape (n_samples, n_classes), or dask Array
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
+    @rowwise_on_dask
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distance to the separating hyperplane in the kernel space.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Rows with NaN where missing.
+            Rows with NaN where missing; or a dask Array or DataFrame of
+            numeric columns, read block of rows by block of rows.
 
         Returns
         -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        scores : ndarray or dask Array of shape (n_samples,) or (n_samples, n_classes)
         """
         return self._svm_on_new_rows(X, "decision_function")
 
+    @rowwise_on_dask
     def predict(self, X: Any) -> np.ndarray:
         """Predict class labels.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Rows with NaN where missing.
+            Rows with NaN where missing; or a dask Array or DataFrame of
+            numeric columns, read block of rows by block of rows.
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
+        y_pred : ndarray of shape (n_samples,), or dask Array
         """
         return self._svm_on_new_rows(X, "predict")

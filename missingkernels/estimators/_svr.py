@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.svm import SVR, LinearSVR
 
+from .._dask_blocks import rowwise_on_dask
 from .._sklearn_compat import Interval, _fit_context
 from ._missing_cost import MissingCostMixin
 from ._scaling import fit_target_standardization
@@ -271,17 +272,19 @@ class MissingKernelSVR(RegressorMixin, MissingCostMixin, _BaseMissingKernelSVM):
         self.y_center_, self.y_scale_ = fit_target_standardization(y)
         return (np.asarray(y, dtype=np.float64) - self.y_center_) / self.y_scale_
 
+    @rowwise_on_dask
     def predict(self, X: Any) -> np.ndarray:
         """Predict the target.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Rows with NaN where missing.
+            Rows with NaN where missing; or a dask Array or DataFrame of
+            numeric columns, read block of rows by block of rows.
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
+        y_pred : ndarray of shape (n_samples,), or dask Array
         """
         pred = self._svm_on_new_rows(X, "predict")
         if self.y_center_ is None:

@@ -11,6 +11,7 @@ from sklearn.base import (
     TransformerMixin,
 )
 
+from .._dask_blocks import rowwise_on_dask
 from .._sklearn_compat import _fit_context
 from .._validation import dropped_features, validate_missing_data
 from ._base import KernelParamsMixin, with_settings
@@ -196,6 +197,7 @@ class MissingKernelTransformer(
         self.fit(X, y)
         return np.asarray(self.kernel_(self.X_fit_), dtype=np.float64)
 
+    @rowwise_on_dask
     @with_settings
     def transform(self, X: Any) -> np.ndarray:
         """Return the cross Gram matrix ``K(X, X_train)``.
@@ -203,11 +205,12 @@ class MissingKernelTransformer(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Rows with NaN where missing.
+            Rows with NaN where missing; or a dask Array or DataFrame of
+            numeric columns, read block of rows by block of rows.
 
         Returns
         -------
-        K : ndarray of shape (n_samples, n_train_samples)
+        K : ndarray of shape (n_samples, n_train_samples), or dask Array
         """
         X = validate_missing_data(self, X, reset=False, encode=self._encode)
         if self.x_center_ is not None:
