@@ -154,7 +154,12 @@ def config(quick: bool) -> dict:
         "controls `em` (genRBF's Gaussian EM density imputing conditional "
         "means, then the same SVM: what the kernel adds over its density) and "
         "`iterative_mean` (scikit-learn's default IterativeImputer: "
-        "conditional means, no draw)."
+        "conditional means, no draw). On draw 0 alone, genrbf minus em is "
+        "what was first measured for this control: +0.25 points over 168 "
+        "blocks (94 higher, 60 lower; Wilcoxon p 0.003), MCAR 60%+ +0.85 "
+        "(13 higher, 1 lower; p 0.001); over the three draws the MCAR 60%+ "
+        "band shrinks to +0.38 (Holm p 0.13): much of that draw's largest "
+        "gain was the draw's."
     )
     common = dict(
         datasets=datasets,
