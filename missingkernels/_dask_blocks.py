@@ -177,15 +177,16 @@ def map_rows(estimator: Any, X: Any, method: Callable[..., Any], purpose: str) -
         )
     X = as_row_blocks(estimator, X, reset=False, purpose=purpose)
     probe = np.asarray(_quiet(method, np.full((1, X.shape[1]), np.nan)))
-    if probe.ndim == 1:
-        chunks: tuple[Any, ...] = (X.chunks[0],)
-        meta = np.empty((0,), dtype=probe.dtype)
-        return da.map_blocks(
-            _quiet, method, X, chunks=chunks, drop_axis=1, dtype=probe.dtype, meta=meta
-        )
-    chunks = (X.chunks[0], (probe.shape[1],))
-    meta = np.empty((0, probe.shape[1]), dtype=probe.dtype)
-    return da.map_blocks(_quiet, method, X, chunks=chunks, dtype=probe.dtype, meta=meta)
+    width = probe.shape[1:]  # () for one value per row, (k,) for k
+    return da.map_blocks(
+        _quiet,
+        method,
+        X,
+        chunks=(X.chunks[0], *((w,) for w in width)),
+        drop_axis=[] if width else 1,
+        dtype=probe.dtype,
+        meta=np.empty((0, *width), dtype=probe.dtype),
+    )
 
 
 def _quiet(method: Callable[..., Any], block: np.ndarray) -> Any:
