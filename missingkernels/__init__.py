@@ -5,7 +5,7 @@ conditional distribution of the missing entries given the observed ones, under
 a density fitted on the training rows. No value is imputed.
 """
 
-from . import conditionals, densities, estimators, kernels
+from . import _moved_modules, conditionals, densities, estimators, kernels
 from ._config import config_context, get_config, set_config
 from ._registry import (
     PluginLoadWarning,
@@ -38,6 +38,9 @@ from .estimators import (
     uncertainty_from_missing,
     value_of_measuring,
 )
+
+# Pickles written before a private module was renamed name its old path.
+_moved_modules.install()
 
 __all__ = [
     "MIN_OBSERVED",
