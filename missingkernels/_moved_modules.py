@@ -24,7 +24,20 @@ from types import ModuleType
 __all__ = ["MOVED", "install"]
 
 # Old dotted module name -> new dotted module name.
-MOVED: dict[str, str] = {}
+MOVED: dict[str, str] = {
+    # issue 50, item 5: names that say what the module holds
+    "missingkernels.conditionals._factor": (
+        "missingkernels.conditionals._factor_conditionals"
+    ),
+    "missingkernels.conditionals._gaussian": (
+        "missingkernels.conditionals._gaussian_conditioning"
+    ),
+    "missingkernels.densities._em": "missingkernels.densities._base_em",
+    "missingkernels.densities._factor": "missingkernels.densities._factor_analysis",
+    "missingkernels.experiments._transformers": (
+        "missingkernels.experiments._imputation"
+    ),
+}
 
 
 class _Alias(importlib.abc.Loader):

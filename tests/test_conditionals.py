@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from missingkernels.conditionals import GaussianConditionals, group_patterns
-from missingkernels.conditionals._gaussian import (
+from missingkernels.conditionals._gaussian_conditioning import (
     _condition_by_schur,
     condition_gaussian,
 )

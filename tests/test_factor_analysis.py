@@ -16,7 +16,7 @@ from _helpers import assert_variance_close, conditioning_log_error
 
 from missingkernels import get_density, get_kernel
 from missingkernels.conditionals import FactorConditionals, GaussianConditionals
-from missingkernels.conditionals._gaussian import condition_gaussian
+from missingkernels.conditionals._gaussian_conditioning import condition_gaussian
 from missingkernels.conditionals._patterns import pattern_groups
 from missingkernels.densities import FactorAnalysisDensity
 from missingkernels.kernels import RBF, find_expectation

@@ -230,8 +230,7 @@ def test_a_cached_fit_warns_as_the_fit_did():
     """A copy from the cache raises the warnings its fit raised: the same
     fit warns the same way whatever was fitted before it in the process."""
     from missingkernels import get_kernel
-    from missingkernels.densities import GaussianEMDensity
-    from missingkernels.densities._em import SingularCovarianceWarning
+    from missingkernels.densities import GaussianEMDensity, SingularCovarianceWarning
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(30, 3))

@@ -5,14 +5,19 @@ module."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import pickle
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import missingkernels
+from missingkernels import MissingKernelSVC
 from missingkernels._moved_modules import MOVED
+from missingkernels.densities import FactorAnalysisDensity
 
 
 def _global(module: str, name: str) -> bytes:
@@ -82,15 +87,17 @@ def test_names_not_in_the_table_are_not_found():
 
 @pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
 def test_a_moved_module_is_the_new_module(old, new):
-    assert not importlib.util.find_spec(new).origin.endswith(
-        old.rpartition(".")[2] + ".py"
-    )
+    # no stub file is left at the old path
+    origin = Path(importlib.util.find_spec(new).origin)
+    assert not origin.with_name(old.rpartition(".")[2] + ".py").exists()
     module = importlib.import_module(old)
     assert module is importlib.import_module(new)
     assert module.__spec__.name == new
     # one module object for the file: nothing was executed twice
-    same_file = [m for m in list(sys.modules.values()) if getattr(m, "__file__", None)]
-    assert [m for m in same_file if m.__file__ == module.__file__] == [module]
+    loaded = {id(m): m for m in list(sys.modules.values())}.values()
+    assert [m for m in loaded if getattr(m, "__file__", None) == str(origin)] == [
+        module
+    ]
 
 
 @pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
@@ -99,3 +106,20 @@ def test_a_class_pickled_under_the_old_path_loads(old, new):
     assert classes, f"{new} defines no class to check"
     for cls in classes:
         assert pickle.loads(_global(old, cls.__qualname__)) is cls
+
+
+def test_a_fitted_estimator_pickled_under_old_paths_predicts_the_same():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    svc = MissingKernelSVC(density=FactorAnalysisDensity(n_factors=1)).fit(X, y)
+    payload = pickle.dumps(svc, protocol=0)
+    old_payload = _renamed(payload, MOVED)
+    # the fitted density is stored under its module's old path
+    assert b"cmissingkernels.densities._factor\n" in old_payload
+    assert b"cmissingkernels.densities._factor_analysis\n" not in old_payload
+    loaded = pickle.loads(old_payload)
+    assert type(loaded.density_) is FactorAnalysisDensity
+    np.testing.assert_array_equal(loaded.decision_function(X), svc.decision_function(X))
+    np.testing.assert_array_equal(loaded.predict(X), svc.predict(X))

@@ -62,13 +62,13 @@ def test_the_check_finds_private_imports():
         "from missingkernels.kernels import _rbf\n"
         "from missingkernels.utils import row_keys\n"
         "import numpy._core\n"
-        "def f():\n    from missingkernels.densities._em import x\n"
+        "def f():\n    from missingkernels.densities._base_em import x\n"
     )
     assert private_imports(source) == [
         "missingkernels._numerics",
         "missingkernels._validation",
         "missingkernels.kernels._rbf",
-        "missingkernels.densities._em",
+        "missingkernels.densities._base_em",
     ]
 
 

@@ -5,7 +5,7 @@ representations; kernels take expectations over them.
 """
 
 from ._base import BaseConditionals
-from ._factor import FactorConditionals
+from ._factor_conditionals import FactorConditionals
 from ._mixed import MixedConditionals
 from ._representations import (
     CategoricalConditionals,

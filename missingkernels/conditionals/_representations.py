@@ -15,7 +15,7 @@ import numpy as np
 
 from .._numerics import psd_factor
 from ._base import BaseConditionals, Variates, check_n_draws
-from ._gaussian import condition_gaussian
+from ._gaussian_conditioning import condition_gaussian
 from ._patterns import group_patterns, pattern_groups
 
 __all__ = [

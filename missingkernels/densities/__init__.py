@@ -2,7 +2,7 @@
 
 from ._base import REPRESENTATIONS, BaseDensity
 from ._categorical import CategoricalDensity
-from ._factor import FactorAnalysisDensity
+from ._factor_analysis import FactorAnalysisDensity
 from ._gaussian_em import GaussianEMDensity, SingularCovarianceWarning
 from ._latent_class import LatentClassDensity
 from ._mixture import GaussianMixtureDensity

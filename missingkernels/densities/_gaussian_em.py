@@ -9,9 +9,9 @@ import numpy as np
 
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import GaussianConditionals
-from ..conditionals._gaussian import condition_gaussian
+from ..conditionals._gaussian_conditioning import condition_gaussian
 from ..conditionals._patterns import PatternGroups
-from ._em import (
+from ._base_em import (
     Params,
     SingularCovarianceWarning,
     _BaseEMDensity,

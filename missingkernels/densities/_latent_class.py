@@ -13,10 +13,10 @@ from sklearn.cluster import KMeans
 from .._numerics import constant_features, integer_seeds
 from .._sklearn_compat import Interval, StrOptions
 from .._table_encoding import encode_table
-from ..conditionals._gaussian import condition_gaussian
+from ..conditionals._gaussian_conditioning import condition_gaussian
 from ..conditionals._mixed import MixedConditionals, category_blocks, one_hot_codes
 from ..conditionals._patterns import pattern_groups
-from ._em import (
+from ._base_em import (
     Params,
     _BaseEMDensity,
     _EMData,

@@ -13,9 +13,9 @@ from sklearn.cluster import KMeans
 from .._numerics import integer_seeds
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import MixtureConditionals
-from ..conditionals._gaussian import condition_gaussian
+from ..conditionals._gaussian_conditioning import condition_gaussian
 from ..conditionals._patterns import PatternGroups, pattern_groups
-from ._em import (
+from ._base_em import (
     Params,
     _BaseEMDensity,
     _check_singular,

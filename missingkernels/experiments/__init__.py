@@ -1,6 +1,7 @@
 """Experiment tools: missingness mechanisms, baselines, peers, the nested-CV runner."""
 
 from ..estimators import GeomSVC  # re-exported: it lived here before
+from ._imputation import DensityDrawImputer, DropSparseFeatures, MixedTableImputer
 from ._lineups import (
     FULL_METHODS,
     IMPUTATION_BASELINES,
@@ -33,7 +34,6 @@ from ._stats import (
     plot_rate_curves,
     summary_table,
 )
-from ._transformers import DensityDrawImputer, DropSparseFeatures, MixedTableImputer
 
 __all__ = [
     "CELL_COLUMNS",

@@ -37,7 +37,7 @@ from .._validation import (
     MIN_OBSERVED,
     warn_dropped_features,
 )
-from ._transformers import DensityDrawImputer, DropSparseFeatures, MixedTableImputer
+from ._imputation import DensityDrawImputer, DropSparseFeatures, MixedTableImputer
 
 _TASKS = ("classification", "regression")
 

@@ -74,7 +74,7 @@ class ComparisonData:
         ValueError
             If ``nominal`` is neither column indices of ``X`` nor a mask.
         """
-        from ._transformers import nominal_mask as _nominal_mask
+        from ._imputation import nominal_mask as _nominal_mask
 
         return _nominal_mask(self.nominal, np.shape(self.X)[1])
 

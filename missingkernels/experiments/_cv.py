@@ -32,8 +32,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 
 from .._registry import _RENAMED
+from ._imputation import DropSparseFeatures, MixedTableImputer
 from ._methods import MethodSpec
-from ._transformers import DropSparseFeatures, MixedTableImputer
 
 _METRICS: dict[str, Callable[[Any, Any], float]] = {
     "accuracy": accuracy_score,

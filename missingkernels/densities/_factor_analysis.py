@@ -10,9 +10,9 @@ import numpy as np
 
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import FactorConditionals
-from ..conditionals._factor import factor_posterior
+from ..conditionals._factor_conditionals import factor_posterior
 from ..conditionals._patterns import PatternGroups
-from ._em import (
+from ._base_em import (
     Params,
     SingularCovarianceWarning,
     _BaseEMDensity,
