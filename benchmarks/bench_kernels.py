@@ -41,7 +41,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from threadpoolctl import threadpool_limits
 
 from missingkernels import get_kernel
-from missingkernels.kernels import _rbf
+from missingkernels.kernels.rbf.engine import _gram
 
 MISSING = {
     "mcar10": ("mcar", 0.1),
@@ -70,7 +70,7 @@ def make_data(rng, n, d, kind, rate=0.3, n_patterns=16):
 
 def cold_gram(k, X):
     """``k(X)`` without the sides kept from earlier Grams."""
-    _rbf._SIDES.clear()
+    _gram._SIDES.clear()
     return k(X)
 
 

@@ -33,12 +33,11 @@ _BUILTIN_PLUGINS = (
     ("missingkernels.conditionals", "missingkernels.conditionals._plugin"),
     ("missingkernels.densities", "missingkernels.densities._plugin"),
     ("missingkernels.kernels", "missingkernels.kernels._expectation_table"),
-    ("missingkernels.kernels.rbf", "missingkernels.kernels._rbf_family"),
+    ("missingkernels.kernels.rbf", "missingkernels.kernels.rbf"),
     ("missingkernels.kernels.linear", "missingkernels.kernels._linear"),
     ("missingkernels.kernels.matching", "missingkernels.kernels._matching"),
     ("missingkernels.kernels.mixed", "missingkernels.kernels._mixed"),
     ("missingkernels.kernels.polynomial", "missingkernels.kernels._polynomial"),
-    ("missingkernels.kernels.factor", "missingkernels.kernels._factor"),
 )
 # The experiment baselines are not part of the core: missingkernels.experiments
 # registers its plugin itself when imported; baseline lookups import it first.

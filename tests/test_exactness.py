@@ -9,7 +9,7 @@ condition numbers from 1 to 1e12, as ``Q diag(s) Q^T`` and as the covariance
 of nearly collinear data.
 
 The bound checked (measured; see the issue-32 note in the module of the
-loops, ``_rbf._SCHUR_MAX_ERROR``): on entries above 1e-12 the relative error
+loops, ``_gram._SCHUR_MAX_ERROR``): on entries above 1e-12 the relative error
 is at most ``1e3 eps (kappa + 2 gamma v)``, ``kappa`` the condition number of
 the density's covariance and ``v`` the largest variance of a conditional
 covariance (whitened in the Mahalanobis metric). The Mahalanobis Grams are
@@ -32,7 +32,7 @@ from _helpers import FixedGaussian
 from scipy import linalg
 
 from missingkernels import get_kernel
-from missingkernels.kernels import _rbf
+from missingkernels.kernels.rbf.engine import _gram
 
 # Compared with references at tight tolerances: scripts/test.sh reruns these
 # tests under other OpenBLAS kernels (CONTRIBUTING: reproduce another machine).
@@ -107,16 +107,16 @@ LOOPS = {
 
 @contextlib.contextmanager
 def forced(loop):
-    saved = {name: getattr(_rbf, name) for name in LOOPS[loop]}
+    saved = {name: getattr(_gram, name) for name in LOOPS[loop]}
     try:
         for name, value in LOOPS[loop].items():
-            setattr(_rbf, name, value)
-        _rbf._SIDES.clear()
+            setattr(_gram, name, value)
+        _gram._SIDES.clear()
         yield
     finally:
         for name, value in saved.items():
-            setattr(_rbf, name, value)
-        _rbf._SIDES.clear()
+            setattr(_gram, name, value)
+        _gram._SIDES.clear()
 
 
 # -- densities -------------------------------------------------------------------

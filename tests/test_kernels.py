@@ -128,7 +128,7 @@ def assert_grams_match_naive(k, X, Y, gamma, S=None):
 
 def count_schur_row_loop_calls(monkeypatch):
     """A list that grows by one at each call of the compiled Schur row loop."""
-    from missingkernels.kernels import _compiled
+    from missingkernels.kernels.rbf.engine import _compiled
 
     calls = []
     rows = _compiled.rbf_rows
@@ -242,10 +242,10 @@ def test_both_loops_match_naive_reference(rng, monkeypatch, metric, loop):
     bringing the factored block) and the pattern-pair loop, each forced on
     the same rows: complete rows, a fully missing row, rows with fewer and
     more missing features than their partners."""
-    from missingkernels.kernels import _rbf
+    from missingkernels.kernels.rbf.engine import _gram
 
-    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: loop != "pattern_pairs")
-    monkeypatch.setattr(_rbf, "_EUCLIDEAN_SCHUR", loop == "schur_row_pairs")
+    monkeypatch.setattr(_gram, "_use_row_pairs", lambda a, b: loop != "pattern_pairs")
+    monkeypatch.setattr(_gram, "_EUCLIDEAN_SCHUR", loop == "schur_row_pairs")
     d = 7
     mean, S = random_gaussian(rng, d)
     X = mcar(rng, rng.multivariate_normal(mean, S, size=40), 0.35)
@@ -290,11 +290,11 @@ def test_row_pairs_every_shared_missing_count_against_naive(
     that every h from 0 to 7 occurs (and rows with many missing features
     against rows with few), on both sides of the cross Gram, at gammas from
     2^-15 to 2^15, against the naive reference where it does not underflow."""
-    from missingkernels.kernels import _rbf
+    from missingkernels.kernels.rbf.engine import _gram
 
-    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    monkeypatch.setattr(_gram, "_use_row_pairs", lambda a, b: True)
     # Either Euclidean row-pair loop, whatever the share of missing entries.
-    monkeypatch.setattr(_rbf, "_EUCLIDEAN_SCHUR", loop == "schur")
+    monkeypatch.setattr(_gram, "_EUCLIDEAN_SCHUR", loop == "schur")
     d = 10
     gamma = 2.0**log2_gamma
     mean, S = random_gaussian(rng, d)
@@ -330,10 +330,10 @@ def test_row_pairs_many_shared_missing_against_naive(
     rows miss 6 to 12 of 16 features (three rows fewer), so nearly every pair
     shares 4 to 12, on both sides of the cross Gram, at gammas 2^-15, 1 and
     2^15, against the naive reference where it does not underflow."""
-    from missingkernels.kernels import _rbf
+    from missingkernels.kernels.rbf.engine import _gram
 
-    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
-    monkeypatch.setattr(_rbf, "_EUCLIDEAN_SCHUR", loop == "schur")
+    monkeypatch.setattr(_gram, "_use_row_pairs", lambda a, b: True)
+    monkeypatch.setattr(_gram, "_EUCLIDEAN_SCHUR", loop == "schur")
     d = 16
     gamma = 2.0**log2_gamma
     mean, S = random_gaussian(rng, d)
@@ -363,12 +363,12 @@ def test_schur_row_pairs_many_rows_against_naive(rng, monkeypatch, log2_gamma, m
     of missing features, every size of the smaller missing set, in the
     training Gram and both cross orientations, against the naive reference
     where it does not underflow; and the loop is the one used."""
-    from missingkernels.kernels import _compiled, _rbf
+    from missingkernels.kernels.rbf.engine import _compiled, _gram
 
-    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    monkeypatch.setattr(_gram, "_use_row_pairs", lambda a, b: True)
     # (at gamma = 2^15 its error estimate would route the Mahalanobis Gram
     # to the pattern-pair loop: forced here)
-    monkeypatch.setattr(_rbf, "_SCHUR_MAX_ERROR", np.inf)
+    monkeypatch.setattr(_gram, "_SCHUR_MAX_ERROR", np.inf)
     calls = count_schur_row_loop_calls(monkeypatch)
     d = 8
     gamma = 2.0**log2_gamma
@@ -398,11 +398,11 @@ def test_schur_row_pairs_with_few_lanes(rng, monkeypatch, metric):
     """In high dimensions the Schur row loop keeps fewer big rows per tile
     (down to 8): forced here at d = 9, the Grams still match the naive
     reference, over many tiles."""
-    from missingkernels.kernels import _rbf
+    from missingkernels.kernels.rbf.engine import _gram
 
-    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
-    monkeypatch.setattr(_rbf, "_LANE_TILE_BYTES", 1)
-    assert _rbf._lanes(9) == 8
+    monkeypatch.setattr(_gram, "_use_row_pairs", lambda a, b: True)
+    monkeypatch.setattr(_gram, "_LANE_TILE_BYTES", 1)
+    assert _gram._lanes(9) == 8
     calls = count_schur_row_loop_calls(monkeypatch)
     mean, S = random_gaussian(rng, 9)
     X = mcar(rng, rng.multivariate_normal(mean, S, size=70), 0.4)
@@ -420,9 +420,9 @@ def test_row_pairs_fall_back_for_uninvertible_covariances(rng, monkeypatch, metr
     error estimate is too large (forced here by the threshold) the
     pattern-pair loop (Mahalanobis) or the shared-feature row loop
     (Euclidean) computes the Gram, with the same results."""
-    from missingkernels.kernels import _rbf
+    from missingkernels.kernels.rbf.engine import _gram
 
-    monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: True)
+    monkeypatch.setattr(_gram, "_use_row_pairs", lambda a, b: True)
     calls = count_schur_row_loop_calls(monkeypatch)
     d = 6
     mean, S = random_gaussian(rng, d)
@@ -433,7 +433,7 @@ def test_row_pairs_fall_back_for_uninvertible_covariances(rng, monkeypatch, metr
     k.fit(X)
     K = k(X)
     assert calls
-    monkeypatch.setattr(_rbf, "_SCHUR_MAX_ERROR", 0.0)
+    monkeypatch.setattr(_gram, "_SCHUR_MAX_ERROR", 0.0)
     calls.clear()
     k = get_kernel("genrbf", gamma=0.4, metric=metric, density=density)
     K2 = k.fit(X)(X)
@@ -451,17 +451,17 @@ def test_training_side_is_kept(rng, monkeypatch, metric):
     """The training rows' side (and its factors) is built once per fitted
     kernel: later Grams against the training rows build only the new rows'
     side, and give the same values as a freshly fitted kernel."""
-    from missingkernels.kernels import _rbf
+    from missingkernels.kernels.rbf.engine import _gram
 
     mean, S, X, Y = make_case(rng, 60, 20, 6, ("mcar", 0.4))
     builds = []
-    build = _rbf.Side.build
+    build = _gram.Side.build
 
     def counted(*args, **kwargs):
         builds.append(1)
         return build(*args, **kwargs)
 
-    monkeypatch.setattr(_rbf.Side, "build", counted)
+    monkeypatch.setattr(_gram.Side, "build", counted)
     density = FixedGaussian(mean, S)
     k = get_kernel("genrbf", gamma=0.5, metric=metric, density=density).fit(X)
     K = k(X)
@@ -476,9 +476,9 @@ def test_training_side_is_kept(rng, monkeypatch, metric):
 
 
 def test_side_memo_keeps_two_entries_of_a_kind():
-    from missingkernels.kernels import _rbf
+    from missingkernels.kernels.rbf.engine import _gram
 
-    side = _rbf.Side(None, None)  # type: ignore[arg-type]
+    side = _gram.Side(None, None)  # type: ignore[arg-type]
     for g in (1.0, 2.0, 3.0):
         assert side.memoized(("factors", g), lambda g=g: g * 10) == g * 10
         assert side.memoized(("other", 0), lambda: "x") == "x"
@@ -625,7 +625,7 @@ def test_a_bad_thread_count_leaves_the_blas_limit_usable(monkeypatch):
     # A bad MISSINGKERNELS_NUM_THREADS raised inside serial_blas.__enter__
     # after it had counted itself in, and no __exit__ followed: every later
     # kernel evaluation saw itself nested and never limited BLAS again.
-    from missingkernels.kernels import _threads
+    from missingkernels.kernels.rbf.engine import _threads
 
     log = []
 
@@ -650,7 +650,7 @@ def test_blas_is_held_to_one_thread_while_a_kernel_runs_on_several(rng, monkeypa
     BLAS to one thread (through a recording stand-in for threadpoolctl's
     controller here) and lifts the limit afterwards, once for nested uses;
     with one loop thread it sets no limit."""
-    from missingkernels.kernels import _rbf, _threads
+    from missingkernels.kernels.rbf.engine import _gram, _threads
 
     log = []
 
@@ -665,13 +665,13 @@ def test_blas_is_held_to_one_thread_while_a_kernel_runs_on_several(rng, monkeypa
 
     monkeypatch.setattr(_threads.serial_blas, "_controller", Controller())
     during = []
-    exp = _rbf.exp_inplace
+    exp = _gram.exp_inplace
 
     def recording(out, **kwargs):
         during.append(list(log))
         return exp(out, **kwargs)
 
-    monkeypatch.setattr(_rbf, "exp_inplace", recording)
+    monkeypatch.setattr(_gram, "exp_inplace", recording)
     mean, S = random_gaussian(rng, 4)
     X = mcar(rng, rng.multivariate_normal(mean, S, size=30), 0.3)
     k = get_kernel("genrbf", gamma=0.5, density=FixedGaussian(mean, S)).fit(X)
@@ -697,20 +697,20 @@ def test_blas_runs_on_one_thread_while_a_kernel_is_evaluated(rng, monkeypatch):
     can be set (not where it was started with one thread)."""
     from threadpoolctl import ThreadpoolController, threadpool_limits
 
-    from missingkernels.kernels import _rbf, _threads
+    from missingkernels.kernels.rbf.engine import _gram, _threads
 
     def blas_threads():
         return {lib["num_threads"] for lib in ThreadpoolController().info()
                 if lib["user_api"] == "blas"}  # fmt: skip
 
     seen = []
-    exp = _rbf.exp_inplace
+    exp = _gram.exp_inplace
 
     def recording(out, **kwargs):
         seen.append(blas_threads())
         return exp(out, **kwargs)
 
-    monkeypatch.setattr(_rbf, "exp_inplace", recording)
+    monkeypatch.setattr(_gram, "exp_inplace", recording)
     mean, S = random_gaussian(rng, 4)
     X = mcar(rng, rng.multivariate_normal(mean, S, size=30), 0.3)
     k = get_kernel("genrbf", gamma=0.5, density=FixedGaussian(mean, S)).fit(X)

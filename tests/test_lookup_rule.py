@@ -25,7 +25,7 @@ from missingkernels.kernels._expectation_table import (
     expected_variance,
     lookup,
 )
-from missingkernels.kernels._feature_maps import IdentityMap
+from missingkernels.kernels._linear import IdentityMap
 
 # Compared with references at tight tolerances: scripts/test.sh reruns these
 # tests under other OpenBLAS kernels (CONTRIBUTING: reproduce another machine).

@@ -61,7 +61,7 @@ def test_the_package_loops_are_cached_after_a_gram():
     import numpy as np
 
     import missingkernels as mk
-    from missingkernels.kernels import _compiled
+    from missingkernels.kernels.rbf.engine import _compiled
 
     X = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 2.5], [np.nan, 0.0]])
     mk.get_kernel("genrbf", gamma=0.5).fit(X)(X)

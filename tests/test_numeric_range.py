@@ -87,7 +87,7 @@ def test_row_pair_loops_hand_over_when_gamma_times_variance_is_huge(monkeypatch)
     rounding error of about eps * gamma * C (identical rows got kernel rows
     differing by 6e-5 and a Gram eigenvalue of -1e-4); the pattern-pair loop
     computes such Grams, exactly."""
-    from missingkernels.kernels import _rbf
+    from missingkernels.kernels.rbf.engine import _gram
 
     nan = np.nan
     X = np.array([
@@ -106,7 +106,7 @@ def test_row_pair_loops_hand_over_when_gamma_times_variance_is_huge(monkeypatch)
     grams = {}
     for loop in ("auto", "pattern_pairs"):
         if loop == "pattern_pairs":
-            monkeypatch.setattr(_rbf, "_use_row_pairs", lambda a, b: False)
+            monkeypatch.setattr(_gram, "_use_row_pairs", lambda a, b: False)
         for metric in ("euclidean", "mahalanobis"):
             k = get_kernel("genrbf", metric=metric)
             with warnings.catch_warnings():
@@ -227,7 +227,7 @@ def test_vectorised_log_of_the_row_loop_matches_numpy(rng):
     its own (vectorised): against numpy's log over the range those products
     keep (1e-150 to 1e150), at the points where the mantissa reduction
     switches (around sqrt 2) and at powers of two."""
-    from missingkernels.kernels import _rows_compiled
+    from missingkernels.kernels.rbf.engine import _rows_compiled
 
     x = np.concatenate(
         [

@@ -333,7 +333,7 @@ class ExpectedKernelFeatures(
             self._refuse(f"features of {n_rows} rows", needed, limit // one)
 
     def _fit_expected(self, X: np.ndarray, rng: np.random.RandomState) -> None:
-        from ..kernels._feature_maps import FourierMap
+        from ..kernels.rbf._fourier import FourierMap
 
         kernel = self.kernel_
         _, train = kernel._conditionals(X)

@@ -17,10 +17,12 @@ rows (``docs/theory.rst``). Three parts compose them:
   normalisation, registered by name; :func:`make_expected_kernel` makes one
   for any base kernel.
 
-Each family (``_rbf_family``, ``_linear``, ``_matching``, ``_polynomial``,
-``_mixed``, ``_factor``) is one module holding its base kernel, cells and
-presets, and registers them through the plugin hooks as a third-party plugin
-does. Build them by name with :func:`missingkernels.get_kernel`.
+Each family has one home holding its base kernel, cells and presets, and
+registers them through the plugin hooks as a third-party plugin does: a
+module (``_linear``, ``_matching``, ``_polynomial``, ``_mixed``), or for the
+fast RBF family the subpackage ``rbf`` (its compiled engine in
+``rbf.engine``, the factor-analytic cell in ``rbf.factor``). Build them by
+name with :func:`missingkernels.get_kernel`.
 """
 
 from ._base_kernel import BaseKernel
@@ -30,7 +32,7 @@ from ._linear import ExpectedLinearKernel, Linear
 from ._matching import BelancheK1Kernel, BelancheK2Kernel, Presence, SimpleMatching
 from ._mixed import ExpectedMixedRBFKernel, MixedRBFKernel, RBFMatching
 from ._polynomial import ExpectedPolynomialKernel, Polynomial
-from ._rbf_family import RBF, ExpectedRBFKernel, GenRBFKernel
+from .rbf import RBF, ExpectedRBFKernel, GenRBFKernel
 
 __all__ = [
     "RBF",

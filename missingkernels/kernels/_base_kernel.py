@@ -7,7 +7,7 @@ covariance) and evaluates ``k`` on complete rows (:meth:`BaseKernel.pairwise`).
 Its expectations over each representation of conditionals are cells of the
 expectation table (:mod:`._expectation_table`); any representation that can sample works
 with it through the average over pairs of draws. Each built-in base kernel
-lives in its family's module with its cells and presets (:mod:`._rbf_family`,
+lives in its family's home with its cells and presets (:mod:`.rbf`,
 :mod:`._linear`, :mod:`._matching`, :mod:`._polynomial`, :mod:`._mixed`).
 """
 

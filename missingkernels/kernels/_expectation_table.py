@@ -481,6 +481,15 @@ def _draws_variance(
     return times_missingness_factor(np.maximum(V, 0.0), base, sx, sy, power=2)
 
 
+def draws_average(c: SampleConditionals, fmap: Any) -> np.ndarray:
+    """The features of the draws, averaged (any complete-row map)."""
+    out = np.zeros((c.n_samples, fmap.n_components))
+    for draw in c.samples:
+        out += fmap.transform(draw)
+    out /= c.n_draws
+    return out
+
+
 def _draws_features(
     base: Any, s: SampleConditionals, feature_map: Any, normalised: bool
 ) -> np.ndarray:
@@ -488,8 +497,6 @@ def _draws_features(
         raise NotImplementedError(
             "Normalised expected features over draws have no exact form here."
         )
-    from ._feature_maps import draws_average
-
     return draws_average(s, feature_map)
 
 

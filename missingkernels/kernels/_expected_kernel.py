@@ -20,7 +20,6 @@ from .._validation import (
 )
 from ._base_kernel import BaseKernel
 from ._expectation_table import DrawOptions, expected, supported
-from ._threads import serial_blas
 
 
 def _representation_class(density: Any) -> type | None:
@@ -303,6 +302,9 @@ class BaseExpectedKernel(BaseEstimator):
 
     def _evaluate(self, what: str, X: Any, Y: Any) -> np.ndarray:
         check_is_fitted(self, "density_")
+        # Imported here: the RBF family's presets subclass this module's class.
+        from .rbf.engine import serial_blas
+
         with serial_blas:
             return self._evaluate_serial_blas(what, X, Y)
 

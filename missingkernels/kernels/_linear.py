@@ -11,6 +11,7 @@ serve the polynomial kernel too. Conventions of the cells as in
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -46,9 +47,21 @@ class Linear(BaseKernel):
 
     def feature_map(self, train: Any, n_components: int, random_state: Any) -> Any:
         """The exact map: the row itself."""
-        from ._feature_maps import IdentityMap
-
         return IdentityMap(train.n_features)
+
+
+@dataclass(frozen=True)
+class IdentityMap:
+    """The linear kernel's exact map: the row itself."""
+
+    n_features: int
+
+    @property
+    def n_components(self) -> int:
+        return self.n_features
+
+    def transform(self, A: np.ndarray) -> np.ndarray:
+        return np.asarray(A, dtype=np.float64)
 
 
 # -- cells ----------------------------------------------------------------------

@@ -9,6 +9,7 @@ hooks a third-party plugin uses. Conventions of the cells as in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -16,7 +17,6 @@ import numpy as np
 from .._validation import describe_features
 from ..conditionals import CategoricalConditionals, SampleConditionals
 from ..hookspecs import hookimpl
-from . import _feature_maps
 from ._base_kernel import BaseKernel
 from ._expectation_table import Expectation, set_diagonal
 from ._expected_kernel import BaseExpectedKernel
@@ -75,9 +75,57 @@ class Presence(BaseKernel):
         return _category_map(train, presence=self._presence)
 
 
-def _category_map(train: Any, presence: bool) -> Any:
-    from ._feature_maps import CategoryMap
+@dataclass(frozen=True)
+class CategoryMap:
+    """Exact map of simple matching (one-hot per feature, scaled by
+    ``1/sqrt(d)``) or of presence (``1[x_v = 1] / sqrt(d)``).
 
+    ``categories`` are the training codes per feature; a code not among them
+    matches nothing (its one-hot block is zero).
+    """
+
+    categories: tuple[np.ndarray, ...]
+    presence: bool
+
+    @property
+    def n_components(self) -> int:
+        if self.presence:
+            return int(sum(np.count_nonzero(c == 1.0) for c in self.categories))
+        return int(sum(len(c) for c in self.categories))
+
+    def transform(self, A: np.ndarray) -> np.ndarray:
+        A = np.asarray(A, dtype=np.float64)
+        d = A.shape[1]
+        blocks = [
+            (
+                A[:, v : v + 1] == cats[None, cats == 1.0 if self.presence else ...]
+            ).astype(np.float64)
+            for v, cats in enumerate(self.categories)
+        ]
+        return np.hstack(blocks) / np.sqrt(d)
+
+
+def matching_features(c: Any, fmap: CategoryMap) -> np.ndarray:
+    """Simple matching or presence features of categorical conditionals or
+    draws: per feature, the row's distribution over the training codes (a
+    one-hot code when observed), scaled by ``1/sqrt(d)``."""
+    d = c.n_features
+    blocks = []
+    for v in range(d):
+        known = np.asarray(fmap.categories[v], dtype=np.float64)
+        # pmf needs every value present; codes unseen in training are dropped.
+        cats = np.union1d(known, c.feature_values(v))
+        pmf = np.asarray(c.pmf(v, cats), dtype=np.float64)
+        block = pmf[:, np.isin(cats, known)]
+        if fmap.presence:
+            block = block[:, known == 1.0]
+        blocks.append(block)
+    if not blocks:
+        return np.zeros((c.n_samples, 0))
+    return np.hstack(blocks) / np.sqrt(d)
+
+
+def _category_map(train: Any, presence: bool) -> Any:
     cats = tuple(
         np.asarray(train.feature_values(v), dtype=np.float64)
         for v in range(train.n_features)
@@ -91,7 +139,7 @@ def _category_map(train: Any, presence: bool) -> Any:
 def _category_features(
     base: Any, c: Any, feature_map: Any, normalised: bool
 ) -> np.ndarray:
-    return _feature_maps.matching_features(c, feature_map)
+    return matching_features(c, feature_map)
 
 
 def _matching_features(

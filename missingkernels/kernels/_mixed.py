@@ -14,10 +14,10 @@ from .._table_encoding import encode_table
 from ..conditionals import MixedConditionals
 from ..conditionals._mixed import category_blocks
 from ..hookspecs import hookimpl
-from . import _rbf
 from ._base_kernel import BaseKernel, MissingnessWeightMixin
 from ._expectation_table import Expectation, times_missingness_factor
 from ._expected_kernel import BaseExpectedKernel
+from .rbf import engine
 
 __all__ = ["ExpectedMixedRBFKernel", "MixedRBFKernel", "RBFMatching"]
 
@@ -143,7 +143,7 @@ class RBFMatching(MissingnessWeightMixin, BaseKernel):
             np.nanmean(numeric, axis=0) if numeric.size else np.zeros(numeric.shape[1])
         )
         center = np.where(np.isnan(center), 0.0, center)
-        self._metric = _rbf.Metric.euclidean(center)
+        self._metric = engine.Metric.euclidean(center)
         if isinstance(self.gamma, str):
             self.gamma_ = scale_gamma(numeric) if numeric.shape[1] else 1.0
         else:
@@ -184,14 +184,14 @@ def _log_weights(c: MixedConditionals) -> np.ndarray:
         return np.log(c.weights)
 
 
-def _sides(c: MixedConditionals, metric: _rbf.Metric) -> list[_rbf.Side] | None:
+def _sides(c: MixedConditionals, metric: engine.Metric) -> list[engine.Side] | None:
     """One RBF side per class for the numeric block (offsets 0, weights 1)."""
     if c.numeric is None:
         return None
     num = c.numeric
-    packed = _rbf.Packed.build(num.patterns, num.pattern_index)
+    packed = engine.Packed.build(num.patterns, num.pattern_index)
     return [
-        _rbf.Side.build(num.means[k], packed, [s[k] for s in num.covariances], metric)
+        engine.Side.build(num.means[k], packed, [s[k] for s in num.covariances], metric)
         for k in range(c.n_components)
     ]
 
@@ -240,7 +240,7 @@ def _class_pmfs(c: MixedConditionals) -> list[np.ndarray]:
 def _self_log(
     base: RBFMatching,
     c: MixedConditionals,
-    sides: list[_rbf.Side] | None,
+    sides: list[engine.Side] | None,
     pmfs: list[np.ndarray],
 ) -> np.ndarray:
     """``log E k(X_i, X_i')`` for independent copies of each row; ``pmfs``:
@@ -254,7 +254,7 @@ def _self_log(
         for b in range(K):
             t = logw[:, a] + logw[:, b]
             if sides is not None:
-                t = t + _rbf.aligned(sides[a], sides[b], base.gamma_, base._metric)
+                t = t + engine.aligned(sides[a], sides[b], base.gamma_, base._metric)
             if q:
                 match = _matching_aligned(base, pmfs[a], pmfs[b], blocks)
                 with np.errstate(divide="ignore"):
@@ -308,7 +308,7 @@ def _gram(
     for a in range(K):
         for b in range(a if symmetric else 0, K):
             if sx is not None and sy is not None:
-                _rbf.pairs(
+                engine.pairs(
                     sx[a].with_offsets(off_x[:, a]),
                     sy[b].with_offsets(off_y[:, b]),
                     gamma, metric, symmetric=symmetric and a == b,
@@ -316,14 +316,14 @@ def _gram(
                 )  # fmt: skip
             else:
                 np.add(off_x[:, a, None], off_y[None, :, b], out=term)
-            _rbf.exp_inplace(term)
+            engine.exp_inplace(term)
             if q:
                 term *= _matching(base, px[a], py[b], blocks)
             out += term
             if symmetric and a != b:
                 out += term.T
     if symmetric:
-        _rbf.symmetrize(out)
+        engine.symmetrize(out)
         if diagonal == "same_draw":
             # Every draw matches itself: k(x, x) = 1; genRBF divides by n_i.
             diag = np.exp(-self_x) if normalised else np.ones(cx.n_samples)

@@ -1,15 +1,14 @@
 """The RBF cells over factor conditionals (diagonal plus low rank).
 
-This module is the whole of the factor-analytic RBF closed form, registered
-as a built-in plugin through the same hook a third-party plugin uses: the
-cell ``(RBF, FactorConditionals)`` of the expectation table. In the
+This module is the whole of the factor-analytic RBF closed form: the cell
+``(RBF, FactorConditionals)`` of the expectation table. In the
 Euclidean metric its Gram, variance and expected Fourier features need, per
 pair of rows, sums over features that are matrix products over tiles of
 rows (``24 d`` multiply-adds at ``q = 5``: those with the entries), sums
 over the features missing in both rows read from a table of subset sums
 (``d / 8`` rows of ``q (q + 1) + 1`` values) and a factorisation of size
-``2q`` (:mod:`._factor_compiled`), instead of one of size ``|J|``. In the
-Mahalanobis metric of the density (:mod:`._factor_mahalanobis`) the same
+``2q`` (:mod:`._compiled`), instead of one of size ``|J|``. In the
+Mahalanobis metric of the density (:mod:`._mahalanobis`) the same
 holds with a system of size ``3q``. The Gaussian cell computes the pairs
 from the covariance blocks (exactly, more slowly) when the Mahalanobis
 metric is another covariance, when the factors stand far above the noise
@@ -26,37 +25,31 @@ from typing import Any
 
 import numpy as np
 
-from ..conditionals import FactorConditionals, GaussianConditionals
-from ..hookspecs import hookimpl
-from . import _rbf, _threads
-from ._expectation_table import (
+from ....conditionals import FactorConditionals, GaussianConditionals
+from ..._expectation_table import (
     Expectation,
     find_expectation,
     times_missingness_factor,
 )
-from ._factor_layouts import (
-    _COLS,
-    _ROWS,
-    _codes,
-    _group_bits,
-    _lower,
-    _pair_table,
-    _table_width,
-    _tiles,
+from .. import engine
+from .._fourier import gaussian_fourier
+from .._kernel import RBF
+from ._layouts import (
+    COLS,
+    ROWS,
+    by_tiles,
+    group_bits,
+    lower_indices,
+    mask_codes,
+    pair_table,
+    table_width,
 )
-from ._feature_maps import gaussian_fourier
-from ._rbf_family import RBF
 
 __all__: list[str] = []
 
 
-@functools.cache
 def _loops() -> Any:
-    from .._numba_notice import notice_if_compiling
-    from . import _factor_compiled
-
-    notice_if_compiling(_factor_compiled, "the factor RBF loop")
-    return _factor_compiled
+    return engine.lazy_loops(f"{__package__}._compiled", "the factor RBF loop")
 
 
 @dataclass(frozen=True)
@@ -128,8 +121,8 @@ class _Side:
         chol = np.linalg.cholesky(K2)
         logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
         self.self_log = -0.5 * (m @ f.l2 + logdet)
-        self.bits = _group_bits(d, q)
-        self.codes = _codes(c.missing, self.bits)
+        self.bits = group_bits(d, q)
+        self.codes = mask_codes(c.missing, self.bits)
         self._right: dict[str, np.ndarray] | None = None
 
     @property
@@ -168,7 +161,7 @@ class _Side:
         }
 
     def right(self) -> dict[str, np.ndarray]:
-        """The row features as the right factor, by tiles of ``_COLS`` rows
+        """The row features as the right factor, by tiles of ``COLS`` rows
         (kept: a training side is a right side again in every prediction).
 
         ``"m"`` blocks, per feature ``k``: ``(inv1_k x_k + c_k m_k x_k)
@@ -179,12 +172,12 @@ class _Side:
         if self._right is None:
             f = self.f
             q = self.q
-            B = _COLS
-            x, m, w = _tiles(self.x, B), _tiles(self.m, B), self.w  # (T, d, B)
-            a, b = _lower(q)
+            B = COLS
+            x, m, w = by_tiles(self.x, B), by_tiles(self.m, B), self.w  # (T, d, B)
+            a, b = lower_indices(q)
             ww = w[:, a] * w[:, b]  # (d, s)
             T, d = x.shape[:2]
-            P = _table_width(q)
+            P = table_width(q)
             values = np.zeros((d, P))
             values[:, : 2 * len(a) + 1] = np.hstack(
                 [f.inv2[:, None] * ww, f.cc[:, None] * ww, f.ldc[:, None]]
@@ -206,7 +199,7 @@ class _Side:
             np.multiply(beta, x * x, out=blocks[:, :, 2 * q])
             n_pad = T * B - self.n
             self._right = {
-                "table": _pair_table(values, self.bits),
+                "table": pair_table(values, self.bits),
                 "codes": _pad(self.codes, n_pad),
                 "m": blocks,
                 "mx": cmw,
@@ -239,17 +232,17 @@ _SIDES: weakref.WeakKeyDictionary[Any, dict[tuple, _Side]] = weakref.WeakKeyDict
 
 def _side(c: FactorConditionals, metric: Any, gamma: float) -> Any:
     key = (id(metric), float(gamma))
-    with _threads.LOCK:
+    with engine.LOCK:
         memo = _SIDES.setdefault(c, {})
         side: Any = memo.get(key)
     if side is None:
         if metric.mahalanobis:
-            from ._factor_mahalanobis import MahalanobisSide
+            from ._mahalanobis import MahalanobisSide
 
-            side = MahalanobisSide(c, metric.center, gamma, _COLS)
+            side = MahalanobisSide(c, metric.center, gamma, COLS)
         else:
             side = _Side(c, metric.center, gamma)
-        with _threads.LOCK:
+        with engine.LOCK:
             for old in list(memo)[:-1]:
                 del memo[old]
             memo[key] = side
@@ -272,13 +265,13 @@ def _tile_rows(
     (``j <= i`` when ``symmetric``)."""
     q = a.q
     nblocks = 2 * q + 1
-    B = _COLS
+    B = COLS
     # The products' buffers, reused by every tile (fresh arrays of this size
     # would be mapped, and page-faulted, at every tile).
-    bufs = [np.empty((_ROWS, k * B)) for k in (nblocks, q, q, 1)]
+    bufs = [np.empty((ROWS, k * B)) for k in (nblocks, q, q, 1)]
     for t in tiles:
-        i0 = int(t) * _ROWS
-        rows = slice(i0, min(i0 + _ROWS, a.n))
+        i0 = int(t) * ROWS
+        rows = slice(i0, min(i0 + ROWS, a.n))
         r = rows.stop - i0
         Lf = a.left(rows)
         for g in range(R["m"].shape[0]):
@@ -322,16 +315,16 @@ def _log_gram(
     out = np.empty((a.n, other.n))
     if a.n == 0 or other.n == 0:
         return out
-    n_tiles = -(-a.n // _ROWS)
-    T = max(1, min(_threads.n_threads(), n_tiles))
-    tile_lists = _threads.deal(np.arange(n_tiles, dtype=np.int64), T, symmetric)
+    n_tiles = -(-a.n // ROWS)
+    T = max(1, min(engine.n_threads(), n_tiles))
+    tile_lists = engine.deal(np.arange(n_tiles, dtype=np.int64), T, symmetric)
 
     def task(tiles: np.ndarray) -> Any:
         return lambda: a.tile_rows(
-            loops, other, tiles, _ROWS, gamma, symmetric, oa, ob, out
+            loops, other, tiles, ROWS, gamma, symmetric, oa, ob, out
         )
 
-    for code in _threads.run([task(tl) for tl in tile_lists]):
+    for code in engine.run([task(tl) for tl in tile_lists]):
         if code:
             raise ValueError(
                 "The factor density's conditionals give a matrix that is not "
@@ -340,7 +333,7 @@ def _log_gram(
             )
     if symmetric:
         starts = np.arange(0, a.n, 64, dtype=np.int64)
-        _threads.run(
+        engine.run(
             [
                 functools.partial(loops.mirror_lower, out, starts[t::T])
                 for t in range(min(T, len(starts)))
@@ -439,7 +432,7 @@ class _FactorRBFCell:
             self_x = self._self(base, cx, gamma)
             self_y = None if cy is None else self._self(base, cy, gamma)
             K = self._logs(base, cx, cy, gamma, 1.0, normalised, self_x, self_y)
-            _rbf.exp_inplace(K)
+            engine.exp_inplace(K)
             if cy is None:
                 if diagonal == "same_draw":
                     diag = np.exp(-self_x) if normalised else np.ones(len(K))
@@ -467,7 +460,7 @@ class _FactorRBFCell:
             V -= L1
             np.maximum(V, 0.0, out=V)
             np.expm1(V, out=V)
-            _rbf.exp_inplace(L1)
+            engine.exp_inplace(L1)
             V *= L1
             if cy is None:
                 if diagonal == "same_draw":
@@ -520,18 +513,14 @@ def fourier_features(c: FactorConditionals, fmap: Any) -> np.ndarray:
 _CELL = _FactorRBFCell()
 
 
-@hookimpl
-def missingkernels_register_expectations():  # type: ignore[no-untyped-def]
-    return {
-        "rbf/factor": Expectation(
-            RBF,
-            FactorConditionals,
-            _CELL.gram,
-            _CELL.variance,
-            normalises=True,
-            description=(
-                "RBF over FactorConditionals: closed form, low rank, compiled"
-            ),
-            features=_CELL.features,
-        ),
-    }
+#: The cell ``(RBF, FactorConditionals)`` of the expectation table
+#: (registered by :mod:`missingkernels.kernels.rbf`).
+FACTOR_CELL = Expectation(
+    RBF,
+    FactorConditionals,
+    _CELL.gram,
+    _CELL.variance,
+    normalises=True,
+    description="RBF over FactorConditionals: closed form, low rank, compiled",
+    features=_CELL.features,
+)

@@ -172,7 +172,7 @@ def raise_invalid(codes: Sequence[object]) -> None:
 def _psd_factors(covs: np.ndarray) -> np.ndarray:
     """``F`` with ``F F^T = C`` for a stack of PSD matrices (eigh, clipped);
     ValueError when one is not positive semi-definite."""
-    from .._numerics import psd_factor
+    from ...._numerics import psd_factor
 
     return psd_factor(covs, check=True, what="the expected RBF")
 
@@ -213,7 +213,7 @@ class Side:
     """One argument of a Gram, in the layout of :mod:`._compiled`.
 
     Build with :meth:`build`; ``arrays`` is what the compiled loops take.
-    ``memo`` keeps the per-pattern factors of :func:`._rbf.row_factors` by gamma
+    ``memo`` keeps the per-pattern factors of :func:`._gram.row_factors` by gamma
     (and, Euclidean, the PSD factors of the covariances, computed once by
     :meth:`build`); it is shared with :meth:`with_offsets` (the factors do
     not depend on the offsets), so a self-similarity and the Gram that

@@ -1,34 +1,24 @@
-"""The RBF family: base kernel, cells of the expectation table, presets.
+"""The RBF base kernel and its presets, genRBF and the expected RBF.
 
-The RBF ``exp(-gamma ||x - y||^2)`` (Euclidean or Mahalanobis), its closed
-forms over Gaussian, mixture and draws conditionals (the compiled
-pattern-pair loops of :mod:`._rbf`), and the presets genRBF (Smieja et al.)
-and the expected RBF (Anderson & Gupta), registered as a built-in plugin
-through the same hooks a third-party plugin uses. Conventions of the cells
-as in :mod:`._expectation_table`.
+The RBF ``exp(-gamma ||x - y||^2)`` (Euclidean or Mahalanobis) on complete
+rows, and the presets genRBF (Smieja et al.) and the expected RBF (Anderson &
+Gupta) that average it over the missing entries through the cells of
+:mod:`._cells` and :mod:`.factor`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._numerics import scale_gamma
-from .._sklearn_compat import Interval, StrOptions
-from ..conditionals import GaussianConditionals, MixtureConditionals, SampleConditionals
-from ..hookspecs import hookimpl
-from . import _feature_maps, _rbf
-from ._base_kernel import BaseKernel, MissingnessWeightMixin
-from ._expectation_table import (
-    Expectation,
-    set_diagonal,
-    times_missingness_factor,
-)
-from ._expected_kernel import BaseExpectedKernel
+from ..._numerics import scale_gamma
+from ..._sklearn_compat import Interval, StrOptions
+from .._base_kernel import BaseKernel, MissingnessWeightMixin
+from .._expected_kernel import BaseExpectedKernel
+from . import engine
 
 __all__ = ["RBF", "ExpectedRBFKernel", "GenRBFKernel"]
 
@@ -83,10 +73,10 @@ class RBF(MissingnessWeightMixin, BaseKernel):
             # conditionals carry it); otherwise the covariance it implies.
             S = train.joint_covariance(density)
             self.metric_covariance_: np.ndarray | None = np.array(S, np.float64)
-            self._metric = _rbf.Metric.mahalanobis_from(center, S)
+            self._metric = engine.Metric.mahalanobis_from(center, S)
         else:
             self.metric_covariance_ = None
-            self._metric = _rbf.Metric.euclidean(center)
+            self._metric = engine.Metric.euclidean(center)
         if isinstance(self.gamma, str):  # "scale"
             if self.metric == "mahalanobis":
                 self.gamma_ = 1.0 / X.shape[1]
@@ -114,7 +104,7 @@ class RBF(MissingnessWeightMixin, BaseKernel):
         frequencies ``w ~ N(0, 2 gamma I)`` in the metric's coordinates).
         There are none with the factor on the masks (the features then use
         Nystroem)."""
-        from ._feature_maps import FourierMap, fourier_frequencies
+        from ._fourier import FourierMap, fourier_frequencies
 
         if self.missingness_weight > 0:
             raise NotImplementedError(
@@ -132,178 +122,6 @@ class RBF(MissingnessWeightMixin, BaseKernel):
             check_random_state(random_state),
         )
         return FourierMap(omega=omega, center=metric.center)
-
-
-# -- cells ----------------------------------------------------------------------
-
-
-class _RBFCell:
-    """The RBF over one representation: its sides (one, or one per component
-    or draw) feed the compiled loops; with ``normalised`` (genRBF), offsets
-    ``-1/2 log n_i`` inside the exponent, ``n_i = E k(X_i, X_i')``."""
-
-    def __init__(
-        self,
-        sides: Callable[[Any, _rbf.Metric], list[_rbf.Side]],
-        gaussian: bool,
-        fourier: Callable[[Any, Any], np.ndarray],
-    ) -> None:
-        self.sides = sides
-        self.gaussian = gaussian
-        self.fourier = fourier
-
-    @staticmethod
-    def _with_offsets(sides: list[_rbf.Side], off: np.ndarray) -> list[_rbf.Side]:
-        return [s.with_offsets(off) for s in sides]
-
-    def _self_log(
-        self, sides: list[_rbf.Side], gamma: float, metric: _rbf.Metric
-    ) -> np.ndarray:
-        if self.gaussian:
-            return _rbf.gaussian_self_log(sides[0], gamma, metric)
-        return _rbf.accumulated_self_log(sides, gamma, metric)
-
-    def _gram(
-        self,
-        a: list[_rbf.Side],
-        b: list[_rbf.Side] | None,
-        gamma: float,
-        metric: _rbf.Metric,
-        log: bool,
-        clip: bool = False,
-    ) -> np.ndarray:
-        """``E k`` (or its log) with the offsets of the sides inside the
-        exponent; with ``clip``, at most 1 (normalised kernels: ``|E k(X_i,
-        Y_j)| <= sqrt(n_i n_j)`` by Cauchy-Schwarz, which rounding can
-        exceed by an ulp for identical rows)."""
-        if self.gaussian:
-            return _rbf.gaussian_gram(
-                a[0], None if b is None else b[0], gamma, metric, log=log,
-                upper=0.0 if clip else None,
-            )  # fmt: skip
-        K = _rbf.accumulated_gram(a, b, gamma, metric)
-        if clip:
-            np.minimum(K, 1.0, out=K)
-        if log:
-            with np.errstate(divide="ignore"):
-                np.log(K, out=K)
-        return K
-
-    def _prepare(
-        self, base: RBF, cx: Any, cy: Any | None, gamma: float, normalised: bool
-    ) -> tuple[list[_rbf.Side], list[_rbf.Side] | None, np.ndarray, np.ndarray | None]:
-        """Sides of both arguments (offsets set for genRBF) and ``log n_i``."""
-        metric = base._metric
-        sx = self.sides(cx, metric)
-        sy = None if cy is None else self.sides(cy, metric)
-        self_x = self._self_log(sx, gamma, metric)
-        self_y = None if sy is None else self._self_log(sy, gamma, metric)
-        if normalised:
-            sx = self._with_offsets(sx, -0.5 * self_x)
-            if sy is not None and self_y is not None:
-                sy = self._with_offsets(sy, -0.5 * self_y)
-        return sx, sy, self_x, self_y
-
-    def gram(
-        self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
-    ) -> np.ndarray:
-        with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
-            gamma = base.gamma_
-            sx, sy, self_x, _ = self._prepare(base, cx, cy, gamma, normalised)
-            K = self._gram(sx, sy, gamma, base._metric, log=False, clip=normalised)
-            times_missingness_factor(K, base, cx, cy)
-            if cy is None:
-                norm = -self_x if normalised else np.zeros_like(self_x)
-                if diagonal == "same_draw":
-                    # k(x, x) = 1 for every draw; genRBF divides by n_i.
-                    set_diagonal(K, np.exp(norm))
-                else:
-                    set_diagonal(K, np.exp(self_x + norm))
-            return K
-
-    def features(
-        self, base: RBF, c: Any, feature_map: Any, normalised: bool
-    ) -> np.ndarray:
-        """Expected Fourier features; genRBF divides row i by ``sqrt(n_i)``."""
-        psi = self.fourier(c, feature_map)
-        if normalised:
-            with np.errstate(under="ignore"):
-                log_n = self._self_log(
-                    self.sides(c, base._metric), base.gamma_, base._metric
-                )
-            psi *= np.exp(-0.5 * log_n)[:, None]
-        return psi
-
-    def variance(
-        self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
-    ) -> np.ndarray:
-        """``Var k = E_{2 gamma} k - (E_gamma k)^2`` (k^2 is the RBF at 2 gamma),
-        times the square of the factor on the masks (a constant per pair)."""
-        with np.errstate(under="ignore"):
-            V = self._variance(base, cx, cy, diagonal, normalised)
-        return times_missingness_factor(V, base, cx, cy, power=2)
-
-    def _variance(
-        self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
-    ) -> np.ndarray:
-        gamma = base.gamma_
-        metric = base._metric
-        sx, sy, self_x, self_y = self._prepare(base, cx, cy, gamma, normalised)
-        # At 2 gamma, genRBF's variance divides by n_i n_j: offsets -log n_i.
-        sx2 = self.sides(cx, metric)
-        sy2 = None if cy is None else self.sides(cy, metric)
-        if normalised:
-            sx2 = self._with_offsets(sx2, -self_x)
-            if sy2 is not None and self_y is not None:
-                sy2 = self._with_offsets(sy2, -self_y)
-        if self.gaussian:
-            L1 = self._gram(sx, sy, gamma, metric, log=True)
-            V = self._gram(sx2, sy2, 2.0 * gamma, metric, log=True)
-            # Var = E2 (1 - exp(2 log E1 - log E2)), accurate when Var << E1^2,
-            # and no overflow when both terms underflow (the factor is in
-            # [0, 1]; E1^2 <= E2, clipped against rounding).
-            L1 *= 2.0
-            L1 -= V
-            np.minimum(L1, 0.0, out=L1)
-            np.expm1(L1, out=L1)
-            L1 *= -1.0
-            _rbf.exp_inplace(V)
-            V *= L1
-        else:
-            E1 = self._gram(sx, sy, gamma, metric, log=False)
-            V = self._gram(sx2, sy2, 2.0 * gamma, metric, log=False)
-            V -= E1 * E1
-            np.maximum(V, 0.0, out=V)
-        if cy is None:
-            if diagonal == "same_draw":
-                set_diagonal(V, np.zeros(len(V)))  # k(x, x) is constant
-            else:
-                norm = -2.0 * self_x if normalised else np.zeros_like(self_x)
-                self2 = self._self_log(self.sides(cx, metric), 2.0 * gamma, metric)
-                diag = -np.exp(self2 + norm) * np.expm1(
-                    np.minimum(2.0 * self_x - self2, 0.0)
-                )
-                set_diagonal(V, diag)
-        return V
-
-
-def _rbf_cell(
-    conditionals: type, sides: Callable, gaussian: bool, fourier: Callable
-) -> Expectation:
-    cell = _RBFCell(sides, gaussian, fourier)
-    return Expectation(
-        RBF,
-        conditionals,
-        cell.gram,
-        cell.variance,
-        normalises=True,
-        description=f"RBF over {conditionals.__name__}: closed form, compiled",
-        features=cell.features,
-    )
-
-
-def _gaussian_sides(c: Any, metric: _rbf.Metric) -> list[_rbf.Side]:
-    return [_rbf.gaussian_side(c, metric)]
 
 
 # -- presets ----------------------------------------------------------------------
@@ -517,29 +335,3 @@ for _cls in (GenRBFKernel, ExpectedRBFKernel):
     _cls.__doc__ = _cls.__doc__.format(
         rbf_parameters=_RBF_PARAMETERS, rbf_attributes=_RBF_ATTRIBUTES
     )
-
-
-# -- registration ------------------------------------------------------------------
-
-
-@hookimpl
-def missingkernels_register_kernels():  # type: ignore[no-untyped-def]
-    return {"expected_rbf": ExpectedRBFKernel, "genrbf": GenRBFKernel}
-
-
-@hookimpl
-def missingkernels_register_expectations():  # type: ignore[no-untyped-def]
-    return {
-        "rbf/gaussian": _rbf_cell(
-            GaussianConditionals, _gaussian_sides, True, _feature_maps.gaussian_fourier
-        ),
-        "rbf/mixture": _rbf_cell(
-            MixtureConditionals,
-            _rbf.mixture_sides,
-            False,
-            _feature_maps.mixture_fourier,
-        ),
-        "rbf/samples": _rbf_cell(
-            SampleConditionals, _rbf.sample_sides, False, _feature_maps.draws_average
-        ),
-    }

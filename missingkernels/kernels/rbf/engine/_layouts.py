@@ -1,7 +1,7 @@
 """Data layouts of the compiled RBF loops: the named tuples they take.
 
 numba reads a named tuple's fields by name; the loops (:mod:`._compiled`)
-import these types for their annotations only, and :mod:`._rbf` builds them.
+import these types for their annotations only, and :mod:`._gram` builds them.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class MahalanobisFactors(NamedTuple):
 class RowFactors(NamedTuple):
     """Per-pattern factors of a side for the row-pair loops
     (:func:`._compiled.rbf_tiles`, Euclidean; :func:`._compiled.rbf_rows`,
-    Mahalanobis), at one ``gamma``; see :func:`._rbf.row_factors`.
+    Mahalanobis), at one ``gamma``; see :func:`._gram.row_factors`.
 
     Euclidean (``P_p = I + 2 gamma C_p``): ``logdet = log det P_p``,
     ``dmat = D_p = I - P_p^-1``, ``root`` = upper triangular ``R_p`` with
@@ -61,7 +61,7 @@ class RowFactors(NamedTuple):
     ``logdet_c = log det(2 gamma C_p)`` (``pivot_ratio``: the smallest
     squared Cholesky pivot of a ``C_p`` relative to its largest variance,
     about the reciprocal of the largest condition number, 0 if a ``C_p`` is
-    singular; see :func:`._rbf._schur_error`). Fields of the other metric hold
+    singular; see :func:`._gram._schur_error`). Fields of the other metric hold
     placeholders.
     """
 

@@ -19,7 +19,7 @@ the features only through ``psi``, so every pair-dependent block of
     delta^T (S + u C)^-1 delta = delta^T D^-1 delta - beta^T K3^-1 beta,
 
 ``P_i = S_i^-1`` and ``F = W^T Psi^-1 W``. The sums over features are matrix
-products over tiles of rows, as in the Euclidean metric (:mod:`._factor`).
+products over tiles of rows, as in the Euclidean metric (:mod:`._cell`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ..conditionals import FactorConditionals
-from ._factor_layouts import _codes, _group_bits, _lower, _pair_table, _tiles
+from ....conditionals import FactorConditionals
+from ._layouts import by_tiles, group_bits, lower_indices, mask_codes, pair_table
 
 __all__: list[str] = []
 
@@ -64,12 +64,10 @@ class MahalanobisSide:
         self.r1 = (1.0 + a) * ((m * x) @ omega)
         self.nJ = m.sum(axis=1)
         self.cq = ((1.0 + a * m) * y * y).sum(axis=1)
-        A, Bi = _lower(q)
+        A, Bi = lower_indices(q)
         self.wwpsi = W[:, A] * omega[:, Bi]  # (d, s)
-        self._tiles = _tiles
-        self._pair_table = _pair_table
-        self.bits = _group_bits(d, q)
-        self.codes = _codes(c.missing, self.bits)
+        self.bits = group_bits(d, q)
+        self.codes = mask_codes(c.missing, self.bits)
         self._right: dict[str, Any] | None = None
         # Independent copies: the pair formula with j = i (N = F_i, delta = 0).
         self.self_log = self._self_log()
@@ -121,11 +119,10 @@ class MahalanobisSide:
     def right(self) -> dict[str, Any]:
         if self._right is None:
             a, e, q, B = self.a, self.e, self.q, self.B
-            tiles = self._tiles
-            x, m, y = tiles(self.x, B), tiles(self.m, B), tiles(self.y, B)
+            x, m, y = by_tiles(self.x, B), by_tiles(self.m, B), by_tiles(self.y, B)
             T, d = x.shape[:2]
             S = self.wwpsi.shape[1]
-            # N and |J_i & J_j| from the subset-sum table (as in _factor).
+            # N and |J_i & J_j| from the subset-sum table (as in _cell).
             values = np.zeros((d, -(-(S + 1) // 8) * 8))
             values[:, :S] = self.wwpsi
             values[:, S] = 1.0
@@ -139,7 +136,7 @@ class MahalanobisSide:
                 np.multiply(m, om, out=mw[:, :, b])
             np.multiply(a + e * m, y * y, out=blocks[:, :, 2 * q])
             self._right = {
-                "table": self._pair_table(values, self.bits),
+                "table": pair_table(values, self.bits),
                 "m": blocks,
                 "mw": mw,
                 "quad": np.ascontiguousarray(np.concatenate([m, y, m * y], axis=1)),

@@ -2,10 +2,10 @@
 
 Small in-place factorisations shared by the loops of :mod:`._pairs_compiled`,
 :mod:`._rows_compiled` and :mod:`._tiles_compiled` (the formulas are in
-:mod:`._compiled`), and the per-pattern and per-row factors they take
-(:func:`mahalanobis_factors`, :func:`schur_row_factors`). ``FAST`` is the
-fastmath flag set of every loop; ``BIG`` the rescaling threshold of running
-products of Cholesky pivots.
+:mod:`._pairs_compiled`), and the per-pattern and per-row factors they take
+(:func:`mahalanobis_factors`, :func:`schur_row_factors`). ``BIG`` is the
+rescaling threshold of running products of Cholesky pivots (the fast-math
+flags are in :mod:`._numba_setup`).
 
 numba's disk cache of a loop is keyed on the source file of the loop only,
 not on the helpers it inlines from here: after editing this module, touch
@@ -21,16 +21,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from ._numba_setup import FAST
+
 if TYPE_CHECKING:
     from ._layouts import SideArrays
 
 # Rescale the running product of Cholesky pivots before it can overflow.
 BIG = 1e150
-
-# Let LLVM reassociate sums (vectorised dot products in the small
-# factorisations) and fuse multiply-adds; no flag assumes finite values, so
-# the positive-definiteness and clipping tests keep their meaning.
-FAST = {"reassoc", "contract", "arcp", "nsz"}
 
 
 @njit(cache=True, nogil=True, inline="always", fastmath=FAST)

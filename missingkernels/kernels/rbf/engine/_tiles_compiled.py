@@ -1,7 +1,8 @@
 """Compiled Euclidean row-pair loop of the expected RBF kernel (numba).
 
 Tiles of rows against blocks of partners, reduced to the shared missing
-features of each pair (formulas below and in :mod:`._compiled`).
+features of each pair (formulas below; the pattern-pair forms they refine are in
+:mod:`._pairs_compiled`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from ._linalg_compiled import BIG, FAST
+from ._linalg_compiled import BIG
+from ._numba_setup import FAST
 
 if TYPE_CHECKING:
     from ._layouts import RowFactors, SideArrays

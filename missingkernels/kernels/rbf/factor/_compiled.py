@@ -16,7 +16,7 @@ determinant lemma and Woodbury, with ``K = I_2q + [U_i, U_j]^T Delta^-1
 The sums over features behind ``K``, ``b``, ``log det Delta`` and
 ``delta^T Delta^-1 delta`` are bilinear in per-row features of ``i`` and
 ``j``: those that involve the entries ``x`` are matrix products over tiles
-of rows (:mod:`._factor`); those over ``J_i & J_j`` that do not (the
+of rows (:mod:`._cell`); those over ``J_i & J_j`` that do not (the
 ``q x q`` blocks ``N``, ``N'`` and the log determinant part) are read from
 a table of subset sums, one row per group of features, indexed by the AND
 of the two rows' mask codes. This module finishes each pair: adds the
@@ -33,16 +33,15 @@ import math
 import numpy as np
 from numba import njit
 
-# As in the other compiled loops: reassociation and contraction only (no
-# flag assumes finite values, so the checks keep their meaning).
-_FAST = {"reassoc", "contract", "arcp", "nsz"}
+from ..engine import FAST
+from ._layouts import COLS
 
 # Columns per tile (the lanes): a constant, so that every lane loop has a
 # known trip count. The right side's per-row arrays are padded to it.
-LANES = 64
+LANES = COLS
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
 def _lanes_factor_solve(M, z, m, B, quad, prod, minp, rinv):  # pragma: no cover
     """Cholesky factors of ``B`` packed ``m x m`` matrices, lane by lane.
 
@@ -86,7 +85,7 @@ def _lanes_factor_solve(M, z, m, B, quad, prod, minp, rinv):  # pragma: no cover
             quad[ln] -= v * v
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
 def _lanes_table_sums(
     table, codesa, codesb, i, j0, nw, NN, acc
 ):  # pragma: no cover - compiled
@@ -120,7 +119,7 @@ def _lanes_table_sums(
             NN[s, ln] = acc[s]
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
 def _lanes_write(
     i, j0, B, m, M, ld, quad, prod, minp, gamma, symmetric, offa, offb, out
 ):  # pragma: no cover - compiled
@@ -149,7 +148,7 @@ def _lanes_write(
     return 0
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
 def finish_tile(
     i0,  # first row of the tile (of side a)
     j0,  # first column of the tile (of side b)
@@ -257,7 +256,7 @@ def mirror_lower(out, starts):  # pragma: no cover - compiled
                 out[j, i] = out[i, j]
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
 def finish_tile_mahalanobis(
     i0,  # first row of the tile (of side a)
     j0,  # first column of the tile (of side b)

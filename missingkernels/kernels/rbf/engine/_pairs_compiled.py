@@ -1,7 +1,37 @@
 """Compiled pattern-pair loops of the expected RBF kernel (numba).
 
-Every pair of missing patterns is factored once, then all its row pairs are
-finished with O(d) work (formulas in :mod:`._compiled`).
+The expected RBF between ``X ~ N(a, A)`` and ``Y ~ N(b, B)`` (see
+``docs/theory.rst``, "Fast exact computation by pattern pairs") depends on
+the pair of missing patterns only through their covariance blocks. The
+loops below factor small matrices once per pattern pair, transform the rows
+of both patterns, then finish every row pair with O(d) work: there is no
+d x d factorisation per pair of rows.
+
+Euclidean metric (the union of the two patterns, ``U = J_a | J_b``)::
+
+    log E = -1/2 logdet(I + 2 gamma C_U)
+            - gamma (||delta_V||^2 + ||L^-1 delta_U||^2),   L L^T = I + 2 gamma C_U
+
+with ``C_U = (A + B)[U, U]`` and ``V`` the coordinates observed in both rows.
+Both squared norms come from differences of transformed rows, never as a
+difference of two large terms, so the exponent keeps its relative precision
+at any ``gamma``.
+
+Mahalanobis metric (``G = S^-1``, whitening ``W^T W = G``). With per-pattern
+factors ``C_p = F_p F_p^T``, the whitened covariances are ``Fw_p Fw_p^T``,
+``Fw_p = W E_p F_p`` (``E_p`` embeds the missing features of ``p``).
+With ``Fw = [Fw_p, Fw_q]`` (Woodbury)::
+
+    log E = -1/2 logdet(I + 2 gamma Fw^T Fw)
+            - gamma (||W delta||^2 - 2 gamma beta^T (I + 2 gamma Fw^T Fw)^-1 beta)
+
+``beta = Fw^T W delta = [F_p^T (G delta)[J_p]; F_q^T (G delta)[J_q]]``.
+The matrix ``I + 2 gamma Fw^T Fw`` has the per-pattern diagonal blocks
+``K_p = I + 2 gamma F_p^T G[J_p, J_p] F_p`` (factored once per pattern) and the
+cross block ``2 gamma F_p^T G[J_p, J_q] F_q``: per pattern pair only the Schur
+complement of ``K_p`` (size ``|J_q|``) is factored. The bracket equals
+``(W delta)^T (I + 2 gamma Fw Fw^T)^-1 (W delta) >= 0``; it is clipped at 0
+against rounding.
 """
 
 from __future__ import annotations
@@ -13,7 +43,6 @@ import numpy as np
 from numba import njit
 
 from ._linalg_compiled import (
-    FAST,
     mahalanobis_factors,
     project,
     schur_factor,
@@ -21,6 +50,7 @@ from ._linalg_compiled import (
     union_factor,
     union_transform,
 )
+from ._numba_setup import FAST
 
 if TYPE_CHECKING:
     from ._layouts import MahalanobisFactors, SideArrays

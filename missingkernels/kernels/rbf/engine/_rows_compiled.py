@@ -1,7 +1,8 @@
 """Compiled Mahalanobis row-pair loop of the expected RBF kernel (numba).
 
 Woodbury on the smaller missing set of each pair of rows, in vector lanes
-(formulas below and in :mod:`._compiled`).
+(formulas below; the pattern-pair forms they refine are in
+:mod:`._pairs_compiled`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from ._linalg_compiled import BIG, FAST
+from ._linalg_compiled import BIG
+from ._numba_setup import FAST
 
 if TYPE_CHECKING:
     from ._layouts import RowFactors, SideArrays, SortedRows
@@ -116,7 +118,7 @@ def _lane_logs(
 # Big rows of one tile: the vector lanes of the pair computations. The lanes
 # share their partner, so that the partner's features index the big rows'
 # factors at the same place in every lane: contiguous loads, not gathers.
-# Fewer lanes in high dimensions (see _rbf._lanes): a tile keeps d (d + 1) / 2
+# Fewer lanes in high dimensions (see _gram._lanes): a tile keeps d (d + 1) / 2
 # entries of K_p per lane.
 LANES = 64
 

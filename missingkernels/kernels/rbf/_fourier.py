@@ -1,15 +1,14 @@
-"""Expected kernel features: maps ``psi`` with ``psi(x)^T psi(y) = E k(X, Y)``.
+"""Expected Fourier features of the RBF: ``psi(x)^T psi(y) ~ E k(X, Y)``.
 
-Exact finite maps where they exist (linear: the first moments; simple
-matching and presence: one-hot codes or the conditional PMFs), and random
-Fourier features for the RBF family, averaged in closed form over Gaussian
+Random Fourier features for the RBF family, averaged in closed form over Gaussian
 conditionals: for ``w`` a frequency and ``X ~ N(mu, C)``,
 ``E exp(i w^T X) = exp(-w^T C w / 2) exp(i w^T mu)``, so the paired map
 ``[cos(W mu), sin(W mu)] * exp(-diag(W C W^T) / 2) / sqrt(D/2)`` has inner
 products whose average over frequencies ``w ~ N(0, 2 gamma I)`` is the
 expected RBF between independent rows (only the missing block of ``C``
 enters). Mixtures average their components' features by the row's weights;
-draws average the features of the draws. genRBF's normalisation divides each
+draws average the features of the draws (the table's generic average).
+genRBF's normalisation divides each
 row's features by ``sqrt(E k(X_i, X_i'))``, computed exactly.
 
 See ``docs/theory.rst``, "Expected kernel features".
@@ -22,13 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..conditionals import (
-    GaussianConditionals,
-    MixtureConditionals,
-    SampleConditionals,
-)
+from ...conditionals import GaussianConditionals, MixtureConditionals
 
-__all__ = ["CategoryMap", "FourierMap", "IdentityMap"]
+__all__ = ["FourierMap"]
 
 # Patterns per batch of the damping: bounds its (patterns x k x frequencies)
 # temporaries to a few tens of MB.
@@ -60,50 +55,6 @@ class FourierMap:
         scale = np.sqrt(1.0 / self.omega.shape[0])
         amp = scale if damping is None else scale * damping
         return np.hstack([amp * np.cos(phase), amp * np.sin(phase)])
-
-
-@dataclass(frozen=True)
-class IdentityMap:
-    """The linear kernel's exact map: the row itself."""
-
-    n_features: int
-
-    @property
-    def n_components(self) -> int:
-        return self.n_features
-
-    def transform(self, A: np.ndarray) -> np.ndarray:
-        return np.asarray(A, dtype=np.float64)
-
-
-@dataclass(frozen=True)
-class CategoryMap:
-    """Exact map of simple matching (one-hot per feature, scaled by
-    ``1/sqrt(d)``) or of presence (``1[x_v = 1] / sqrt(d)``).
-
-    ``categories`` are the training codes per feature; a code not among them
-    matches nothing (its one-hot block is zero).
-    """
-
-    categories: tuple[np.ndarray, ...]
-    presence: bool
-
-    @property
-    def n_components(self) -> int:
-        if self.presence:
-            return int(sum(np.count_nonzero(c == 1.0) for c in self.categories))
-        return int(sum(len(c) for c in self.categories))
-
-    def transform(self, A: np.ndarray) -> np.ndarray:
-        A = np.asarray(A, dtype=np.float64)
-        d = A.shape[1]
-        blocks = [
-            (
-                A[:, v : v + 1] == cats[None, cats == 1.0 if self.presence else ...]
-            ).astype(np.float64)
-            for v, cats in enumerate(self.categories)
-        ]
-        return np.hstack(blocks) / np.sqrt(d)
 
 
 def fourier_frequencies(
@@ -161,32 +112,3 @@ def mixture_fourier(c: MixtureConditionals, fmap: FourierMap) -> np.ndarray:
     for k in range(c.n_components):
         out += c.weights[:, k : k + 1] * gaussian_fourier(c.component(k), fmap)
     return out
-
-
-def draws_average(c: SampleConditionals, fmap: Any) -> np.ndarray:
-    """The features of the draws, averaged (any complete-row map)."""
-    out = np.zeros((c.n_samples, fmap.n_components))
-    for draw in c.samples:
-        out += fmap.transform(draw)
-    out /= c.n_draws
-    return out
-
-
-def matching_features(c: Any, fmap: CategoryMap) -> np.ndarray:
-    """Simple matching or presence features of categorical conditionals or
-    draws: per feature, the row's distribution over the training codes (a
-    one-hot code when observed), scaled by ``1/sqrt(d)``."""
-    d = c.n_features
-    blocks = []
-    for v in range(d):
-        known = np.asarray(fmap.categories[v], dtype=np.float64)
-        # pmf needs every value present; codes unseen in training are dropped.
-        cats = np.union1d(known, c.feature_values(v))
-        pmf = np.asarray(c.pmf(v, cats), dtype=np.float64)
-        block = pmf[:, np.isin(cats, known)]
-        if fmap.presence:
-            block = block[:, known == 1.0]
-        blocks.append(block)
-    if not blocks:
-        return np.zeros((c.n_samples, 0))
-    return np.hstack(blocks) / np.sqrt(d)

@@ -1,4 +1,6 @@
-"""Expectations of the RBF kernel over the conditional representations.
+"""The engine's Gram computations: which compiled loop computes a pair of sides.
+
+Expectations of the RBF kernel over the conditional representations.
 
 Every function returns or accumulates ``exp(log E k + off_a[i] + off_b[j])``:
 the offsets let the genRBF normalisation (and the variance) be applied inside
@@ -10,7 +12,6 @@ their number.
 
 from __future__ import annotations
 
-import functools
 import math
 import weakref
 from collections.abc import Callable
@@ -19,12 +20,13 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from ..conditionals import (
+from ....conditionals import (
     GaussianConditionals,
     MixtureConditionals,
     SampleConditionals,
 )
 from ._layouts import MahalanobisFactors, RowFactors, SideArrays
+from ._numba_setup import lazy_loops
 from ._sides import (
     Metric,
     Packed,
@@ -41,15 +43,10 @@ from ._threads import (
 )
 
 
-@functools.cache
 def _loops() -> Any:
     """The compiled loops (:mod:`._compiled`): numba loads on the first Gram,
     not when the package is imported."""
-    from .._numba_notice import notice_if_compiling
-    from . import _compiled
-
-    notice_if_compiling(_compiled, "the RBF kernels' loops")
-    return _compiled
+    return lazy_loops(f"{__package__}._compiled", "the RBF kernels' loops")
 
 
 # The pattern-pair loop shares each factor between all the row pairs of two

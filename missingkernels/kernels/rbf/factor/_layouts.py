@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 # Rows per tile of the left side, and columns per tile of the right side
-# (the compiled loop's LANES, a constant there).
-_ROWS = 128
-_COLS = 64
+# (the compiled loop's LANES, a compile-time constant there).
+ROWS = 128
+COLS = 64
 
 
-def _tiles(a: np.ndarray, B: int) -> np.ndarray:
+def by_tiles(a: np.ndarray, B: int) -> np.ndarray:
     """``(n, ...)`` -> ``(T, ..., B)``: rows by tiles of ``B`` (the last
     padded with zeros), the row index last."""
     n = a.shape[0]
@@ -26,7 +26,7 @@ def _tiles(a: np.ndarray, B: int) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(b, 1, -1))
 
 
-def _lower(q: int) -> tuple[np.ndarray, np.ndarray]:
+def lower_indices(q: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices ``(a, b)``, ``b <= a``, of a packed lower triangle, by rows."""
     a, b = np.tril_indices(q)
     return a, b
@@ -50,20 +50,20 @@ def _n_groups(d: int, bits: int) -> int:
     return -(-d // (4 * bits)) * 4
 
 
-def _group_bits(d: int, q: int) -> int:
+def group_bits(d: int, q: int) -> int:
     """Bits per group of features for ``d`` features and ``q`` factors."""
-    P = _table_width(q)
+    P = table_width(q)
     for bits in _GROUP_BITS:
         if _n_groups(d, bits) * (1 << bits) * P * 8 <= _TABLE_BYTES:
             return bits
     return _GROUP_BITS[-1]
 
 
-def _table_width(q: int) -> int:
+def table_width(q: int) -> int:
     return -(-(q * (q + 1) + 1) // 8) * 8
 
 
-def _codes(missing: np.ndarray, bits: int) -> np.ndarray:
+def mask_codes(missing: np.ndarray, bits: int) -> np.ndarray:
     """``(n, G)``: each row's missing mask, ``bits`` features per code."""
     n, d = missing.shape
     G = _n_groups(d, bits)
@@ -73,7 +73,7 @@ def _codes(missing: np.ndarray, bits: int) -> np.ndarray:
     return np.ascontiguousarray(m.reshape(n, G, bits) @ weights)
 
 
-def _pair_table(values: np.ndarray, bits: int) -> np.ndarray:
+def pair_table(values: np.ndarray, bits: int) -> np.ndarray:
     """``(G, 2^bits, P)``: for every group of ``bits`` features and every
     subset of it (a code), the sum of ``values`` (``(d, P)``) over the subset."""
     d, P = values.shape
