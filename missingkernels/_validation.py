@@ -449,7 +449,7 @@ def _validate(
             )
     except ValueError as exc:
         if "could not convert" in str(exc) or "Unable to convert" in str(exc):
-            where = _first_text_cell(estimator, original, reset)
+            where = first_text_cell(estimator, original, reset)
             raise ValueError(
                 f"{type(estimator).__name__} needs numeric X (NaN for missing "
                 f"entries); {where or exc}. Nominal (string or categorical) "
@@ -596,7 +596,7 @@ def _check_numeric_target(estimator: Any, y: Any) -> None:
         ) from exc
 
 
-def _first_text_cell(estimator: Any, X: Any, reset: bool) -> str | None:
+def first_text_cell(estimator: Any, X: Any, reset: bool) -> str | None:
     """Where the first value that is not a number sits in X, for messages:
     ``"feature 'b' holds 'q' (row 0, 0-based)"``; None if not found."""
     try:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from missingkernels.conditionals import GaussianConditionals, group_patterns
-from missingkernels.conditionals._gaussian_conditioning import (
+from missingkernels._gaussian_conditioning import (
     _condition_by_schur,
     condition_gaussian,
 )
-from missingkernels.conditionals._patterns import pattern_groups
+from missingkernels._missing_patterns import pattern_groups
+from missingkernels.conditionals import GaussianConditionals, group_patterns
 
 # Compared with references at tight tolerances: scripts/test.sh reruns these
 # tests under other OpenBLAS kernels (CONTRIBUTING: reproduce another machine).

@@ -16,8 +16,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._missing_patterns import group_patterns
 from ._base import Variates, check_n_draws
-from ._patterns import group_patterns
 from ._representations import GaussianConditionals, SampleConditionals
 
 __all__ = ["FactorConditionals", "factor_posterior"]

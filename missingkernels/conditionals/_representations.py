@@ -13,10 +13,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._gaussian_conditioning import condition_gaussian
+from .._missing_patterns import group_patterns, pattern_groups
 from .._numerics import psd_factor
 from ._base import BaseConditionals, Variates, check_n_draws
-from ._gaussian_conditioning import condition_gaussian
-from ._patterns import group_patterns, pattern_groups
 
 __all__ = [
     "CategoricalConditionals",

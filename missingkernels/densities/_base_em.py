@@ -22,9 +22,9 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .._missing_patterns import PatternGroups, pattern_groups
 from .._numerics import constant_features
 from .._validation import describe_features
-from ..conditionals._patterns import PatternGroups, pattern_groups
 from ._base import BaseDensity
 from ._prior import CovariancePrior, resolve_prior_rows
 

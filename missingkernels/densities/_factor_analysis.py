@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._missing_patterns import PatternGroups
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import FactorConditionals
 from ..conditionals._factor_conditionals import factor_posterior
-from ..conditionals._patterns import PatternGroups
 from ._base_em import (
     Params,
     SingularCovarianceWarning,

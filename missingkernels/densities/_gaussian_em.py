@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._gaussian_conditioning import condition_gaussian
+from .._missing_patterns import PatternGroups
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import GaussianConditionals
-from ..conditionals._gaussian_conditioning import condition_gaussian
-from ..conditionals._patterns import PatternGroups
 from ._base_em import (
     Params,
     SingularCovarianceWarning,

@@ -10,12 +10,13 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.cluster import KMeans
 
+from .._gaussian_conditioning import condition_gaussian
+from .._missing_patterns import pattern_groups
 from .._numerics import constant_features, integer_seeds
 from .._sklearn_compat import Interval, StrOptions
 from .._table_encoding import encode_table
-from ..conditionals._gaussian_conditioning import condition_gaussian
-from ..conditionals._mixed import MixedConditionals, category_blocks, one_hot_codes
-from ..conditionals._patterns import pattern_groups
+from ..conditionals import MixedConditionals
+from ..conditionals._mixed import category_blocks, one_hot_codes
 from ._base_em import (
     Params,
     _BaseEMDensity,

@@ -10,11 +10,11 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.cluster import KMeans
 
+from .._gaussian_conditioning import condition_gaussian
+from .._missing_patterns import PatternGroups, pattern_groups
 from .._numerics import integer_seeds
 from .._sklearn_compat import Interval, StrOptions
 from ..conditionals import MixtureConditionals
-from ..conditionals._gaussian_conditioning import condition_gaussian
-from ..conditionals._patterns import PatternGroups, pattern_groups
 from ._base_em import (
     Params,
     _BaseEMDensity,

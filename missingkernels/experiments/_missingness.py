@@ -13,7 +13,7 @@ from scipy import linalg
 from sklearn.utils import check_array, check_random_state
 
 from .._sklearn_compat import Interval, StrOptions, validate_params
-from .._validation import _first_text_cell, check_range_summary
+from .._validation import check_range_summary, first_text_cell
 
 __all__ = ["DegenerateMissingnessWarning", "MissingnessInfo", "simulate_missing"]
 
@@ -97,7 +97,7 @@ def _numeric_rows(X: Any) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         if "convert" not in str(exc) and not isinstance(exc, TypeError):
             raise
-        where = _first_text_cell(_Named(X), X, True)
+        where = first_text_cell(_Named(X), X, True)
         raise ValueError(
             f"simulate_missing needs numeric X; {where or exc}. It removes "
             "entries of complete numeric data: encode nominal columns as "

@@ -1,4 +1,5 @@
-"""Grouping of rows by missing pattern (one helper for every caller)."""
+"""Grouping of rows by missing pattern (one helper for every caller: the
+representations and the densities, hence at the root of the package)."""
 
 from __future__ import annotations
 

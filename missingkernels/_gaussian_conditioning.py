@@ -1,7 +1,8 @@
 """Conditioning a multivariate normal on the observed entries of each row.
 
 The one routine behind :meth:`GaussianConditionals.from_moments` and the
-E-steps of the Gaussian EM densities.
+E-steps of the Gaussian EM densities: shared by two subpackages, it lives at
+the root of the package.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from ._patterns import PatternGroups
+from ._missing_patterns import PatternGroups
 
 __all__ = ["ConditionedGaussian", "condition_gaussian"]
 
