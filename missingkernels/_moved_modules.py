@@ -36,6 +36,36 @@ MOVED: dict[str, str] = {
     "missingkernels.experiments._transformers": (
         "missingkernels.experiments._imputation"
     ),
+    # issue 50, item 1: the RBF family in one subpackage (kernels/rbf/)
+    "missingkernels.kernels._compiled": "missingkernels.kernels.rbf.engine._compiled",
+    "missingkernels.kernels._factor": "missingkernels.kernels.rbf.factor._cell",
+    "missingkernels.kernels._factor_compiled": (
+        "missingkernels.kernels.rbf.factor._compiled"
+    ),
+    "missingkernels.kernels._factor_layouts": (
+        "missingkernels.kernels.rbf.factor._layouts"
+    ),
+    "missingkernels.kernels._factor_mahalanobis": (
+        "missingkernels.kernels.rbf.factor._mahalanobis"
+    ),
+    "missingkernels.kernels._feature_maps": "missingkernels.kernels.rbf._fourier",
+    "missingkernels.kernels._layouts": "missingkernels.kernels.rbf.engine._layouts",
+    "missingkernels.kernels._linalg_compiled": (
+        "missingkernels.kernels.rbf.engine._linalg_compiled"
+    ),
+    "missingkernels.kernels._pairs_compiled": (
+        "missingkernels.kernels.rbf.engine._pairs_compiled"
+    ),
+    "missingkernels.kernels._rbf": "missingkernels.kernels.rbf.engine._gram",
+    "missingkernels.kernels._rbf_family": "missingkernels.kernels.rbf._kernel",
+    "missingkernels.kernels._rows_compiled": (
+        "missingkernels.kernels.rbf.engine._rows_compiled"
+    ),
+    "missingkernels.kernels._sides": "missingkernels.kernels.rbf.engine._sides",
+    "missingkernels.kernels._threads": "missingkernels.kernels.rbf.engine._threads",
+    "missingkernels.kernels._tiles_compiled": (
+        "missingkernels.kernels.rbf.engine._tiles_compiled"
+    ),
 }
 
 

@@ -21,8 +21,8 @@ from missingkernels.conditionals import FactorConditionals, GaussianConditionals
 from missingkernels.densities import FactorAnalysisDensity
 from missingkernels.kernels import RBF, find_expectation
 from missingkernels.kernels._expectation_table import expected_gram, expected_variance
-from missingkernels.kernels._factor import _same_density
-from missingkernels.kernels._feature_maps import gaussian_fourier
+from missingkernels.kernels.rbf._fourier import gaussian_fourier
+from missingkernels.kernels.rbf.factor._cell import _same_density
 
 # Compared with references at tight tolerances: scripts/test.sh reruns these
 # tests under other OpenBLAS kernels (CONTRIBUTING: reproduce another machine).
@@ -239,13 +239,12 @@ def test_subset_sum_table_and_codes():
     """``table[g, c]`` is the sum of the values of the features of group
     ``g`` whose bits are set in ``c``, and a row's codes index its missing
     features (brute force); the group width shrinks for wide tables."""
-    from missingkernels.kernels import _factor_compiled, _factor_layouts
+    from missingkernels.kernels.rbf.factor import _layouts as _factor_layouts
 
-    assert _factor_layouts._COLS == _factor_compiled.LANES
     rng = np.random.default_rng(4)
     d, bits = 19, 4
     values = rng.normal(size=(d, 8))
-    table = _factor_layouts._pair_table(values, bits)
+    table = _factor_layouts.pair_table(values, bits)
     G = _factor_layouts._n_groups(d, bits)
     assert G % 4 == 0 and table.shape == (G, 16, 8)
     for g in range(G):
@@ -253,15 +252,15 @@ def test_subset_sum_table_and_codes():
             ks = [g * bits + b for b in range(bits) if c >> b & 1 and g * bits + b < d]
             np.testing.assert_allclose(table[g, c], values[ks].sum(axis=0), atol=1e-14)
     missing = rng.random((5, d)) < 0.5
-    codes = _factor_layouts._codes(missing, bits)
+    codes = _factor_layouts.mask_codes(missing, bits)
     for i in range(5):
         for g in range(G):
             for b in range(bits):
                 k = g * bits + b
                 assert (codes[i, g] >> b & 1) == (k < d and missing[i, k])
-    assert _factor_layouts._group_bits(64, 5) == 8
-    assert _factor_layouts._group_bits(128, 10) == 6
-    assert _factor_layouts._group_bits(2000, 10) == 4
+    assert _factor_layouts.group_bits(64, 5) == 8
+    assert _factor_layouts.group_bits(128, 10) == 6
+    assert _factor_layouts.group_bits(2000, 10) == 4
 
 
 def test_rbf_cell_and_the_sampler_against_draws():
@@ -339,7 +338,7 @@ def test_fourier_damping_and_the_fallbacks():
     blocks, go to the Gaussian cell."""
     from dataclasses import replace
 
-    from missingkernels.kernels._factor import fourier_features
+    from missingkernels.kernels.rbf.factor._cell import fourier_features
 
     X, _, mu, W, psi, gamma = _case("moderate", seed=4)
     c, g = _pair(X, mu, W, psi)
