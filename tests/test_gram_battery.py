@@ -1,0 +1,190 @@
+"""Grams bit for bit as before (issue 50): the battery of ``_gram_battery.py``
+recomputed and compared with the references stored from commit 0b25213.
+
+Exact mode: where the floating-point environment is the reference's (the
+fingerprint in ``tests/data/gram_battery.json``: BLAS libraries, their kernel
+and version, the threads the battery pins, numpy/scipy/scikit-learn/numba
+versions, the CPU numba compiles for), every array must be equal bit for bit
+(values with NaN where NaN, and bytes). Elsewhere (another OpenBLAS kernel
+through OPENBLAS_CORETYPE, another machine) the tolerance mode compares at
+the bound of the rounding analysis below. Regenerate the references only
+from a commit whose Grams are the reference: ``tests/make_gram_battery.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import _gram_battery as gb
+import numpy as np
+import pytest
+from _helpers import UNIT_ROUNDOFF, conditioning_log_error
+
+pytestmark = pytest.mark.numerics
+
+DATA = Path(__file__).resolve().parent / "data"
+NPZ = DATA / "gram_battery.npz"
+SIDECAR = DATA / "gram_battery.json"
+
+# -- tolerance mode: the rounding analysis -----------------------------------------
+#
+# Every quantity is a sum of O(d) exp/log terms built from the density's
+# covariance S: the conditional covariances are Schur complements of S
+# computed through Cholesky factors, with a normwise error of about
+# d u kappa(S) ||S|| (Higham, Accuracy and Stability, Thm. 10.4, Sec. 13.3),
+# and log E k moves by gamma per unit of covariance through the
+# log-determinant and quadratic form of I + 2 gamma (A + B), a well
+# conditioned matrix (eigenvalues >= 1, its Cholesky solve exact to d u).
+# So one expected RBF, relative to its value, moves by at most
+#     d u kappa(S) max(1, gamma ||S||)                  (_helpers' bound)
+# between two BLAS kernels. On top of that, a constant C covers: the EM fit
+# that produced S (each step factors S again; near convergence EM is a
+# contraction of rate rho, so rounding accumulates to 1 / (1 - rho), ~10-30
+# here), genRBF's three such terms (the Gram and two self-similarities), and
+# the variances' cancellation E k^2 - (E k)^2 measured normwise (the largest
+# variance is ~10x below the largest second moment). C = 1e3.
+# Measured on this battery's covariances (d = 5, 6, 10): kappa(S) = 7 to 15
+# for the EM, factor and mixture fits (gamma ||S|| <= 0.9; 8e5 at the wide
+# gamma), 8.3e5 for the collinear table (ML fit) and 8.8e6 for the low-rank
+# one: bounds (C included) 1.8e-12 to 4e-12 for the well-conditioned tables,
+# 5.5e-7 (collinear) and 5e-6 (low rank); a case without a stored covariance
+# (mixtures, latent classes) takes its table's largest. Under
+# OPENBLAS_CORETYPE=Sandybridge and Nehalem against the Haswell references the
+# largest error was 3.6% of its bound (a mixture variance on big_few, 1.4e-13);
+# collinear 2.9e-9, low rank 1e-9. The bound is taken normwise:
+# max |new - ref| <= rtol max |ref| per array.
+SAFETY = 1e3
+FLOOR = 1e-13  # the fixed quantities (no covariance), e.g. Belanche's kernels
+# "fit": the factor density on big_few stops at tol=1e-5 after 430 EM steps
+# still ~2e-4 from its limit (measured against tol=1e-12), so two rounding
+# histories stop up to that far apart; against Haswell: 2.1e-4 (Sandybridge),
+# 2.4e-4 (Nehalem).
+FIT_RTOL = 2e-3
+
+
+def _rounding_bound(S: np.ndarray, gamma: float) -> float:
+    """``d u kappa(S) max(1, gamma ||S||)``: _helpers' bound, and at least the
+    Cholesky solve's ``d u kappa(S)``."""
+    S = np.asarray(S, dtype=float)
+    floor = len(S) * UNIT_ROUNDOFF * float(np.linalg.cond(S))
+    return max(conditioning_log_error(S, gamma), floor)
+
+
+def rounding_tolerances(ref: dict[str, np.ndarray]) -> dict[str, float]:
+    """Per case: SAFETY x the bound from its stored covariance (the density's,
+    else the metric's) and gamma_, else the largest of its table's cases."""
+    own: dict[str, float] = {}
+    for key, S in ref.items():
+        case, quantity = key.split("/", 1)
+        if quantity in ("density_covariance_", "metric_covariance_"):
+            g = ref.get(f"{case}/gamma_")
+            gamma = float(np.max(g)) if g is not None else 1.0
+            own[case] = max(own.get(case, 0.0), _rounding_bound(S, gamma))
+    tables = gb.case_tables()
+    per_table: dict[str, float] = {}
+    for case, bound in own.items():
+        per_table[tables[case]] = max(per_table.get(tables[case], 0.0), bound)
+    return {
+        case: max(FLOOR, SAFETY * own.get(case, per_table.get(table, 0.0)))
+        for case, table in tables.items()
+    }
+
+
+# -- the comparison -------------------------------------------------------------------
+
+
+def load_reference() -> tuple[dict[str, np.ndarray], dict]:
+    with np.load(NPZ) as z:
+        ref = {k: z[k] for k in z.files}
+    return ref, json.loads(SIDECAR.read_text())
+
+
+def compare(
+    ref: dict[str, np.ndarray], new: dict[str, np.ndarray], exact: bool
+) -> list[str]:
+    """The failures (empty: all equal) of the stored-form arrays ``new``
+    against ``ref``: bit for bit, or in the tolerance mode per class."""
+    failures = []
+    if set(ref) != set(new):
+        missing, extra = sorted(set(ref) - set(new)), sorted(set(new) - set(ref))
+        failures.append(f"keys differ: missing {missing[:5]}, new {extra[:5]}")
+    rtols = None if exact else rounding_tolerances(ref)
+    for key in sorted(set(ref) & set(new)):
+        r, n = ref[key], new[key]
+        if exact:
+            why = gb.compare_exact(r, n)
+        elif key.endswith(gb.DIGEST_SUFFIX):
+            continue  # the bits of a large array: exact mode only
+        else:
+            assert rtols is not None
+            kind = gb.comparison_class(key)
+            if kind == "draws":
+                why = None if r.shape == n.shape else f"shape {r.shape} vs {n.shape}"
+            else:
+                rtol = FIT_RTOL if kind == "fit" else rtols[key.split("/")[0]]
+                why = gb.compare_tolerance(r, n, rtol)
+        if why is not None:
+            failures.append(f"{key}: {why}")
+    return failures
+
+
+@pytest.mark.slow
+def test_gram_battery():
+    """Every array of the battery as stored from commit 0b25213: bit for bit
+    in the reference's floating-point environment, else within the bound."""
+    ref, sidecar = load_reference()
+    recorded = sidecar["fingerprint"]
+    differences = gb.fingerprint_differences(recorded, gb.fingerprint())
+    exact = not differences
+    start = time.perf_counter()
+    new = gb.stored_form(gb.battery())
+    seconds = time.perf_counter() - start
+    failures = compare(ref, new, exact)
+    if exact:
+        mode = "EXACT mode (bit for bit: same BLAS kernel, versions and threads)"
+    else:
+        mode = (
+            "TOLERANCE mode (floating-point environment differs from the "
+            f"reference's: {'; '.join(differences)}; draws compared by shape only)"
+        )
+    import missingkernels
+
+    print(
+        f"{mode}; battery {seconds:.1f} s, {len(ref)} arrays; "
+        f"missingkernels from {Path(missingkernels.__file__).parent}"
+    )
+    assert not failures, (
+        f"{mode}: {len(failures)} of {len(ref)} arrays differ from "
+        f"{sidecar['source']['commit'][:7]}'s (battery {seconds:.0f} s):\n  "
+        + "\n  ".join(failures[:20])
+    )
+
+
+def test_comparison_catches_one_ulp():
+    """The exact mode fails on an array moved by one ulp, on a digest, on a
+    sign of zero; the tolerance mode accepts the ulp and rejects 1e-6."""
+    ref, _ = load_reference()
+    key = "genrbf_em/cross"
+    assert compare(ref, ref, exact=True) == []
+    moved = dict(ref)
+    a = ref[key].copy()
+    i = np.unravel_index(np.argmax(a < 1.0), a.shape)  # not a clipped 1.0
+    a[i] = np.nextafter(a[i], np.inf)
+    moved[key] = a
+    failures = compare(ref, moved, exact=True)
+    assert len(failures) == 1 and failures[0].startswith(key), failures
+    assert compare(ref, moved, exact=False) == []
+    moved[key] = ref[key] * (1.0 + 1e-6)
+    assert compare(ref, moved, exact=False) != []
+
+    digest = next(k for k in ref if k.endswith(gb.DIGEST_SUFFIX))
+    flipped = dict(ref)
+    flipped[digest] = ref[digest] ^ np.uint8(1)
+    assert len(compare(ref, flipped, exact=True)) == 1
+    assert compare(ref, flipped, exact=False) == []
+
+    zero = np.array([0.0, 1.0])
+    assert gb.compare_exact(zero, np.array([-0.0, 1.0])) is not None
+    assert gb.compare_exact(np.array([np.nan]), np.array([np.nan])) is None
