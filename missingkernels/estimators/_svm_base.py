@@ -124,12 +124,11 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         )
 
     def _one_width(self) -> bool:
-        """Whether the kernel's base kernel is an RBF (numeric columns share
-        one width ``gamma``): the case for the scale warning."""
-        from ..kernels import RBF, RBFMatching
-
+        """Whether the kernel's numeric columns share one width ``gamma``
+        (its base kernel's ``one_width``, as a plugin kernel may declare):
+        the case for the scale warning."""
         base = getattr(get_kernel(self._kernel_name()), "_base_kernel_class", None)
-        return isinstance(base, type) and issubclass(base, (RBF, RBFMatching))
+        return bool(getattr(base, "one_width", False))
 
     def _n_kernel_features(self) -> int:
         """``n_kernel_features``, or the deprecated ``n_components`` if set."""

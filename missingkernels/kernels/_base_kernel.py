@@ -73,6 +73,10 @@ class BaseKernel(BaseEstimator):
     #: The domains of the rows it applies to (see
     #: :attr:`missingkernels.conditionals.BaseConditionals.domain`).
     domains: ClassVar[tuple[str, ...]] = ("numeric",)
+    #: Whether numeric columns share one length scale (one ``gamma`` for all):
+    #: columns on very different scales then make the kernel ignore some of
+    #: them, and the estimators warn when they are not standardised.
+    one_width: ClassVar[bool] = False
 
     def fit(self, X: np.ndarray, train: Any, density: Any = None) -> BaseKernel:
         """Fit the kernel's own state.

@@ -70,6 +70,9 @@ class RBFMatching(MissingnessWeightMixin, BaseKernel):
     Attributes
     ----------
     gamma_ : float
+    metric_ : missingkernels.kernels.rbf.engine.Metric
+        The Euclidean geometry of the numeric columns (their training mean
+        as the center).
     nominal_ : ndarray of shape (n_features,), dtype bool
         The nominal columns (from the training conditionals).
 
@@ -104,6 +107,7 @@ class RBFMatching(MissingnessWeightMixin, BaseKernel):
     """
 
     name = "RBF x matching"
+    one_width = True
     has_variance = False
     domains = ("mixed",)
     _parameter_constraints: ClassVar[dict] = {
@@ -143,12 +147,18 @@ class RBFMatching(MissingnessWeightMixin, BaseKernel):
             np.nanmean(numeric, axis=0) if numeric.size else np.zeros(numeric.shape[1])
         )
         center = np.where(np.isnan(center), 0.0, center)
-        self._metric = engine.Metric.euclidean(center)
+        self.metric_ = engine.Metric.euclidean(center)
         if isinstance(self.gamma, str):
             self.gamma_ = scale_gamma(numeric) if numeric.shape[1] else 1.0
         else:
             self.gamma_ = float(self.gamma)
         return self
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Fitted before the metric was a public attribute (``_metric``).
+        if "_metric" in state:
+            state["metric_"] = state.pop("_metric")
+        super().__setstate__(state)
 
     def diagonal(self, A: np.ndarray) -> np.ndarray:
         return np.ones(len(A))
@@ -156,7 +166,7 @@ class RBFMatching(MissingnessWeightMixin, BaseKernel):
     def _rows(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """The kernel without the missingness factor."""
         nom = self.nominal_
-        x, y = A[:, ~nom] - self._metric.center, B[:, ~nom] - self._metric.center
+        x, y = A[:, ~nom] - self.metric_.center, B[:, ~nom] - self.metric_.center
         sq = (x * x).sum(1)[:, None] + (y * y).sum(1)[None] - 2.0 * (x @ y.T)
         K = np.exp(-self.gamma_ * np.maximum(sq, 0.0))
         if nom.any():
@@ -254,7 +264,7 @@ def _self_log(
         for b in range(K):
             t = logw[:, a] + logw[:, b]
             if sides is not None:
-                t = t + engine.aligned(sides[a], sides[b], base.gamma_, base._metric)
+                t = t + engine.aligned(sides[a], sides[b], base.gamma_, base.metric_)
             if q:
                 match = _matching_aligned(base, pmfs[a], pmfs[b], blocks)
                 with np.errstate(divide="ignore"):
@@ -287,7 +297,7 @@ def _gram(
     """``sum_ab w_ia w_jb E_ab[rbf] E_ab[(1 - w) + w m]``, per class pair the
     numeric and nominal blocks being independent; genRBF's normalisation
     ``-1/2 log n_i`` enters the exponent through the offsets."""
-    gamma, metric = base.gamma_, base._metric
+    gamma, metric = base.gamma_, base.metric_
     symmetric = cy is None
     other = cx if cy is None else cy
     K, q = cx.n_components, cx.n_nominal

@@ -1,17 +1,22 @@
-"""The cells of the RBF over Gaussian, mixture and draws conditionals.
+"""The cells of the RBF: its Gram, variance and features, written once.
 
-Each cell computes ``E k`` (Gram), ``Var k`` and the expected Fourier
-features of the RBF over one representation of the conditionals, through
-the engine's compiled loops (:mod:`.engine`). With ``normalised`` (genRBF)
-the offsets ``-1/2 log n_i``, ``n_i = E k(X_i, X_i')``, go inside the
-exponent. Conventions of the cells as in
-:mod:`missingkernels.kernels._expectation_table`.
+:class:`RBFCell` holds the rules every representation of the conditionals
+shares: genRBF's normalisation as offsets ``-1/2 log n_i`` inside the
+exponent (``n_i = E k(X_i, X_i')``), the two conventions of the diagonal,
+``Var k = E_{2 gamma} k - (E_gamma k)^2`` (``k^2`` is the RBF at ``2
+gamma``), the factor on the missingness masks, and genRBF's scaling of the
+features. A representation supplies only its sums (an :class:`RBFSums`):
+``log n_i``, the pair sums ``E k`` with offsets, and the expected Fourier
+features. Here, those of Gaussian conditionals (one closed form per pair of
+rows, exact in log space) and of mixtures and draws (weighted sums over
+components or draws); :mod:`.factor` adds those of factor conditionals.
+Conventions of the cells as in :mod:`missingkernels.kernels._expectation_table`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -29,85 +34,82 @@ from .._expectation_table import (
 from . import _fourier, engine
 from ._kernel import RBF
 
-__all__ = ["GAUSSIAN_CELL", "MIXTURE_CELL", "SAMPLES_CELL"]
+__all__ = ["GAUSSIAN_CELL", "MIXTURE_CELL", "SAMPLES_CELL", "RBFCell", "RBFSums"]
 
 
-class _RBFCell:
-    """The RBF over one representation: its sides (one, or one per component
-    or draw) feed the compiled loops; with ``normalised`` (genRBF), offsets
-    ``-1/2 log n_i`` inside the exponent, ``n_i = E k(X_i, X_i')``."""
+class RBFSums(Protocol):
+    """What a representation of the conditionals supplies to :class:`RBFCell`.
 
-    def __init__(
-        self,
-        sides: Callable[[Any, engine.Metric], list[engine.Side]],
-        gaussian: bool,
-        fourier: Callable[[Any, Any], np.ndarray],
-    ) -> None:
-        self.sides = sides
-        self.gaussian = gaussian
-        self.fourier = fourier
+    ``in_log_space`` says how its pair sums are exact: as logs (one closed
+    form per pair of rows: the variance is then taken from the logs, with
+    no cancellation) or as values (weighted sums of such terms over mixture
+    components or draws).
+    """
 
-    @staticmethod
-    def _with_offsets(sides: list[engine.Side], off: np.ndarray) -> list[engine.Side]:
-        return [s.with_offsets(off) for s in sides]
+    in_log_space: bool
 
-    def _self_log(
-        self, sides: list[engine.Side], gamma: float, metric: engine.Metric
-    ) -> np.ndarray:
-        if self.gaussian:
-            return engine.gaussian_self_log(sides[0], gamma, metric)
-        return engine.accumulated_self_log(sides, gamma, metric)
+    def self_log(self, base: RBF, c: Any, gamma: float) -> np.ndarray:
+        """``log E_gamma k(X_i, X_i')`` for independent copies (a new array)."""
+        ...
 
-    def _gram(
-        self,
-        a: list[engine.Side],
-        b: list[engine.Side] | None,
-        gamma: float,
-        metric: engine.Metric,
-        log: bool,
-        clip: bool = False,
-    ) -> np.ndarray:
-        """``E k`` (or its log) with the offsets of the sides inside the
-        exponent; with ``clip``, at most 1 (normalised kernels: ``|E k(X_i,
-        Y_j)| <= sqrt(n_i n_j)`` by Cauchy-Schwarz, which rounding can
-        exceed by an ulp for identical rows)."""
-        if self.gaussian:
-            return engine.gaussian_gram(
-                a[0], None if b is None else b[0], gamma, metric, log=log,
-                upper=0.0 if clip else None,
-            )  # fmt: skip
-        K = engine.accumulated_gram(a, b, gamma, metric)
-        if clip:
-            np.minimum(K, 1.0, out=K)
-        if log:
-            with np.errstate(divide="ignore"):
-                np.log(K, out=K)
-        return K
+    def pair_sums(
+        self, base: RBF, cx: Any, cy: Any | None, gamma: float,
+        off_x: np.ndarray | None, off_y: np.ndarray | None, *, log: bool,
+        clip: bool,
+    ) -> np.ndarray:  # fmt: skip
+        """``E_gamma k(X_i, Y_j) exp(off_x[i] + off_y[j])`` (no offsets where
+        None), or its log; ``cy=None``: the rows of ``cx`` with themselves, a
+        row paired with an independent copy. With ``clip``, at most 1."""
+        ...
 
-    def _prepare(
-        self, base: RBF, cx: Any, cy: Any | None, gamma: float, normalised: bool
-    ) -> tuple[
-        list[engine.Side], list[engine.Side] | None, np.ndarray, np.ndarray | None
-    ]:
-        """Sides of both arguments (offsets set for genRBF) and ``log n_i``."""
-        metric = base._metric
-        sx = self.sides(cx, metric)
-        sy = None if cy is None else self.sides(cy, metric)
-        self_x = self._self_log(sx, gamma, metric)
-        self_y = None if sy is None else self._self_log(sy, gamma, metric)
-        if normalised:
-            sx = self._with_offsets(sx, -0.5 * self_x)
-            if sy is not None and self_y is not None:
-                sy = self._with_offsets(sy, -0.5 * self_y)
-        return sx, sy, self_x, self_y
+    def features(self, c: Any, feature_map: Any) -> np.ndarray:
+        """The expected Fourier features of the rows of ``c``."""
+        ...
+
+    def delegate(self, base: RBF, cx: Any, cy: Any | None) -> Expectation | None:
+        """A cell that computes these arguments instead (for a form that
+        holds only for some arguments), or None."""
+        ...
+
+
+class RBFCell:
+    """The Gram, variance and features of the RBF over one representation."""
+
+    def __init__(self, sums: RBFSums) -> None:
+        self.sums = sums
+
+    def _offsets(
+        self, self_x: np.ndarray, self_y: np.ndarray | None, power: float,
+        normalised: bool,
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:  # fmt: skip
+        """genRBF's offsets ``-power/2 log n_i`` (``power`` 2 at ``2 gamma``)."""
+        if not normalised:
+            return None, None
+        return -0.5 * power * self_x, None if self_y is None else (
+            -0.5 * power * self_y
+        )
+
+    def _self_logs(
+        self, base: RBF, cx: Any, cy: Any | None, gamma: float
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        self_x = self.sums.self_log(base, cx, gamma)
+        return self_x, None if cy is None else self.sums.self_log(base, cy, gamma)
 
     def gram(
         self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
     ) -> np.ndarray:
+        other = self.sums.delegate(base, cx, cy)
+        if other is not None:
+            return other.gram(base, cx, cy, diagonal, normalised)
         with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
             gamma = base.gamma_
-            sx, sy, self_x, _ = self._prepare(base, cx, cy, gamma, normalised)
-            K = self._gram(sx, sy, gamma, base._metric, log=False, clip=normalised)
+            self_x, self_y = self._self_logs(base, cx, cy, gamma)
+            off_x, off_y = self._offsets(self_x, self_y, 1.0, normalised)
+            # Normalised: |E k(X_i, Y_j)| <= sqrt(n_i n_j) (Cauchy-Schwarz),
+            # which rounding may exceed by an ulp for identical rows.
+            K = self.sums.pair_sums(
+                base, cx, cy, gamma, off_x, off_y, log=False, clip=normalised
+            )
             times_missingness_factor(K, base, cx, cy)
             if cy is None:
                 norm = -self_x if normalised else np.zeros_like(self_x)
@@ -118,24 +120,15 @@ class _RBFCell:
                     set_diagonal(K, np.exp(self_x + norm))
             return K
 
-    def features(
-        self, base: RBF, c: Any, feature_map: Any, normalised: bool
-    ) -> np.ndarray:
-        """Expected Fourier features; genRBF divides row i by ``sqrt(n_i)``."""
-        psi = self.fourier(c, feature_map)
-        if normalised:
-            with np.errstate(under="ignore"):
-                log_n = self._self_log(
-                    self.sides(c, base._metric), base.gamma_, base._metric
-                )
-            psi *= np.exp(-0.5 * log_n)[:, None]
-        return psi
-
     def variance(
         self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
     ) -> np.ndarray:
-        """``Var k = E_{2 gamma} k - (E_gamma k)^2`` (k^2 is the RBF at 2 gamma),
-        times the square of the factor on the masks (a constant per pair)."""
+        """``Var k = E_{2 gamma} k - (E_gamma k)^2``, times the square of the
+        factor on the masks (a constant per pair)."""
+        other = self.sums.delegate(base, cx, cy)
+        if other is not None:
+            assert other.variance is not None
+            return other.variance(base, cx, cy, diagonal, normalised)
         with np.errstate(under="ignore"):
             V = self._variance(base, cx, cy, diagonal, normalised)
         return times_missingness_factor(V, base, cx, cy, power=2)
@@ -144,31 +137,28 @@ class _RBFCell:
         self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
     ) -> np.ndarray:
         gamma = base.gamma_
-        metric = base._metric
-        sx, sy, self_x, self_y = self._prepare(base, cx, cy, gamma, normalised)
-        # At 2 gamma, genRBF's variance divides by n_i n_j: offsets -log n_i.
-        sx2 = self.sides(cx, metric)
-        sy2 = None if cy is None else self.sides(cy, metric)
-        if normalised:
-            sx2 = self._with_offsets(sx2, -self_x)
-            if sy2 is not None and self_y is not None:
-                sy2 = self._with_offsets(sy2, -self_y)
-        if self.gaussian:
-            L1 = self._gram(sx, sy, gamma, metric, log=True)
-            V = self._gram(sx2, sy2, 2.0 * gamma, metric, log=True)
-            # Var = E2 (1 - exp(2 log E1 - log E2)), accurate when Var << E1^2,
-            # and no overflow when both terms underflow (the factor is in
-            # [0, 1]; E1^2 <= E2, clipped against rounding).
-            L1 *= 2.0
-            L1 -= V
-            np.minimum(L1, 0.0, out=L1)
-            np.expm1(L1, out=L1)
-            L1 *= -1.0
+        sums = self.sums
+        self_x, self_y = self._self_logs(base, cx, cy, gamma)
+        off_x, off_y = self._offsets(self_x, self_y, 1.0, normalised)
+        # At 2 gamma genRBF's variance divides by n_i n_j: offsets -log n_i.
+        off2_x, off2_y = self._offsets(self_x, self_y, 2.0, normalised)
+        log = sums.in_log_space
+        E1 = sums.pair_sums(base, cx, cy, gamma, off_x, off_y, log=log, clip=False)
+        V = sums.pair_sums(
+            base, cx, cy, 2.0 * gamma, off2_x, off2_y, log=log, clip=False
+        )
+        if log:
+            # Var = E2 (1 - exp(2 log E1 - log E2)): accurate when Var << E1^2,
+            # no overflow when both terms underflow (the factor is in [0, 1];
+            # E1^2 <= E2, clipped against rounding).
+            E1 *= 2.0
+            E1 -= V
+            np.minimum(E1, 0.0, out=E1)
+            np.expm1(E1, out=E1)
+            E1 *= -1.0
             engine.exp_inplace(V)
-            V *= L1
+            V *= E1
         else:
-            E1 = self._gram(sx, sy, gamma, metric, log=False)
-            V = self._gram(sx2, sy2, 2.0 * gamma, metric, log=False)
             V -= E1 * E1
             np.maximum(V, 0.0, out=V)
         if cy is None:
@@ -176,37 +166,122 @@ class _RBFCell:
                 set_diagonal(V, np.zeros(len(V)))  # k(x, x) is constant
             else:
                 norm = -2.0 * self_x if normalised else np.zeros_like(self_x)
-                self2 = self._self_log(self.sides(cx, metric), 2.0 * gamma, metric)
+                self2 = sums.self_log(base, cx, 2.0 * gamma)
                 diag = -np.exp(self2 + norm) * np.expm1(
                     np.minimum(2.0 * self_x - self2, 0.0)
                 )
                 set_diagonal(V, diag)
         return V
 
+    def features(
+        self, base: RBF, c: Any, feature_map: Any, normalised: bool
+    ) -> np.ndarray:
+        """Expected Fourier features; genRBF divides row i by ``sqrt(n_i)``."""
+        psi = self.sums.features(c, feature_map)
+        if normalised:
+            with np.errstate(under="ignore"):
+                log_n = self.sums.self_log(base, c, base.gamma_)
+            psi *= np.exp(-0.5 * log_n)[:, None]
+        return psi
 
-def _rbf_cell(
-    conditionals: type, sides: Callable, gaussian: bool, fourier: Callable
-) -> Expectation:
-    cell = _RBFCell(sides, gaussian, fourier)
-    return Expectation(
-        RBF,
-        conditionals,
-        cell.gram,
-        cell.variance,
-        normalises=True,
-        description=f"RBF over {conditionals.__name__}: closed form, compiled",
-        features=cell.features,
-    )
+    def expectation(self, conditionals: type, description: str) -> Expectation:
+        """This cell as the table's entry for ``(RBF, conditionals)``."""
+        return Expectation(
+            RBF,
+            conditionals,
+            self.gram,
+            self.variance,
+            normalises=True,
+            description=description,
+            features=self.features,
+        )
 
 
-def _gaussian_sides(c: Any, metric: engine.Metric) -> list[engine.Side]:
-    return [engine.gaussian_side(c, metric)]
+def _with_offsets(
+    sides: list[engine.Side], off: np.ndarray | None
+) -> list[engine.Side]:
+    return sides if off is None else [s.with_offsets(off) for s in sides]
 
 
-GAUSSIAN_CELL = _rbf_cell(
-    GaussianConditionals, _gaussian_sides, True, _fourier.gaussian_fourier
+class GaussianSums:
+    """Gaussian conditionals: one closed form per pair of rows, in log space."""
+
+    in_log_space = True
+
+    def self_log(self, base: RBF, c: Any, gamma: float) -> np.ndarray:
+        side = engine.gaussian_side(c, base.metric_)
+        return engine.gaussian_self_log(side, gamma, base.metric_)
+
+    def pair_sums(
+        self, base: RBF, cx: Any, cy: Any | None, gamma: float,
+        off_x: np.ndarray | None, off_y: np.ndarray | None, *, log: bool,
+        clip: bool,
+    ) -> np.ndarray:  # fmt: skip
+        metric = base.metric_
+        (a,) = _with_offsets([engine.gaussian_side(cx, metric)], off_x)
+        b = None
+        if cy is not None:
+            (b,) = _with_offsets([engine.gaussian_side(cy, metric)], off_y)
+        upper = 0.0 if clip else None
+        return engine.gaussian_gram(a, b, gamma, metric, log=log, upper=upper)
+
+    def features(self, c: Any, feature_map: Any) -> np.ndarray:
+        return _fourier.gaussian_fourier(c, feature_map)
+
+    def delegate(self, base: RBF, cx: Any, cy: Any | None) -> Expectation | None:
+        return None
+
+
+class WeightedSums:
+    """Mixtures (one side per component, weighted by the posteriors) and
+    draws (one side per draw, weighted ``1 / m``): sums of closed forms."""
+
+    in_log_space = False
+
+    def __init__(
+        self,
+        sides: Callable[[Any, engine.Metric], list[engine.Side]],
+        features: Callable[[Any, Any], np.ndarray],
+    ) -> None:
+        self.sides = sides
+        self._features = features
+
+    def self_log(self, base: RBF, c: Any, gamma: float) -> np.ndarray:
+        return engine.accumulated_self_log(
+            self.sides(c, base.metric_), gamma, base.metric_
+        )
+
+    def pair_sums(
+        self, base: RBF, cx: Any, cy: Any | None, gamma: float,
+        off_x: np.ndarray | None, off_y: np.ndarray | None, *, log: bool,
+        clip: bool,
+    ) -> np.ndarray:  # fmt: skip
+        metric = base.metric_
+        a = _with_offsets(self.sides(cx, metric), off_x)
+        b = None if cy is None else _with_offsets(self.sides(cy, metric), off_y)
+        K = engine.accumulated_gram(a, b, gamma, metric)
+        if clip:
+            np.minimum(K, 1.0, out=K)
+        if log:
+            with np.errstate(divide="ignore"):
+                np.log(K, out=K)
+        return K
+
+    def features(self, c: Any, feature_map: Any) -> np.ndarray:
+        return self._features(c, feature_map)
+
+    def delegate(self, base: RBF, cx: Any, cy: Any | None) -> Expectation | None:
+        return None
+
+
+GAUSSIAN_CELL = RBFCell(GaussianSums()).expectation(
+    GaussianConditionals, "RBF over GaussianConditionals: closed form, compiled"
 )
-MIXTURE_CELL = _rbf_cell(
-    MixtureConditionals, engine.mixture_sides, False, _fourier.mixture_fourier
+MIXTURE_CELL = RBFCell(
+    WeightedSums(engine.mixture_sides, _fourier.mixture_fourier)
+).expectation(
+    MixtureConditionals, "RBF over MixtureConditionals: closed form, compiled"
 )
-SAMPLES_CELL = _rbf_cell(SampleConditionals, engine.sample_sides, False, draws_average)
+SAMPLES_CELL = RBFCell(WeightedSums(engine.sample_sides, draws_average)).expectation(
+    SampleConditionals, "RBF over SampleConditionals: closed form, compiled"
+)

@@ -46,10 +46,14 @@ class RBF(MissingnessWeightMixin, BaseKernel):
     Attributes
     ----------
     gamma_ : float
+    metric_ : missingkernels.kernels.rbf.engine.Metric
+        The fitted geometry the rows are taken in: its center (the mean of
+        the training rows) and, for the Mahalanobis metric, the whitening.
     metric_covariance_ : ndarray of shape (n_features, n_features) or None
     """
 
     name = "RBF"
+    one_width = True
     _parameter_constraints: ClassVar[dict] = {
         "gamma": [Interval(Real, 0.0, None, closed="neither"), StrOptions({"scale"})],
         "metric": [StrOptions({"euclidean", "mahalanobis"})],
@@ -73,10 +77,10 @@ class RBF(MissingnessWeightMixin, BaseKernel):
             # conditionals carry it); otherwise the covariance it implies.
             S = train.joint_covariance(density)
             self.metric_covariance_: np.ndarray | None = np.array(S, np.float64)
-            self._metric = engine.Metric.mahalanobis_from(center, S)
+            self.metric_ = engine.Metric.mahalanobis_from(center, S)
         else:
             self.metric_covariance_ = None
-            self._metric = engine.Metric.euclidean(center)
+            self.metric_ = engine.Metric.euclidean(center)
         if isinstance(self.gamma, str):  # "scale"
             if self.metric == "mahalanobis":
                 self.gamma_ = 1.0 / X.shape[1]
@@ -86,10 +90,16 @@ class RBF(MissingnessWeightMixin, BaseKernel):
             self.gamma_ = float(self.gamma)
         return self
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Fitted before the metric was a public attribute (``_metric``).
+        if "_metric" in state:
+            state["metric_"] = state.pop("_metric")
+        super().__setstate__(state)
+
     def _rows(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """The kernel without the factor on the masks."""
-        x, _ = self._metric.coordinates(A)
-        y, _ = self._metric.coordinates(B)
+        x, _ = self.metric_.coordinates(A)
+        y, _ = self.metric_.coordinates(B)
         sq = (x * x).sum(1)[:, None] + (y * y).sum(1)[None] - 2.0 * (x @ y.T)
         return np.exp(-self.gamma_ * np.maximum(sq, 0.0))
 
@@ -113,7 +123,7 @@ class RBF(MissingnessWeightMixin, BaseKernel):
                 "multiplies the kernel)."
             )
 
-        metric = self._metric
+        metric = self.metric_
         omega = fourier_frequencies(
             n_components,
             len(metric.center),

@@ -26,12 +26,9 @@ from typing import Any
 import numpy as np
 
 from ....conditionals import FactorConditionals, GaussianConditionals
-from ..._expectation_table import (
-    Expectation,
-    find_expectation,
-    times_missingness_factor,
-)
+from ..._expectation_table import Expectation, find_expectation
 from .. import engine
+from .._cells import RBFCell
 from .._fourier import gaussian_fourier
 from .._kernel import RBF
 from ._layouts import (
@@ -370,10 +367,10 @@ def _same_density(
     covariance blocks)."""
     if not cx.factored or (cy is not None and not cy.factored):
         return False
-    if base is not None and not base._metric.mahalanobis:
+    if base is not None and not base.metric_.mahalanobis:
         if _signal_to_noise(cx) / (2.0 * float(base.gamma_)) > _EUCLIDEAN_MAX_SNR:
             return False
-    if base is not None and base._metric.mahalanobis:
+    if base is not None and base.metric_.mahalanobis:
         S = getattr(base, "metric_covariance_", None)
         if S is None or cx.covariance is None:
             return False
@@ -388,107 +385,48 @@ def _same_density(
     )
 
 
-def _gaussian_cell(base: RBF) -> Expectation:
-    cell = find_expectation(base, GaussianConditionals)
-    assert cell is not None
-    return cell
+class FactorSums:
+    """The sums of factor conditionals for :class:`~.._cells.RBFCell`: one
+    closed form per pair of rows, in log space, low rank. Where that form
+    does not hold (:func:`_same_density`), the Gaussian cell computes the
+    pairs from the covariance blocks."""
 
+    in_log_space = True
 
-class _FactorRBFCell:
-    """Gram, variance and features of the RBF over factor conditionals."""
+    def self_log(self, base: RBF, c: Any, gamma: float) -> np.ndarray:
+        return np.asarray(_side(c, base.metric_, gamma).self_log.copy())
 
-    @staticmethod
-    def _sides(
-        base: RBF, cx: Any, cy: Any | None, gamma: float
-    ) -> tuple[_Side, _Side | None]:
-        metric = base._metric
-        return _side(cx, metric, gamma), None if cy is None else _side(
-            cy, metric, gamma
-        )
-
-    def _logs(
-        self, base: RBF, cx: Any, cy: Any | None, gamma: float, power: float,
-        normalised: bool, self_x: np.ndarray, self_y: np.ndarray | None,
+    def pair_sums(
+        self, base: RBF, cx: Any, cy: Any | None, gamma: float,
+        off_x: np.ndarray | None, off_y: np.ndarray | None, *, log: bool,
+        clip: bool,
     ) -> np.ndarray:  # fmt: skip
-        """``log E_gamma k`` with genRBF's offsets ``-power/2 log n_i``."""
-        a, b = self._sides(base, cx, cy, gamma)
-        off_a = -0.5 * power * self_x if normalised else np.zeros(a.n)
+        metric = base.metric_
+        a = _side(cx, metric, gamma)
+        b = None if cy is None else _side(cy, metric, gamma)
+        off_a = np.zeros(a.n) if off_x is None else off_x
         off_b = None
         if b is not None:
-            assert self_y is not None
-            off_b = -0.5 * power * self_y if normalised else np.zeros(b.n)
-        return _log_gram(a, b, gamma, off_a, off_b)
+            off_b = np.zeros(b.n) if off_y is None else off_y
+        L = _log_gram(a, b, gamma, off_a, off_b)
+        upper = 0.0 if clip else None
+        if not log:
+            engine.exp_inplace(L, upper=upper)
+        elif upper is not None:
+            np.minimum(L, upper, out=L)
+        return L
 
-    def _self(self, base: RBF, c: Any, gamma: float) -> np.ndarray:
-        return _side(c, base._metric, gamma).self_log.copy()
-
-    def gram(
-        self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
-    ) -> np.ndarray:
-        if not _same_density(cx, cy, base):
-            return _gaussian_cell(base).gram(base, cx, cy, diagonal, normalised)
-        with np.errstate(under="ignore"):
-            gamma = base.gamma_
-            self_x = self._self(base, cx, gamma)
-            self_y = None if cy is None else self._self(base, cy, gamma)
-            K = self._logs(base, cx, cy, gamma, 1.0, normalised, self_x, self_y)
-            engine.exp_inplace(K)
-            if cy is None:
-                if diagonal == "same_draw":
-                    diag = np.exp(-self_x) if normalised else np.ones(len(K))
-                else:
-                    diag = np.ones(len(K)) if normalised else np.exp(self_x)
-                K[np.diag_indices_from(K)] = diag
-            return times_missingness_factor(K, base, cx, cy)
-
-    def variance(
-        self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
-    ) -> np.ndarray:
-        """``Var k = E_{2 gamma} k - (E_gamma k)^2`` (k^2 is the RBF at 2 gamma)."""
-        if not _same_density(cx, cy, base):
-            variance = _gaussian_cell(base).variance
-            assert variance is not None
-            return variance(base, cx, cy, diagonal, normalised)
-        with np.errstate(under="ignore"):
-            gamma = base.gamma_
-            self_x = self._self(base, cx, gamma)
-            self_y = None if cy is None else self._self(base, cy, gamma)
-            L1 = self._logs(base, cx, cy, gamma, 1.0, normalised, self_x, self_y)
-            V = self._logs(base, cx, cy, 2.0 * gamma, 2.0, normalised, self_x, self_y)
-            # Var = E1^2 (exp(log E2 - 2 log E1) - 1), accurate when Var << E1^2.
-            L1 *= 2.0
-            V -= L1
-            np.maximum(V, 0.0, out=V)
-            np.expm1(V, out=V)
-            engine.exp_inplace(L1)
-            V *= L1
-            if cy is None:
-                if diagonal == "same_draw":
-                    diag = np.zeros(len(V))  # k(x, x) is constant
-                else:
-                    norm = -2.0 * self_x if normalised else np.zeros_like(self_x)
-                    self2 = self._self(base, cx, 2.0 * gamma)
-                    diag = np.exp(2.0 * self_x + norm) * np.expm1(
-                        np.maximum(self2 - 2.0 * self_x, 0.0)
-                    )
-                V[np.diag_indices_from(V)] = diag
-            return times_missingness_factor(V, base, cx, cy, power=2)
-
-    def features(
-        self, base: RBF, c: Any, feature_map: Any, normalised: bool
-    ) -> np.ndarray:
+    def features(self, c: Any, feature_map: Any) -> np.ndarray:
         """Expected Fourier features, damped by ``exp(-1/2 w^T C_J w)`` with
-        ``w^T C_J w = sum_J psi w^2 + |R_p^T W_J^T w_J|^2``; genRBF divides
-        row i by ``sqrt(n_i)``."""
+        ``w^T C_J w = sum_J psi w^2 + |R_p^T W_J^T w_J|^2``."""
         if not c.factored:
-            psi = gaussian_fourier(c, feature_map)
-        else:
-            psi = fourier_features(c, feature_map)
-        if normalised:
-            with np.errstate(under="ignore"):
-                log_n = self._self(base, c, base.gamma_)
-            psi *= np.exp(-0.5 * log_n)[:, None]
-        return psi
+            return gaussian_fourier(c, feature_map)
+        return fourier_features(c, feature_map)
+
+    def delegate(self, base: RBF, cx: Any, cy: Any | None) -> Expectation | None:
+        if _same_density(cx, cy, base):
+            return None
+        return find_expectation(base, GaussianConditionals)
 
 
 # Patterns per batch of the damping (bounds the (P, F, q) temporaries).
@@ -510,17 +448,8 @@ def fourier_features(c: FactorConditionals, fmap: Any) -> np.ndarray:
     return np.asarray(fmap.transform(c.means, damping))
 
 
-_CELL = _FactorRBFCell()
-
-
 #: The cell ``(RBF, FactorConditionals)`` of the expectation table
 #: (registered by :mod:`missingkernels.kernels.rbf`).
-FACTOR_CELL = Expectation(
-    RBF,
-    FactorConditionals,
-    _CELL.gram,
-    _CELL.variance,
-    normalises=True,
-    description="RBF over FactorConditionals: closed form, low rank, compiled",
-    features=_CELL.features,
+FACTOR_CELL = RBFCell(FactorSums()).expectation(
+    FactorConditionals, "RBF over FactorConditionals: closed form, low rank, compiled"
 )
