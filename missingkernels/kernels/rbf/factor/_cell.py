@@ -78,7 +78,7 @@ class _Features:
         )
 
 
-class _Side:
+class EuclideanFactorSide:
     """The rows of one argument at one ``gamma``: per-row sums and features.
 
     With ``w_k = sqrt(2 gamma) W[k]`` and ``t = 2 gamma psi``: ``P`` the
@@ -129,7 +129,7 @@ class _Side:
     def tile_rows(
         self,
         loops: Any,
-        b: _Side,
+        b: EuclideanFactorSide,
         tiles: np.ndarray,
         rows_per_tile: int,
         gamma: float,
@@ -224,7 +224,9 @@ def _pad(a: np.ndarray, n: int, fill: Any = 0) -> np.ndarray:
 
 # The sides of each conditionals object at the last gammas used (a kernel
 # keeps its training rows' conditionals: the training side is built once).
-_SIDES: weakref.WeakKeyDictionary[Any, dict[tuple, _Side]] = weakref.WeakKeyDictionary()
+_SIDES: weakref.WeakKeyDictionary[Any, dict[tuple, EuclideanFactorSide]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _side(c: FactorConditionals, metric: Any, gamma: float) -> Any:
@@ -234,11 +236,11 @@ def _side(c: FactorConditionals, metric: Any, gamma: float) -> Any:
         side: Any = memo.get(key)
     if side is None:
         if metric.mahalanobis:
-            from ._mahalanobis import MahalanobisSide
+            from ._mahalanobis import MahalanobisFactorSide
 
-            side = MahalanobisSide(c, metric.center, gamma, COLS)
+            side = MahalanobisFactorSide(c, metric.center, gamma, COLS)
         else:
-            side = _Side(c, metric.center, gamma)
+            side = EuclideanFactorSide(c, metric.center, gamma)
         with engine.LOCK:
             for old in list(memo)[:-1]:
                 del memo[old]
@@ -248,7 +250,7 @@ def _side(c: FactorConditionals, metric: Any, gamma: float) -> Any:
 
 def _tile_rows(
     loops: Any,
-    a: _Side,
+    a: EuclideanFactorSide,
     R: dict[str, np.ndarray],
     nb: int,
     tiles: np.ndarray,

@@ -34,7 +34,7 @@ from ._layouts import by_tiles, group_bits, lower_indices, mask_codes, pair_tabl
 __all__: list[str] = []
 
 
-class MahalanobisSide:
+class MahalanobisFactorSide:
     """The rows of one argument at one ``gamma``, Mahalanobis metric."""
 
     def __init__(
@@ -146,7 +146,7 @@ class MahalanobisSide:
     def tile_rows(
         self,
         loops: Any,
-        b: MahalanobisSide,
+        b: MahalanobisFactorSide,
         tiles: np.ndarray,
         rows_per_tile: int,
         gamma: float,
