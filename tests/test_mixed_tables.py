@@ -581,3 +581,51 @@ def test_rbf_matching_pairwise_applies_the_missingness_factor(rng):
         base.pairwise(A, A, M),
         plain.pairwise(A, A) * (0.7 + 0.3 * (~M).mean(1))[:, None],
     )
+
+
+def test_a_plugin_kernel_of_one_width_gets_the_scale_warning(rng):
+    """The scale warning follows the base kernel's one_width, not a list of
+    built-in classes: a plugin's Laplacian kernel (one gamma for all columns)
+    declares it and is warned about; without it, not (issue 50)."""
+    from missingkernels import FeatureScaleWarning, register_plugin, unregister_plugin
+    from missingkernels.hookspecs import hookimpl
+    from missingkernels.kernels import BaseKernel, make_expected_kernel
+
+    class Laplacian(BaseKernel):
+        one_width = True
+
+        def __init__(self, width=0.5):
+            self.width = width
+
+        def pairwise(self, A, B):
+            return np.exp(-self.width * np.abs(A[:, None, :] - B[None]).sum(-1))
+
+    class Unwidthed(Laplacian):
+        one_width = False
+
+    kernels = {
+        "laplacian_one_width": make_expected_kernel(
+            Laplacian, "LaplacianOneWidth", n_draws=5
+        ),
+        "laplacian_no_width": make_expected_kernel(
+            Unwidthed, "LaplacianNoWidth", n_draws=5
+        ),
+    }
+
+    class Plugin:
+        @hookimpl
+        def missingkernels_register_kernels(self):
+            return kernels
+
+    X = rng.normal(size=(40, 3)) * [1.0, 1000.0, 1.0]
+    y = (X[:, 0] > 0).astype(int)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    name = register_plugin(Plugin(), name="test-one-width")
+    try:
+        with pytest.warns(FeatureScaleWarning):
+            MissingKernelSVC(kernel="laplacian_one_width", standardize=False).fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FeatureScaleWarning)
+            MissingKernelSVC(kernel="laplacian_no_width", standardize=False).fit(X, y)
+    finally:
+        unregister_plugin(name)
