@@ -312,3 +312,12 @@ def test_no_private_name_crosses_a_subpackage():
     )
     gone = sorted(ALLOWED_CROSSINGS.keys() - found)
     assert not gone, f"no longer crossing, remove from ALLOWED_CROSSINGS: {gone}"
+
+
+def test_kernels_keeps_at_most_ten_top_level_modules():
+    """A kernel family has one home (a module, or a subpackage for a fast
+    family such as ``kernels/rbf/``), so ``kernels/`` stays a short list of
+    families and the table they share (issue 50)."""
+    top = sorted(p.name for p in (ROOT / "kernels").glob("*.py"))
+    assert len(top) <= 10, top
+    assert (ROOT / "kernels" / "rbf" / "__init__.py").exists()
