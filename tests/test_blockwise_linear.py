@@ -1,0 +1,117 @@
+"""LinearSVC's objective from blockwise sufficient statistics (issue 49).
+
+References: scikit-learn's LinearSVC (liblinear) on the same features and
+objective, run to a tight tolerance; Ridge's closed form; the objective's
+value and gradient at the returned point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+from sklearn.svm import LinearSVC
+
+from missingkernels.estimators._blockwise_linear import (
+    fit_least_squares,
+    fit_squared_hinge,
+)
+
+
+def _blocks(Z, size, dtype=np.float64):
+    def blocks():
+        for s in range(0, len(Z), size):
+            rows = slice(s, min(s + size, len(Z)))
+            yield Z[rows].astype(dtype), rows
+
+    return blocks
+
+
+def _problem(rng, n=1500, d=40, noise=0.8):
+    Z = rng.normal(size=(n, d)) / np.sqrt(d)
+    w = rng.normal(size=d)
+    y = np.where(Z @ w + noise * rng.normal(size=n) + 0.3 > 0, 1.0, -1.0)
+    return Z, y
+
+
+def _objective(w, b, Z, y, C, c, scaling):
+    o = Z @ w + b
+    full = np.append(w, b / scaling) if scaling > 0 else w
+    return 0.5 * full @ full + C * np.sum(c * np.maximum(0.0, 1.0 - y * o) ** 2)
+
+
+def _gradient(w, b, Z, y, C, c, scaling):
+    X = np.hstack([Z, np.full((len(Z), 1), scaling)])
+    full = np.append(w, b / scaling)
+    m = np.maximum(0.0, 1.0 - y * (X @ full))
+    return full - 2.0 * C * X.T @ (c * y * m)
+
+
+@pytest.mark.parametrize("C", [0.05, 1.0, 30.0])
+def test_squared_hinge_is_linearsvc_objective_minimiser(rng, C):
+    Z, y = _problem(rng)
+    c = rng.uniform(0.5, 2.0, size=len(y))
+    fit = fit_squared_hinge(_blocks(Z, 256), y, C=C, sample_weight=c)
+    assert fit.converged and fit.n_passes <= 30
+    # First-order optimality of the convex objective: a zero gradient, to the
+    # rounding of D x D solves (cond(I + 2C H) <= 1 + 2C ||H||) on sums of
+    # n terms of size C ||x||^2.
+    g = _gradient(fit.coef, fit.intercept, Z, y, C, c, 1.0)
+    scale = 1.0 + 2.0 * C * np.sum(c * (Z**2).sum(1))
+    assert np.abs(g).max() <= 1e-10 * scale
+    ref = LinearSVC(
+        C=C, loss="squared_hinge", dual=False, tol=1e-12, max_iter=100_000
+    ).fit(Z, y, sample_weight=c)
+    f_ours = _objective(fit.coef, fit.intercept, Z, y, C, c, 1.0)
+    f_ref = _objective(ref.coef_[0], ref.intercept_[0], Z, y, C, c, 1.0)
+    # ours is the minimiser: never worse than liblinear's, which stops at tol
+    assert f_ours <= f_ref * (1.0 + 1e-12)
+    np.testing.assert_allclose(fit.coef, ref.coef_[0], rtol=0, atol=1e-5)
+    assert abs(fit.intercept - ref.intercept_[0]) <= 1e-5
+
+
+def test_blocks_of_any_size_and_float32_features_give_the_same_fit(rng):
+    Z, y = _problem(rng, n=900, d=25)
+    one = fit_squared_hinge(_blocks(Z, 900), y, C=2.0)
+    many = fit_squared_hinge(_blocks(Z, 97), y, C=2.0)
+    # the same sums in another order: rounding only (n terms, cond <= 1e3)
+    np.testing.assert_allclose(many.coef, one.coef, rtol=0, atol=1e-10)
+    single = fit_squared_hinge(_blocks(Z, 97, np.float32), y, C=2.0)
+    # float32 features: each entry rounded by 2^-24 relative, so the
+    # coefficients move by about cond x 6e-8
+    np.testing.assert_allclose(single.coef, one.coef, rtol=0, atol=1e-4)
+
+
+def test_least_squares_is_ridge_with_the_intercept_as_a_feature(rng):
+    Z, y = _problem(rng, n=700, d=30)
+    t = y + rng.normal(size=len(y))
+    C = 3.0
+    fit = fit_least_squares(_blocks(Z, 128), t, C=C, intercept_scaling=2.0)
+    X = np.hstack([Z, np.full((len(Z), 1), 2.0)])
+    ref = Ridge(alpha=1.0 / (2.0 * C), fit_intercept=False, solver="cholesky")
+    ref.fit(X, t)
+    np.testing.assert_allclose(fit.coef, ref.coef_[:-1], rtol=1e-10, atol=1e-12)
+    assert fit.intercept == pytest.approx(2.0 * ref.coef_[-1], rel=1e-10)
+
+
+def test_separable_rows_and_no_intercept(rng):
+    # Far from the boundary: few rows stay in the margin; w = 0 never reached.
+    Z, _ = _problem(rng, n=400, d=5)
+    y = np.where(Z[:, 0] > 0, 1.0, -1.0)
+    Z[:, 0] += 3.0 * y
+    fit = fit_squared_hinge(_blocks(Z, 50), y, C=10.0, intercept_scaling=0.0)
+    assert fit.converged and fit.intercept == 0.0
+    assert np.all(y * (Z @ fit.coef) > 0)
+    c = np.ones(len(y))
+    X = Z
+    m = np.maximum(0.0, 1.0 - y * (X @ fit.coef))
+    g = fit.coef - 2.0 * 10.0 * X.T @ (c * y * m)
+    assert np.abs(g).max() <= 1e-9 * (1.0 + 20.0 * (Z**2).sum())
+
+
+def test_bad_labels_and_empty_blocks_are_refused(rng):
+    Z, y = _problem(rng, n=50, d=3)
+    with pytest.raises(ValueError, match=r"labels in \{-1, \+1\}"):
+        fit_squared_hinge(_blocks(Z, 10), (y > 0).astype(float), C=1.0)
+    with pytest.raises(ValueError, match="empty"):
+        fit_least_squares(lambda: iter(()), y, C=1.0)
