@@ -13,6 +13,8 @@ from sklearn.linear_model import Ridge
 from sklearn.svm import LinearSVC
 
 from missingkernels.estimators._blockwise_linear import (
+    BlockPasses,
+    DaskPasses,
     fit_least_squares,
     fit_squared_hinge,
 )
@@ -51,7 +53,7 @@ def _gradient(w, b, Z, y, C, c, scaling):
 def test_squared_hinge_is_linearsvc_objective_minimiser(rng, C):
     Z, y = _problem(rng)
     c = rng.uniform(0.5, 2.0, size=len(y))
-    fit = fit_squared_hinge(_blocks(Z, 256), y, C=C, sample_weight=c)
+    fit = fit_squared_hinge(BlockPasses(_blocks(Z, 256), y, c), C=C)
     assert fit.converged and fit.n_passes <= 30
     # First-order optimality of the convex objective: a zero gradient, to the
     # rounding of D x D solves (cond(I + 2C H) <= 1 + 2C ||H||) on sums of
@@ -72,11 +74,11 @@ def test_squared_hinge_is_linearsvc_objective_minimiser(rng, C):
 
 def test_blocks_of_any_size_and_float32_features_give_the_same_fit(rng):
     Z, y = _problem(rng, n=900, d=25)
-    one = fit_squared_hinge(_blocks(Z, 900), y, C=2.0)
-    many = fit_squared_hinge(_blocks(Z, 97), y, C=2.0)
+    one = fit_squared_hinge(BlockPasses(_blocks(Z, 900), y), C=2.0)
+    many = fit_squared_hinge(BlockPasses(_blocks(Z, 97), y), C=2.0)
     # the same sums in another order: rounding only (n terms, cond <= 1e3)
     np.testing.assert_allclose(many.coef, one.coef, rtol=0, atol=1e-10)
-    single = fit_squared_hinge(_blocks(Z, 97, np.float32), y, C=2.0)
+    single = fit_squared_hinge(BlockPasses(_blocks(Z, 97, np.float32), y), C=2.0)
     # float32 features: each entry rounded by 2^-24 relative, so the
     # coefficients move by about cond x 6e-8
     np.testing.assert_allclose(single.coef, one.coef, rtol=0, atol=1e-4)
@@ -86,7 +88,8 @@ def test_least_squares_is_ridge_with_the_intercept_as_a_feature(rng):
     Z, y = _problem(rng, n=700, d=30)
     t = y + rng.normal(size=len(y))
     C = 3.0
-    fit = fit_least_squares(_blocks(Z, 128), t, C=C, intercept_scaling=2.0)
+    passes = BlockPasses(_blocks(Z, 128), t, intercept_scaling=2.0)
+    fit = fit_least_squares(passes, C=C)
     X = np.hstack([Z, np.full((len(Z), 1), 2.0)])
     ref = Ridge(alpha=1.0 / (2.0 * C), fit_intercept=False, solver="cholesky")
     ref.fit(X, t)
@@ -99,7 +102,8 @@ def test_separable_rows_and_no_intercept(rng):
     Z, _ = _problem(rng, n=400, d=5)
     y = np.where(Z[:, 0] > 0, 1.0, -1.0)
     Z[:, 0] += 3.0 * y
-    fit = fit_squared_hinge(_blocks(Z, 50), y, C=10.0, intercept_scaling=0.0)
+    passes = BlockPasses(_blocks(Z, 50), y, intercept_scaling=0.0)
+    fit = fit_squared_hinge(passes, C=10.0)
     assert fit.converged and fit.intercept == 0.0
     assert np.all(y * (Z @ fit.coef) > 0)
     c = np.ones(len(y))
@@ -112,6 +116,44 @@ def test_separable_rows_and_no_intercept(rng):
 def test_bad_labels_and_empty_blocks_are_refused(rng):
     Z, y = _problem(rng, n=50, d=3)
     with pytest.raises(ValueError, match=r"labels in \{-1, \+1\}"):
-        fit_squared_hinge(_blocks(Z, 10), (y > 0).astype(float), C=1.0)
+        fit_squared_hinge(BlockPasses(_blocks(Z, 10), (y > 0).astype(float)), C=1.0)
     with pytest.raises(ValueError, match="empty"):
-        fit_least_squares(lambda: iter(()), y, C=1.0)
+        fit_least_squares(BlockPasses(lambda: iter(()), y), C=1.0)
+
+
+def test_dask_passes_compute_features_on_the_blocks_and_give_the_same_fit(rng):
+    """Workers compute each block's expected features and return only its
+    sums: the fit equals the in-memory fit on the same features, to the
+    rounding of another order of the same sums."""
+    da = pytest.importorskip("dask.array")
+    from missingkernels import ExpectedKernelFeatures
+
+    X = rng.normal(size=(600, 4)) @ rng.normal(size=(4, 4))
+    y = np.where(X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=600) > 0, 1.0, -1.0)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    features = ExpectedKernelFeatures(n_components=64, random_state=0).fit(X)
+    Z = features.transform(X)
+    c = rng.uniform(0.5, 2.0, size=len(y))
+    ref = fit_squared_hinge(BlockPasses(_blocks(Z, 600), y, c), C=3.0)
+    dX = da.from_array(X, chunks=(130, 4))
+    fit = fit_squared_hinge(DaskPasses(dX, y, c, transform=features.transform), C=3.0)
+    # (a row at the margin to rounding may take one more Newton step)
+    assert fit.converged
+    np.testing.assert_allclose(fit.coef, ref.coef, rtol=0, atol=1e-10)
+    assert fit.intercept == pytest.approx(ref.intercept, abs=1e-10)
+    ls = fit_least_squares(DaskPasses(da.from_array(Z, chunks=(77, 64)), y), C=3.0)
+    ls_ref = fit_least_squares(BlockPasses(_blocks(Z, 600), y), C=3.0)
+    np.testing.assert_allclose(ls.coef, ls_ref.coef, rtol=0, atol=1e-10)
+
+
+def test_dask_passes_refuse_misaligned_targets_and_unknown_blocks(rng):
+    da = pytest.importorskip("dask.array")
+    dX = da.from_array(rng.normal(size=(50, 3)), chunks=(20, 3))
+    with pytest.raises(ValueError, match="50 rows and the targets 40"):
+        DaskPasses(dX, np.ones(40))
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+
+    frame = dd.from_pandas(pd.DataFrame(rng.normal(size=(50, 3))), npartitions=2)
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        DaskPasses(frame.to_dask_array(), np.ones(50))

@@ -22,9 +22,11 @@ Why not the hinge loss of the in-memory route: its statistics are not a
 fixed-size sum (its dual needs every row), while the squared hinge's are
 ``D x D``; LinearSVC's default is this loss.
 
-A *pass* is a callable ``blocks()`` returning an iterator of ``(Z_b, rows_b)``:
-a block of features (any float dtype; accumulated in float64) and the
-slice of rows it covers, in order, so that the per-row outputs line up.
+The data enter through an object of passes (:class:`Passes`): in memory,
+:class:`BlockPasses` over an iterator of blocks of features; on dask,
+:class:`DaskPasses`, whose workers compute each row block's features and
+return only its sums (or its outputs), so that a pass holds one block of
+features per worker and ``D x D`` numbers in the driver.
 
 References
 ----------
@@ -36,11 +38,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 from scipy import linalg
 
-__all__ = ["LinearFit", "fit_least_squares", "fit_squared_hinge"]
+__all__ = [
+    "BlockPasses",
+    "DaskPasses",
+    "LinearFit",
+    "Passes",
+    "block_statistics",
+    "fit_least_squares",
+    "fit_squared_hinge",
+]
 
 Blocks = Callable[[], Iterator[tuple[np.ndarray, slice]]]
 
@@ -48,7 +59,7 @@ Blocks = Callable[[], Iterator[tuple[np.ndarray, slice]]]
 @dataclass
 class LinearFit:
     """Coefficients ``coef`` (``(D,)``), ``intercept``, the passes over the
-    blocks it took, and whether the active set settled (converged)."""
+    rows it took, and whether the active set settled (converged)."""
 
     coef: np.ndarray
     intercept: float
@@ -56,7 +67,27 @@ class LinearFit:
     converged: bool
 
 
-def _augmented(Z: np.ndarray, scaling: float) -> np.ndarray:
+class Passes(Protocol):
+    """Passes over the rows ``x_i`` (features, then the constant
+    ``intercept_scaling`` if positive), labels or targets ``t_i`` and
+    weights ``c_i``."""
+
+    n_samples: int
+    t: np.ndarray
+    c: np.ndarray
+    scaling: float
+
+    def statistics(self, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """``sum c_i x_i x_i^T`` and ``sum c_i t_i x_i`` over the rows with
+        ``t_i w^T x_i < 1`` (the margin), or over every row if ``w`` is None."""
+        ...
+
+    def outputs(self, w: np.ndarray) -> np.ndarray:
+        """``w^T x_i`` for every row, in order."""
+        ...
+
+
+def augmented(Z: np.ndarray, scaling: float) -> np.ndarray:
     """``[Z, scaling]``: the intercept as a regularised feature (LinearSVC)."""
     Zb = np.asarray(Z, dtype=np.float64)
     if scaling <= 0:
@@ -64,34 +95,149 @@ def _augmented(Z: np.ndarray, scaling: float) -> np.ndarray:
     return np.hstack([Zb, np.full((len(Zb), 1), float(scaling))])
 
 
-def _statistics(
-    blocks: Blocks, weights: np.ndarray, targets: np.ndarray, scaling: float,
-    active: np.ndarray | None,
+def block_statistics(
+    Z: np.ndarray, t: np.ndarray, c: np.ndarray, w: np.ndarray | None,
+    scaling: float,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """``sum_I c_i x_i x_i^T`` and ``sum_I c_i t_i x_i`` over the active rows
-    (all if None), ``x`` the augmented features: one pass."""
-    H: np.ndarray | None = None
-    b: np.ndarray | None = None
-    for Z, rows in blocks():
-        X = _augmented(Z, scaling)
-        c = weights[rows] if active is None else weights[rows] * active[rows]
-        Xc = X * c[:, None]
-        if H is None:
-            H = np.zeros((X.shape[1], X.shape[1]))
-            b = np.zeros(X.shape[1])
-        H += Xc.T @ X
-        b += Xc.T @ targets[rows]
-    if H is None or b is None:
-        raise ValueError("The blocks of features are empty: no row to fit.")
-    return H, b
+    """:meth:`Passes.statistics` over one block of rows."""
+    X = augmented(Z, scaling)
+    if w is not None:
+        c = c * (t * (X @ w) < 1.0)
+    Xc = X * c[:, None]
+    return Xc.T @ X, Xc.T @ t
 
 
-def _outputs(blocks: Blocks, w: np.ndarray, n: int, scaling: float) -> np.ndarray:
-    """``w^T x_i`` for every row: one pass (a matrix-vector product per block)."""
-    out = np.empty(n)
-    for Z, rows in blocks():
-        out[rows] = _augmented(Z, scaling) @ w
-    return out
+class BlockPasses:
+    """Passes over blocks of features held or made in this process:
+    ``blocks()`` iterates over ``(Z_b, rows_b)``, the features of a block and
+    the slice of rows it covers, in order."""
+
+    def __init__(
+        self, blocks: Blocks, t: np.ndarray, c: np.ndarray | None = None,
+        intercept_scaling: float = 1.0,
+    ) -> None:  # fmt: skip
+        self.blocks = blocks
+        self.t = np.asarray(t, dtype=np.float64)
+        self.n_samples = len(self.t)
+        self.c = np.ones(self.n_samples) if c is None else np.asarray(c, float)
+        self.scaling = float(intercept_scaling)
+
+    def statistics(self, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        H: np.ndarray | None = None
+        b: np.ndarray | None = None
+        for Z, rows in self.blocks():
+            Hb, bb = block_statistics(Z, self.t[rows], self.c[rows], w, self.scaling)
+            H, b = (Hb, bb) if H is None or b is None else (H + Hb, b + bb)
+        if H is None or b is None:
+            raise ValueError("The blocks of features are empty: no row to fit.")
+        return H, b
+
+    def outputs(self, w: np.ndarray) -> np.ndarray:
+        out = np.empty(self.n_samples)
+        for Z, rows in self.blocks():
+            out[rows] = augmented(Z, self.scaling) @ w
+        return out
+
+
+def _split_block(
+    block: np.ndarray, transform: Callable[[np.ndarray], np.ndarray] | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A dask block's features, targets and weights (its last two columns)."""
+    rows = block[:, :-2]
+    Z = rows if transform is None else transform(rows)
+    return Z, block[:, -2], block[:, -1]
+
+
+def _dask_block_statistics(
+    block: np.ndarray, transform: Any, w: np.ndarray | None, scaling: float
+) -> tuple[np.ndarray, np.ndarray]:
+    Z, t, c = _split_block(block, transform)
+    return block_statistics(Z, t, c, w, scaling)
+
+
+def _dask_block_outputs(
+    block: np.ndarray, transform: Any, w: np.ndarray, scaling: float
+) -> np.ndarray:
+    Z, _, _ = _split_block(block, transform)
+    return augmented(Z, scaling) @ w
+
+
+def _add(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple:
+    return tuple(x + y for x, y in zip(a, b, strict=True))
+
+
+class DaskPasses:
+    """Passes over the row blocks of a dask array, computed where dask runs.
+
+    Each worker computes its block's features (``transform`` of the rows,
+    e.g. a fitted :class:`~missingkernels.ExpectedKernelFeatures`'s, or the
+    rows themselves) and returns only the block's ``D x D`` sums, added in a
+    fixed binary tree (the same result on any scheduler, and at most a few
+    such matrices in memory at once), or its outputs (``n`` numbers in all).
+
+    Parameters
+    ----------
+    X : dask Array of shape (n_samples, n_features)
+        Row blocks of known sizes.
+    t : array-like of shape (n_samples,)
+        Targets (labels in {-1, +1} for :func:`fit_squared_hinge`).
+    c : array-like of shape (n_samples,), optional
+        Row weights (ones).
+    transform : callable, optional
+        Rows -> features, picklable; None: X holds the features.
+    intercept_scaling : float, default=1.0
+    """
+
+    def __init__(
+        self, X: Any, t: Any, c: Any = None,
+        transform: Callable[[np.ndarray], np.ndarray] | None = None,
+        intercept_scaling: float = 1.0,
+    ) -> None:  # fmt: skip
+        from .._dask_blocks import import_dask
+
+        da = import_dask("missingkernels' out-of-core linear fit")
+        if any(np.isnan(size) for size in X.chunks[0]):
+            raise ValueError(
+                "The row blocks have unknown sizes (a dask DataFrame's): call "
+                "X.compute_chunk_sizes() first."
+            )
+        self.t = np.asarray(t, dtype=np.float64)
+        self.n_samples = len(self.t)
+        if X.shape[0] != self.n_samples:
+            raise ValueError(
+                f"X has {X.shape[0]} rows and the targets {self.n_samples}."
+            )
+        self.c = np.ones(self.n_samples) if c is None else np.asarray(c, float)
+        self.scaling = float(intercept_scaling)
+        self.transform = transform
+        columns = [
+            da.from_array(v, chunks=(X.chunks[0],))[:, None] for v in (self.t, self.c)
+        ]
+        self.blocks = da.concatenate([X.astype(np.float64), *columns], axis=1)
+        self.blocks = self.blocks.rechunk({1: -1})
+
+    def statistics(self, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        import dask
+
+        part = dask.delayed(_dask_block_statistics, pure=True)
+        level = [
+            part(b, self.transform, w, self.scaling)
+            for b in self.blocks.to_delayed().ravel()
+        ]
+        add = dask.delayed(_add, pure=True)
+        while len(level) > 1:  # a fixed tree: the same sums on any scheduler
+            pairs = [add(a, b) for a, b in zip(level[::2], level[1::2], strict=False)]
+            level = pairs + ([level[-1]] if len(level) % 2 else [])
+        ((H, b),) = dask.compute(level[0])
+        return H, b
+
+    def outputs(self, w: np.ndarray) -> np.ndarray:
+        from .._dask_blocks import block_map
+
+        parts = block_map(
+            self.blocks, _dask_block_outputs, self.transform, w, self.scaling
+        )
+        return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _solve(H: np.ndarray, b: np.ndarray, C: float) -> np.ndarray:
@@ -101,26 +247,19 @@ def _solve(H: np.ndarray, b: np.ndarray, C: float) -> np.ndarray:
     return np.asarray(linalg.solve(A, 2.0 * C * b, assume_a="pos"))
 
 
-def fit_least_squares(
-    blocks: Blocks, y: np.ndarray, *, C: float = 1.0, sample_weight: np.ndarray
-    | None = None, intercept_scaling: float = 1.0,
-) -> LinearFit:  # fmt: skip
-    """Minimise ``1/2 ||w||^2 + C sum_i s_i (y_i - w^T x_i)^2`` in one pass.
+def fit_least_squares(passes: Passes, *, C: float = 1.0) -> LinearFit:
+    """Minimise ``1/2 ||w||^2 + C sum_i c_i (t_i - w^T x_i)^2`` in one pass.
 
-    The ridge problem with the intercept as a regularised feature of value
-    ``intercept_scaling`` (0: no intercept); ``s_i`` the sample weights.
+    The ridge problem on the targets ``t_i`` of the passes, the intercept a
+    regularised feature of value ``intercept_scaling`` (0: no intercept).
     """
-    y = np.asarray(y, dtype=np.float64)
-    weights = _weights(sample_weight, len(y))
-    H, b = _statistics(blocks, weights, y, intercept_scaling, None)
+    H, b = passes.statistics(None)
     w = _solve(H, b, C)
-    return _split(w, intercept_scaling, n_passes=1, converged=True)
+    return _split(w, _scaling(passes), n_passes=1, converged=True)
 
 
-def _weights(sample_weight: np.ndarray | None, n: int) -> np.ndarray:
-    if sample_weight is None:
-        return np.ones(n)
-    return np.asarray(sample_weight, dtype=np.float64)
+def _scaling(passes: Passes) -> float:
+    return float(passes.scaling)
 
 
 def _split(w: np.ndarray, scaling: float, n_passes: int, converged: bool) -> LinearFit:
@@ -163,27 +302,21 @@ def _line_search(
 
 
 def fit_squared_hinge(
-    blocks: Blocks, y: np.ndarray, *, C: float = 1.0, sample_weight: np.ndarray
-    | None = None, intercept_scaling: float = 1.0, max_passes: int = 50,
-    tol: float = 1e-10,
-) -> LinearFit:  # fmt: skip
-    """Minimise LinearSVC's primal objective, ``y`` in {-1, +1}, out of core.
+    passes: Passes, *, C: float = 1.0, max_passes: int = 50, tol: float = 1e-10
+) -> LinearFit:
+    """Minimise LinearSVC's primal objective over the passes' rows, whose
+    targets are labels in {-1, +1}, out of core.
 
     Parameters
     ----------
-    blocks : callable
-        ``blocks()`` iterates over ``(Z_b, rows_b)``: the features of a block
-        of rows and the slice of rows it covers; called once per pass.
-    y : ndarray of shape (n_samples,)
-        Labels in {-1, +1}.
+    passes : Passes
+        The rows (:class:`BlockPasses`, :class:`DaskPasses`); the weights
+        ``c_i`` multiply ``C`` per row (LinearSVC's ``sample_weight``), and
+        the intercept is the coefficient of a constant feature of value
+        ``intercept_scaling``, regularised with the others (LinearSVC's).
     C : float > 0, default=1.0
-    sample_weight : ndarray of shape (n_samples,), optional
-        Multiplies ``C`` per row (as LinearSVC's).
-    intercept_scaling : float >= 0, default=1.0
-        The intercept is the coefficient of a constant feature of this
-        value, regularised with the others (LinearSVC's); 0: no intercept.
     max_passes : int, default=50
-        Passes over the blocks at most (each Newton step takes two).
+        Passes over the rows at most (each Newton step takes two).
     tol : float, default=1e-10
         Stop when the step moves the outputs by less than ``tol`` relative.
 
@@ -191,32 +324,29 @@ def fit_squared_hinge(
     -------
     fit : LinearFit
     """
-    y = np.asarray(y, dtype=np.float64)
+    y = np.asarray(passes.t, dtype=np.float64)
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("fit_squared_hinge needs labels in {-1, +1}.")
-    n = len(y)
-    c = _weights(sample_weight, n)
+    c = np.asarray(passes.c, dtype=np.float64)
     # Start: least squares on all rows (every row in the margin at w = 0).
-    H, b = _statistics(blocks, c, y, intercept_scaling, None)
+    H, b = passes.statistics(None)
     w = _solve(H, b, C)
-    o = _outputs(blocks, w, n, intercept_scaling)
-    passes, converged = 2, False
-    active = (y * o < 1.0).astype(np.float64)
-    while passes + 2 <= max_passes:
-        H, b = _statistics(blocks, c, y, intercept_scaling, active)
+    o = passes.outputs(w)
+    n_passes, converged = 2, False
+    while n_passes + 2 <= max_passes:
+        H, b = passes.statistics(w)
         w_new = _solve(H, b, C)
-        o_new = _outputs(blocks, w_new, n, intercept_scaling)
-        passes += 2
+        o_new = passes.outputs(w_new)
+        n_passes += 2
         t = _line_search(w, w_new - w, o, o_new, y, c, C)
         moved = t * np.abs(o_new - o).max(initial=0.0)
+        before = y * o < 1.0
         w = w + t * (w_new - w)
         o = o + t * (o_new - o)
-        new_active = (y * o < 1.0).astype(np.float64)
-        if np.array_equal(new_active, active) and t == 1.0:
+        if t == 1.0 and np.array_equal(y * o < 1.0, before):
             converged = True  # the Newton point of this active set is optimal
             break
-        active = new_active
         if moved <= tol * max(1.0, np.abs(o).max(initial=0.0)):
             converged = True
             break
-    return _split(w, intercept_scaling, passes, converged)
+    return _split(w, _scaling(passes), n_passes, converged)
