@@ -532,3 +532,33 @@ def test_constant_feature_fits_without_a_ridge_warning():
     assert 0 < fa.noise_variance_[2] <= 0.1 / 40
     c = fa.conditionals(X)
     assert np.all(np.isfinite(c.means)) and np.all(c.means[:, 2] == 3.0)
+
+
+def test_the_table_decides_where_the_low_rank_form_holds():
+    """The factor cell says where its form holds (applies_to); the table,
+    not the cell, then gives the arguments to the next cell along the chain,
+    the Gaussian one (issue 50): factors 1e8 above the noise take the
+    Gaussian cell, 1e4 the factor cell; a lookup without the arguments
+    finds the factor cell."""
+    from missingkernels.kernels._expectation_table import lookup
+
+    rng = np.random.default_rng(3)
+    d, q = 12, 2
+    factor_cell = find_expectation(RBF(), FactorConditionals)
+    gaussian_cell = find_expectation(RBF(), GaussianConditionals)
+    assert factor_cell is not gaussian_cell
+    assert factor_cell.applies_to is not None
+    for psi_low, expected in ((1e-4, factor_cell), (1e-8, gaussian_cell)):
+        mu, W, psi = _model(rng, d, q, (psi_low, 1.0))
+        X = _rows(rng, mu, W, psi, 40, 0.5)
+        cx, gx = _pair(X, mu, W, psi)
+        base = RBF(gamma=0.05).fit(X, gx)
+        for quantity in ("gram", "variance"):
+            assert lookup(base, FactorConditionals, quantity, rows=(cx, None)) is (
+                expected
+            )
+            assert lookup(base, FactorConditionals, quantity) is factor_cell
+        # features keep the low-rank damping (no cancellation there)
+        assert lookup(base, FactorConditionals, "features", rows=(cx, None)) is (
+            factor_cell
+        )

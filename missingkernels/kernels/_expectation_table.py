@@ -68,6 +68,12 @@ class Expectation:
     variance_applies : callable, optional
         ``variance_applies(base) -> bool``: whether ``variance`` covers this
         instance; else the variance comes from the next cell, or draws.
+    applies_to : callable, optional
+        ``applies_to(base, cx, cy) -> bool``: whether the cell's form holds
+        for these arguments (``cy`` None for the rows of ``cx`` with
+        themselves), e.g. a low-rank form that needs both sides to share one
+        density and loses digits outside a range; else the next cell along
+        the chains computes the Gram and the variance of these arguments.
     description : str, default=""
         One line for listings.
     features : callable, optional
@@ -101,6 +107,7 @@ class Expectation:
     variance_applies: Callable[[Any], bool] | None = None
     description: str = ""
     features: Callable[..., np.ndarray] | None = None
+    applies_to: Callable[[Any, Any, Any], bool] | None = None
 
     def __post_init__(self) -> None:
         if not (
@@ -235,7 +242,11 @@ def serves(cell: Expectation, base: Any, quantity: str) -> bool:
 
 
 def lookup(
-    base: Any, conditionals: type, quantity: str, domain: str | None = None
+    base: Any,
+    conditionals: type,
+    quantity: str,
+    domain: str | None = None,
+    rows: tuple[Any, Any] | None = None,
 ) -> Expectation | None:
     """The cell that computes ``quantity`` (``"gram"``, ``"variance"`` or
     ``"features"``) for a base kernel instance over a conditionals class.
@@ -247,15 +258,25 @@ def lookup(
     kernel's (see :func:`find_expectation`). Where this gives None the
     quantity is computed over draws: the same rule over
     :class:`~missingkernels.conditionals.SampleConditionals`, whose last cell
-    (any base kernel over draws) defines every quantity.
+    (any base kernel over draws) defines every quantity. With ``rows``, the
+    arguments ``(cx, cy)`` of a Gram or a variance, a cell whose
+    ``applies_to`` says its form does not hold for them is passed over.
     """
     if quantity not in QUANTITIES:
         raise ValueError(f"Unknown quantity {quantity!r}; known: {QUANTITIES}.")
     if not _domain_ok(base, conditionals, domain):
         return None
     for cell in _cells().chain(type(base), conditionals):
-        if serves(cell, base, quantity):
-            return cell
+        if not serves(cell, base, quantity):
+            continue
+        if (
+            rows is not None
+            and quantity != "features"
+            and cell.applies_to is not None
+            and not cell.applies_to(base, *rows)
+        ):
+            continue
+        return cell
     return None
 
 
@@ -325,7 +346,7 @@ def _resolve(
             "Both arguments of an expected kernel must have the same "
             f"representation; got {type(cx).__name__} and {type(cy).__name__}."
         )
-    cell = lookup(base, type(cx), quantity)
+    cell = lookup(base, type(cx), quantity, rows=(cx, cy))
     if cell is not None:
         return cell, cx, cy
     if supported(base, type(cx)) is None:

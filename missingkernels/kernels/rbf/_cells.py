@@ -7,9 +7,11 @@ exponent (``n_i = E k(X_i, X_i')``), the two conventions of the diagonal,
 gamma``), the factor on the missingness masks, and genRBF's scaling of the
 features. A representation supplies only its sums (an :class:`RBFSums`):
 ``log n_i``, the pair sums ``E k`` with offsets, and the expected Fourier
-features. Here, those of Gaussian conditionals (one closed form per pair of
-rows, exact in log space) and of mixtures and draws (weighted sums over
-components or draws); :mod:`.factor` adds those of factor conditionals.
+features; where its form holds only for some arguments, the table decides
+(``applies_to`` of the cell). Here, those of Gaussian conditionals (one
+closed form per pair of rows, exact in log space) and of mixtures and
+draws (weighted sums over components or draws); :mod:`.factor` adds those
+of factor conditionals.
 Conventions of the cells as in :mod:`missingkernels.kernels._expectation_table`.
 """
 
@@ -28,6 +30,7 @@ from ...conditionals import (
 from .._expectation_table import (
     Expectation,
     draws_average,
+    lookup,
     set_diagonal,
     times_missingness_factor,
 )
@@ -66,17 +69,29 @@ class RBFSums(Protocol):
         """The expected Fourier features of the rows of ``c``."""
         ...
 
-    def delegate(self, base: RBF, cx: Any, cy: Any | None) -> Expectation | None:
-        """A cell that computes these arguments instead (for a form that
-        holds only for some arguments), or None."""
-        ...
-
 
 class RBFCell:
     """The Gram, variance and features of the RBF over one representation."""
 
-    def __init__(self, sums: RBFSums) -> None:
+    def __init__(
+        self,
+        sums: RBFSums,
+        applies_to: Callable[[Any, Any, Any], bool] | None = None,
+    ) -> None:
         self.sums = sums
+        self.applies_to = applies_to
+
+    def _elsewhere(
+        self, quantity: str, base: RBF, cx: Any, cy: Any | None
+    ) -> Expectation | None:
+        """The cell the table gives these arguments to when this cell's form
+        does not hold for them (None: it holds), for callers that reach the
+        cell without the table (e.g. ``check_expectation``)."""
+        if self.applies_to is None or self.applies_to(base, cx, cy):
+            return None
+        other = lookup(base, type(cx), quantity, rows=(cx, cy))
+        assert other is not None
+        return other
 
     def _offsets(
         self, self_x: np.ndarray, self_y: np.ndarray | None, power: float,
@@ -98,7 +113,7 @@ class RBFCell:
     def gram(
         self, base: RBF, cx: Any, cy: Any | None, diagonal: str, normalised: bool
     ) -> np.ndarray:
-        other = self.sums.delegate(base, cx, cy)
+        other = self._elsewhere("gram", base, cx, cy)
         if other is not None:
             return other.gram(base, cx, cy, diagonal, normalised)
         with np.errstate(under="ignore"):  # exp(-huge) = 0 is the answer
@@ -125,9 +140,8 @@ class RBFCell:
     ) -> np.ndarray:
         """``Var k = E_{2 gamma} k - (E_gamma k)^2``, times the square of the
         factor on the masks (a constant per pair)."""
-        other = self.sums.delegate(base, cx, cy)
-        if other is not None:
-            assert other.variance is not None
+        other = self._elsewhere("variance", base, cx, cy)
+        if other is not None and other.variance is not None:
             return other.variance(base, cx, cy, diagonal, normalised)
         with np.errstate(under="ignore"):
             V = self._variance(base, cx, cy, diagonal, normalised)
@@ -185,7 +199,9 @@ class RBFCell:
         return psi
 
     def expectation(self, conditionals: type, description: str) -> Expectation:
-        """This cell as the table's entry for ``(RBF, conditionals)``."""
+        """This cell as the table's entry for ``(RBF, conditionals)``; its
+        ``applies_to`` says where its sums' form holds (else the table takes
+        the next cell)."""
         return Expectation(
             RBF,
             conditionals,
@@ -194,6 +210,7 @@ class RBFCell:
             normalises=True,
             description=description,
             features=self.features,
+            applies_to=self.applies_to,
         )
 
 
@@ -227,9 +244,6 @@ class GaussianSums:
 
     def features(self, c: Any, feature_map: Any) -> np.ndarray:
         return _fourier.gaussian_fourier(c, feature_map)
-
-    def delegate(self, base: RBF, cx: Any, cy: Any | None) -> Expectation | None:
-        return None
 
 
 class WeightedSums:
@@ -269,9 +283,6 @@ class WeightedSums:
 
     def features(self, c: Any, feature_map: Any) -> np.ndarray:
         return self._features(c, feature_map)
-
-    def delegate(self, base: RBF, cx: Any, cy: Any | None) -> Expectation | None:
-        return None
 
 
 GAUSSIAN_CELL = RBFCell(GaussianSums()).expectation(

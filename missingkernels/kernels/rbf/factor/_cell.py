@@ -25,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ....conditionals import FactorConditionals, GaussianConditionals
-from ..._expectation_table import Expectation, find_expectation
+from ....conditionals import FactorConditionals
 from .. import engine
 from .._cells import RBFCell
 from .._fourier import gaussian_fourier
@@ -390,8 +389,9 @@ def _same_density(
 class FactorSums:
     """The sums of factor conditionals for :class:`~.._cells.RBFCell`: one
     closed form per pair of rows, in log space, low rank. Where that form
-    does not hold (:func:`_same_density`), the Gaussian cell computes the
-    pairs from the covariance blocks."""
+    does not hold (:func:`_same_density`, the cell's ``applies_to``), the
+    table gives the pairs to the next cell, the Gaussian one, which computes
+    them from the covariance blocks."""
 
     in_log_space = True
 
@@ -425,11 +425,6 @@ class FactorSums:
             return gaussian_fourier(c, feature_map)
         return fourier_features(c, feature_map)
 
-    def delegate(self, base: RBF, cx: Any, cy: Any | None) -> Expectation | None:
-        if _same_density(cx, cy, base):
-            return None
-        return find_expectation(base, GaussianConditionals)
-
 
 # Patterns per batch of the damping (bounds the (P, F, q) temporaries).
 _PATTERN_BLOCK = 64
@@ -452,6 +447,8 @@ def fourier_features(c: FactorConditionals, fmap: Any) -> np.ndarray:
 
 #: The cell ``(RBF, FactorConditionals)`` of the expectation table
 #: (registered by :mod:`missingkernels.kernels.rbf`).
-FACTOR_CELL = RBFCell(FactorSums()).expectation(
+FACTOR_CELL = RBFCell(
+    FactorSums(), applies_to=lambda base, cx, cy: _same_density(cx, cy, base)
+).expectation(
     FactorConditionals, "RBF over FactorConditionals: closed form, low rank, compiled"
 )
