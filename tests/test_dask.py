@@ -432,3 +432,82 @@ def test_dask_prediction_checks_before_any_block_runs():
         model.predict(da.from_array(np.zeros((10, 4)), chunks=5))
     with pytest.raises(ValueError, match="numeric"):
         model.predict(da.from_array(np.array([["a", "b", "c"]] * 4), chunks=2))
+
+
+# -- kernels fitted out of core (issue 49) ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kernel, params",
+    [
+        ("genrbf", {}),
+        ("expected_rbf", {"metric": "mahalanobis"}),
+        ("genrbf", {"gamma": 0.3, "diagonal": "same_draw"}),
+    ],
+)
+def test_rbf_kernels_fit_on_dask_as_in_memory(kernel, params):
+    """The density by map-reduce, the center and the spread of the observed
+    entries from block sums: the fitted kernel is the in-memory one, up to
+    the order of the additions (n = 1500 terms: ~n u = 2e-13 relative in each
+    sum, amplified by the EM's contraction to the 1e-12 seen here)."""
+    from missingkernels import get_kernel
+
+    X = _data(seed=5, n=1500, d=5)
+    X[:, 2] += 40.0  # a shifted column: the spread is taken about the mean
+    expected = get_kernel(kernel, **params).fit(X)
+    fitted = get_kernel(kernel, **params).fit(da.from_array(X, chunks=(400, 5)))
+    assert fitted.gamma_ == pytest.approx(expected.gamma_, rel=1e-12)
+    np.testing.assert_allclose(
+        fitted.base_kernel_.metric_.center,
+        expected.base_kernel_.metric_.center,
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(fitted(X[:60], X), expected(X[:60], X), atol=1e-10)
+    assert not hasattr(fitted, "_train_cache")  # no training rows kept
+
+
+def test_a_kernel_fitted_on_dask_takes_any_density_fitted_on_it():
+    """Over a density fitted on the same blocks (frozen), the out-of-core
+    kernel is the kernel fitted in memory over that density: its own state
+    (center, gamma) is the in-memory one."""
+    from sklearn.frozen import FrozenEstimator
+
+    from missingkernels.kernels import GenRBFKernel
+
+    X = _data(seed=6, n=900, d=4)
+    dX = da.from_array(X, chunks=(250, 4))
+    density = GaussianMixtureDensity(n_components=2, random_state=0).fit(dX)
+    fitted = GenRBFKernel(density=FrozenEstimator(density)).fit(dX)
+    expected = GenRBFKernel(density=FrozenEstimator(density)).fit(X)
+    assert fitted.gamma_ == pytest.approx(expected.gamma_, rel=1e-12)
+    np.testing.assert_allclose(fitted(X[:40]), expected(X[:40]), atol=1e-12)
+
+
+def test_kernels_on_dask_drop_sparse_columns_and_refuse_what_they_cannot():
+    from missingkernels import DroppedFeaturesWarning
+    from missingkernels.kernels import (
+        ExpectedRBFKernel,
+        GenRBFKernel,
+        Polynomial,
+        make_expected_kernel,
+    )
+
+    X = _data(seed=7, n=400, d=4)
+    X[:, 1] = np.nan
+    X[5, 1] = 1.0  # observed once: dropped, as in memory
+    dX = da.from_array(X, chunks=(150, 4))
+    with pytest.warns(DroppedFeaturesWarning, match="column 1"):
+        fitted = GenRBFKernel().fit(dX)
+    assert fitted.dropped_features_.tolist() == [1]
+    with pytest.warns(DroppedFeaturesWarning):
+        expected = GenRBFKernel().fit(X)
+    np.testing.assert_allclose(fitted(X[:30]), expected(X[:30]), atol=1e-10)
+    # A mixture has no single covariance for the Mahalanobis metric.
+    with pytest.raises(NotImplementedError, match="Gaussian density"):
+        ExpectedRBFKernel(metric="mahalanobis", density="gaussian_mixture").fit(
+            da.from_array(_data(seed=8, n=300, d=3), chunks=(100, 3))
+        )
+    # A base kernel with fitted state but no out-of-core fit says so.
+    Poly = make_expected_kernel(Polynomial, "PolyForTest")
+    with pytest.raises(NotImplementedError, match="load the rows in memory"):
+        Poly().fit(da.from_array(_data(seed=9, n=300, d=3), chunks=(100, 3)))

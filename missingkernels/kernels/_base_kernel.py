@@ -96,6 +96,31 @@ class BaseKernel(BaseEstimator):
         """
         return self
 
+    def fit_blocks(self, X: Any, density: Any) -> BaseKernel:
+        """Fit the kernel's own state on the row blocks of a dask array.
+
+        The out-of-core :meth:`fit`: the same state from sums over blocks of
+        rows, never all the rows at once. Kernels without fitted state need
+        nothing; the others say so.
+
+        Parameters
+        ----------
+        X : dask Array of shape (n_samples, n_features)
+            The validated training rows, NaN where missing.
+        density : density estimator
+            The density, fitted on the same rows.
+
+        Returns
+        -------
+        self : object
+        """
+        if type(self).fit is BaseKernel.fit:
+            return self
+        raise NotImplementedError(
+            f"The {type(self).kernel_name()} base kernel is not fitted out of core "
+            "yet: load the rows in memory (X.compute()) or take an RBF kernel."
+        )
+
     def pairwise(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """``k(a_i, b_j)`` for complete rows, shape ``(len(A), len(B))``."""
         raise NotImplementedError

@@ -9,10 +9,12 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import check_gram_memory
+from .._dask_blocks import is_dask_collection
 from .._fit_cache import fit_density, rows_digest
 from .._registry import list_densities, list_representations, new_density
 from .._sklearn_compat import HasMethods, StrOptions, available_if
 from .._validation import (
+    MIN_OBSERVED,
     Encoder,
     drop_sparse_features,
     subset_feature_names,
@@ -190,6 +192,8 @@ class BaseExpectedKernel(BaseEstimator):
         column it was fitted on, and so does the kernel.
         """
         self._validate_params()
+        if is_dask_collection(X):
+            return self._fit_blocks(X)
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False,
             encode=self._encode,
@@ -226,6 +230,51 @@ class BaseExpectedKernel(BaseEstimator):
         # k(X_train) and k(X, X_train) reuse the training conditionals.
         self._train_cache = (rows_digest(X), train)
         self._second_cache: tuple[tuple[Any, ...], Any] | None = None
+        return self
+
+    def _fit_blocks(self, X: Any) -> BaseExpectedKernel:
+        """:meth:`fit` on the row blocks of a dask collection, out of core.
+
+        The rows are checked in one pass (:func:`summarise_columns`), the
+        density is fitted on the blocks (the EM densities reduce per-block
+        sufficient statistics; other densities read the rows into memory, as
+        their own ``fit`` does), then the base kernel
+        (:meth:`BaseKernel.fit_blocks`). No training rows are kept.
+        """
+        from .._dask_blocks import as_row_blocks, summarise_columns
+        from .._validation import warn_dropped_features
+
+        name = type(self).__name__
+        X = as_row_blocks(self, X, reset=True, purpose=f"{name}.fit")
+        summary = summarise_columns(
+            self, X, min_samples=2, require_observed_columns=False
+        )
+        dropped = np.flatnonzero(summary.counts < MIN_OBSERVED)
+        if _fitted_elsewhere(self.density):
+            dropped = dropped[:0]  # fitted on every column: the kernel uses them
+        self.dropped_features_ = dropped
+        self._kept_features = None
+        if dropped.size:
+            shape = (summary.n_rows, X.shape[1])
+            warn_dropped_features(self, dropped, summary.counts[dropped], shape)
+            self._kept_features = np.setdiff1d(np.arange(X.shape[1]), dropped)
+            X = X[:, self._kept_features]
+        base = self._make_base_kernel()
+        density = new_density(self.density)
+        subset_feature_names(self, density, self._kept_features)
+        subset_feature_names(self, base, self._kept_features)
+        self._check_supported(base, _representation_class(density), density)
+        if not _fitted_elsewhere(self.density):
+            # The EM densities reduce per-block sums; others read the rows.
+            density.fit(X)
+        self.density_ = density
+        base.fit_blocks(X, density)
+        self.base_kernel_ = base
+        for key, value in base.fitted_attributes().items():
+            setattr(self, key, value)
+        # No training rows are kept: k(X_train) computes their conditionals.
+        self.__dict__.pop("_train_cache", None)
+        self.__dict__.pop("_second_cache", None)
         return self
 
     def _pass_nominal(self, density: Any) -> Any:

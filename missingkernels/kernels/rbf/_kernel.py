@@ -90,6 +90,47 @@ class RBF(MissingnessWeightMixin, BaseKernel):
             self.gamma_ = float(self.gamma)
         return self
 
+    def fit_blocks(self, X: Any, density: Any) -> RBF:
+        """:meth:`fit` on the row blocks of a dask array, out of core: the
+        center (the mean of the rows' conditional means) and the variance of
+        the observed entries (for ``gamma="scale"``) from sums over blocks,
+        the Mahalanobis metric from the density's covariance."""
+        from ..._dask_blocks import block_sums
+        from ...conditionals import GaussianConditionals
+
+        first = X[:2].compute()
+        with np.errstate(invalid="ignore"):
+            shift = float(np.nanmean(first)) if np.isfinite(first).any() else 0.0
+        n, means, count, shifted, squares = block_sums(
+            X, _center_and_spread, density, shift
+        )
+        center = means / n
+        if self.metric == "mahalanobis":
+            train = density.conditionals(first)
+            if not isinstance(train, GaussianConditionals):
+                raise NotImplementedError(
+                    "The Mahalanobis metric out of core takes the covariance of "
+                    f"a Gaussian density, not the {type(train).__name__} of "
+                    f"{type(density).__name__}: load the rows in memory "
+                    "(X.compute()) for this density."
+                )
+            S = train.joint_covariance(density)
+            self.metric_covariance_ = np.array(S, np.float64)
+            self.metric_ = engine.Metric.mahalanobis_from(center, S)
+        else:
+            self.metric_covariance_ = None
+            self.metric_ = engine.Metric.euclidean(center)
+        if isinstance(self.gamma, str):  # "scale"
+            if self.metric == "mahalanobis":
+                self.gamma_ = 1.0 / X.shape[1]
+            else:
+                mean = shifted / count
+                var = squares / count - mean * mean
+                self.gamma_ = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        else:
+            self.gamma_ = float(self.gamma)
+        return self
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         # Fitted before the metric was a public attribute (``_metric``).
         if "_metric" in state:
@@ -132,6 +173,23 @@ class RBF(MissingnessWeightMixin, BaseKernel):
             check_random_state(random_state),
         )
         return FourierMap(omega=omega, center=metric.center)
+
+
+def _center_and_spread(
+    block: np.ndarray, density: Any, shift: float
+) -> tuple[int, np.ndarray, int, float, float]:
+    """A block's rows, the sum of their conditional means, and the count,
+    sum and sum of squares of its observed entries (less ``shift``, near
+    their mean: no cancellation in the variance)."""
+    means = np.asarray(density.conditionals(block).first_moments(), np.float64)
+    observed = block[~np.isnan(block)] - shift
+    return (
+        len(block),
+        means.sum(axis=0),
+        observed.size,
+        float(observed.sum()),
+        float((observed * observed).sum()),
+    )
 
 
 # -- presets ----------------------------------------------------------------------
