@@ -507,7 +507,14 @@ def test_kernels_on_dask_drop_sparse_columns_and_refuse_what_they_cannot():
         ExpectedRBFKernel(metric="mahalanobis", density="gaussian_mixture").fit(
             da.from_array(_data(seed=8, n=300, d=3), chunks=(100, 3))
         )
-    # A base kernel with fitted state but no out-of-core fit says so.
-    Poly = make_expected_kernel(Polynomial, "PolyForTest")
+    # A base kernel with fitted state but no out-of-core fit reads the rows
+    # in memory (as before), and its fit_blocks says what to do.
+    Poly = make_expected_kernel(Polynomial, "PolyForTest", n_draws=5)
+    assert (
+        not Polynomial.fits_blocks() and GenRBFKernel._base_kernel_class.fits_blocks()
+    )
+    rows = _data(seed=9, n=300, d=3)
+    loaded = Poly().fit(da.from_array(rows, chunks=(100, 3)))
+    assert loaded.gamma_ == Poly().fit(rows).gamma_
     with pytest.raises(NotImplementedError, match="load the rows in memory"):
-        Poly().fit(da.from_array(_data(seed=9, n=300, d=3), chunks=(100, 3)))
+        Polynomial().fit_blocks(da.from_array(rows, chunks=(100, 3)), None)

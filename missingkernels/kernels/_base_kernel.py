@@ -96,6 +96,13 @@ class BaseKernel(BaseEstimator):
         """
         return self
 
+    @classmethod
+    def fits_blocks(cls) -> bool:
+        """Whether :meth:`fit_blocks` fits the kernel out of core: it has no
+        fitted state, or its own ``fit_blocks``. Expected kernels over the
+        others read a dask collection into memory."""
+        return cls.fit is BaseKernel.fit or cls.fit_blocks is not BaseKernel.fit_blocks
+
     def fit_blocks(self, X: Any, density: Any) -> BaseKernel:
         """Fit the kernel's own state on the row blocks of a dask array.
 

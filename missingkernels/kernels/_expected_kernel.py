@@ -192,8 +192,9 @@ class BaseExpectedKernel(BaseEstimator):
         column it was fitted on, and so does the kernel.
         """
         self._validate_params()
-        if is_dask_collection(X):
+        if is_dask_collection(X) and self._base_kernel_class.fits_blocks():
             return self._fit_blocks(X)
+        # (a base kernel without an out-of-core fit reads the rows in memory)
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False,
             encode=self._encode,
