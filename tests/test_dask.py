@@ -518,3 +518,33 @@ def test_kernels_on_dask_drop_sparse_columns_and_refuse_what_they_cannot():
     assert loaded.gamma_ == Poly().fit(rows).gamma_
     with pytest.raises(NotImplementedError, match="load the rows in memory"):
         Polynomial().fit_blocks(da.from_array(rows, chunks=(100, 3)), None)
+
+
+def test_expected_features_fit_on_dask_out_of_core():
+    """ExpectedKernelFeatures.fit on a dask array: the kernel fitted on the
+    blocks, the same frequencies drawn (same random_state): features equal to
+    the in-memory fit's to the rounding of the kernel's state (1e-10);
+    fit_transform returns them lazily. Nystroem, which keeps landmark rows,
+    reads the rows in memory as before and gives the in-memory map."""
+    from missingkernels import ExpectedKernelFeatures
+
+    X = _data(seed=10, n=1200, d=4)
+    dX = da.from_array(X, chunks=(300, 4))
+    params = {"n_components": 64, "random_state": 0}
+    expected = ExpectedKernelFeatures(**params).fit(X)
+    fitted = ExpectedKernelFeatures(**params).fit(dX)
+    assert fitted.method_ == "fourier"
+    np.testing.assert_allclose(
+        fitted.transform(X[:200]), expected.transform(X[:200]), atol=1e-10
+    )
+    Z = ExpectedKernelFeatures(**params).fit_transform(dX)
+    assert hasattr(Z, "dask") and Z.shape == (1200, 64)
+    np.testing.assert_allclose(
+        Z[:100].compute(), expected.transform(X[:100]), atol=1e-10
+    )
+    nystroem = {"method": "nystroem", "n_components": 30, "random_state": 0}
+    np.testing.assert_allclose(
+        ExpectedKernelFeatures(**nystroem).fit(dX).transform(X[:50]),
+        ExpectedKernelFeatures(**nystroem).fit(X).transform(X[:50]),
+        atol=1e-12,
+    )

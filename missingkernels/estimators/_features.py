@@ -17,7 +17,7 @@ from sklearn.base import (
 from sklearn.utils import check_random_state
 
 from .._config import format_bytes, gram_memory, max_gram_memory
-from .._dask_blocks import rowwise_on_dask
+from .._dask_blocks import as_row_blocks, is_dask_collection, rowwise_on_dask
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import dropped_features, validate_missing_data
 from ..kernels._expectation_table import expected_features
@@ -272,12 +272,54 @@ class ExpectedKernelFeatures(
         Z : ndarray of shape (n_samples, n_components_out)
         """
         self._fit(X)
+        if is_dask_collection(X):
+            return self.transform(X)  # lazy, block by block
         try:
             return self._transform(X)
         finally:
             forget_training_rows(self.kernel_)
 
+    def _fit_blocks(self, X: Any) -> bool:
+        """:meth:`fit` on the row blocks of a dask collection, out of core:
+        the kernel fitted on the blocks (or, with ``density_rows``, in memory
+        on that many rows drawn from them), the map from its fitted state;
+        the features of the training rows are never all in memory. False
+        when the kernel has no expected map here (Nystroem is needed)."""
+        X = as_row_blocks(self, X, reset=True, purpose=f"{type(self).__name__}.fit")
+        rng = check_random_state(self.random_state)
+        started = time.perf_counter()
+        n = X.shape[0]
+        if self.density_rows is not None and n > self.density_rows:
+            chosen = np.sort(rng.choice(n, self.density_rows, replace=False))
+            self.kernel_ = self._make_kernel().fit(X[chosen].compute())
+        else:
+            self.kernel_ = self._make_kernel().fit(X)
+        fit_density_report(self, self.kernel_, started)
+        self.dropped_features_ = dropped_features(self.kernel_)
+        self.feature_map_ = None
+        self.landmarks_ = None
+        if self.method != "nystroem":
+            # The map needs the fitted state only; two rows probe the table.
+            self._fit_expected(X[:2].compute(), rng)
+        if self.feature_map_ is None:
+            return False
+        report(self, f"{self._n_features_out} features ({self.method_} map)")
+        return True
+
+    def _fits_blocks(self) -> bool:
+        """Whether a dask collection is fitted out of core: a map that needs
+        no training rows (not Nystroem) over a kernel fitted out of core."""
+        base = getattr(self._make_kernel(), "_base_kernel_class", None)
+        fits = getattr(base, "fits_blocks", None)
+        return self.method != "nystroem" and callable(fits) and bool(fits())
+
     def _fit(self, X: Any) -> None:
+        if is_dask_collection(X):
+            if self._fits_blocks() and self._fit_blocks(X):
+                return
+            # Nystroem keeps landmark rows: the rows are read into memory.
+            X = as_row_blocks(self, X, reset=True, purpose="ExpectedKernelFeatures")
+            X = X.compute()
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False,
             encode=self._encode,
