@@ -548,3 +548,45 @@ def test_expected_features_fit_on_dask_out_of_core():
         ExpectedKernelFeatures(**nystroem).fit(X).transform(X[:50]),
         atol=1e-12,
     )
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_svc_features_route_fits_a_dask_collection_out_of_core(n_classes):
+    """MissingKernelSVC(route="features").fit(dask X, dask y): the
+    standardisation, the density and the map from block sums, each class's
+    linear SVM (LinearSVC's squared hinge, one-vs-rest) from blockwise
+    statistics with the features made on the workers. Reference: the same
+    features in memory and LinearSVC on them (objective within 1e-6 of its
+    tolerance, so the decisions to 1e-4); predict on dask returns a dask
+    array equal to predict in memory."""
+    from sklearn.svm import LinearSVC
+
+    from missingkernels import MissingKernelSVC
+
+    rng = np.random.default_rng(12)
+    X = _data(seed=12, n=900, d=4)
+    score = np.nan_to_num(X[:, 0] - X[:, 1]) + 0.3 * rng.normal(size=900)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    y = np.array(["a", "b", "c"])[y]
+    w = rng.uniform(0.5, 2.0, size=900)
+    dX, dy = da.from_array(X, chunks=(250, 4)), da.from_array(y, chunks=250)
+    params = {"route": "features", "n_kernel_features": 64, "random_state": 0}
+    model = MissingKernelSVC(C=2.0, class_weight="balanced", **params)
+    model.fit(dX, dy, sample_weight=da.from_array(w, chunks=250))
+    assert model.route_ == "features" and list(model.classes_) == sorted(set(y))
+    # the same map fitted in memory on the same standardised rows
+    reference = MissingKernelSVC(**params).fit(X, y)
+    np.testing.assert_allclose(model.x_center_, reference.x_center_, rtol=1e-12)
+    np.testing.assert_allclose(model.x_scale_, reference.x_scale_, rtol=1e-12)
+    Z = reference.features_.transform((X - reference.x_center_) / reference.x_scale_)
+    from sklearn.utils.class_weight import compute_class_weight
+
+    classes = np.unique(y)
+    cw = compute_class_weight("balanced", classes=classes, y=y)
+    linear = LinearSVC(C=2.0, loss="squared_hinge", dual=False, tol=1e-10)
+    linear.fit(Z, y, sample_weight=w * cw[np.searchsorted(classes, y)])
+    decision = model.decision_function(X)
+    np.testing.assert_allclose(decision, linear.decision_function(Z), atol=1e-4)
+    pred = model.predict(dX)
+    assert hasattr(pred, "dask")
+    np.testing.assert_array_equal(pred.compute(), model.predict(X))

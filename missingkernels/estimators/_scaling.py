@@ -80,3 +80,30 @@ def fit_target_standardization(y: np.ndarray) -> tuple[float, float]:
     ):
         scale = 1.0
     return center, scale
+
+
+def _squared_deviations(block: np.ndarray, center: np.ndarray) -> tuple[np.ndarray]:
+    """Per column, the sum of squared deviations of a block's observed entries."""
+    deviations = np.where(np.isnan(block), 0.0, block - center)
+    return ((deviations * deviations).sum(axis=0),)
+
+
+def fit_standardization_blocks(estimator: Any, X: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`fit_standardization` on the row blocks of a dask array (numeric
+    columns): one pass checks the rows and sums the observed entries, a
+    second their squared deviations from the mean (two passes, as
+    ``np.nanmean`` then ``np.nanstd``; the same values up to the order of the
+    additions)."""
+    from .._dask_blocks import block_sums, summarise_columns
+
+    summary = summarise_columns(
+        estimator, X, min_samples=2, require_observed_columns=False
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        center = summary.sums / summary.counts
+        center = np.where(np.isfinite(center), center, 0.0)
+        (squares,) = block_sums(X, _squared_deviations, center)
+        scale = np.sqrt(squares / summary.counts)
+    tiny = 10 * np.finfo(np.float64).eps * np.maximum(np.abs(center), 1.0)
+    scale = np.where(np.isfinite(scale) & (scale > tiny), scale, 1.0)
+    return center, scale

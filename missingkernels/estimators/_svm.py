@@ -10,7 +10,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.svm import SVC, LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
-from .._dask_blocks import rowwise_on_dask
+from .._dask_blocks import is_dask_collection, rowwise_on_dask
 from .._sklearn_compat import Interval, StrOptions, _fit_context, available_if
 from .._validation import check_sample_weight
 from ._calibration import calibrated_proba, fit_calibration, ovr_from_ovo
@@ -363,6 +363,13 @@ class MissingKernelSVC(ClassifierMixin, MissingCostMixin, _BaseMissingKernelSVM)
         self.n_kernel_features = n_kernel_features
         self.n_components = n_components
         self.random_state = random_state
+
+    def _fits_blocks(self, X: Any) -> bool:
+        # The features route out of core; the calibration of probability=True
+        # scores held-out rows in memory (the rows are then read).
+        return (
+            self.route == "features" and not self.probability and is_dask_collection(X)
+        )
 
     def _make_linear(self) -> LinearSVC:
         return LinearSVC(

@@ -148,8 +148,18 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     def _make_linear(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _fits_blocks(self, X: Any) -> bool:
+        """Whether ``fit`` takes ``X`` out of core (the classifier's features
+        route on a dask collection); otherwise a dask collection is read into
+        memory."""
+        return False
+
     @with_settings
     def _fit_svm(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
+        if self._fits_blocks(X):
+            from ._out_of_core import fit_svc_blocks
+
+            return fit_svc_blocks(self, X, y, sample_weight)
         # The kernel drops the features too sparse to learn from.
         X, y = validate_missing_data_xy(
             self, X, y, task=self._task, require_observed_columns=False,
@@ -212,15 +222,13 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         self.n_iter_ = self.svm_.n_iter_
         return self
 
-    def _fit_features(
-        self, X: np.ndarray, y: np.ndarray, sample_weight: Any, m: int
-    ) -> Any:
-        """The route without a Gram matrix: expected kernel features, then a
-        linear SVM on them (its hinge loss and C as the kernel SVM's)."""
+    def _make_features(self, m: int) -> Any:
+        """The unfitted expected kernel features of the features route: this
+        estimator's kernel, density and parameters, ``m`` features."""
         from ._features import ExpectedKernelFeatures
 
         nominal = getattr(self, "is_nominal_", None)
-        self.features_ = ExpectedKernelFeatures(
+        features = ExpectedKernelFeatures(
             kernel=self._kernel_name(),
             density=self.density,
             density_params=self.density_params,
@@ -235,9 +243,17 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
             verbose=self.verbose,
         )
         # Its memory refusals speak of this estimator's parameter.
-        self.features_._size_owner = type(self).__name__
-        self.features_._size_param = "n_kernel_features"
-        pass_feature_names(self, self.features_)
+        features._size_owner = type(self).__name__
+        features._size_param = "n_kernel_features"
+        pass_feature_names(self, features)
+        return features
+
+    def _fit_features(
+        self, X: np.ndarray, y: np.ndarray, sample_weight: Any, m: int
+    ) -> Any:
+        """The route without a Gram matrix: expected kernel features, then a
+        linear SVM on them (its hinge loss and C as the kernel SVM's)."""
+        self.features_ = self._make_features(m)
         Z = self.features_.fit_transform(X)
         self.kernel_ = self.features_.kernel_
         self.dropped_features_ = self.features_.dropped_features_
