@@ -18,6 +18,13 @@ test accuracy:
   Gaussian EM fitted out of core on all training rows (map-reduce), the
   feature map fitted on 10,000 rows with that density frozen, features
   computed blockwise, SGD over the blocks (n <= --dask-max).
+- ``outofcore``: ``MissingKernelSVC(route="features").fit`` on a dask array
+  (dask's threads, this process): standardisation, density and feature map
+  from block sums, LinearSVC's squared hinge from blockwise D x D
+  statistics (``--ooc-features`` float64 features, never all in memory),
+  ``predict`` on a dask array.
+- ``hgb``: HistGradientBoostingClassifier (defaults) on the rows with NaN,
+  the reference beside every n.
 
 Then the approximation error of the feature Gram against the exact Gram on
 2,000 rows, as a function of n_components (it should fall like 1/sqrt(D)).
@@ -42,6 +49,7 @@ GAMMA = 0.05  # on standardised data with 20 features, gamma="scale"
 C = 1.0
 D_LINEAR = 8192  # the in-memory feature route (float64, LinearSVC)
 D_STREAM = 512  # float32 features of every row kept: 2 GB at 10^6 rows
+D_OUT_OF_CORE = 2048  # default of --ooc-features
 
 
 def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +63,7 @@ def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def run(route: str, n: int) -> dict:
+def run(route: str, n: int, n_features: int = D_OUT_OF_CORE) -> dict:
     """One route at one n, in this process; returns the measurements."""
     import resource
 
@@ -73,6 +81,13 @@ def run(route: str, n: int) -> dict:
         accuracy = float(model.score(X[cut:], y[cut:]))
     elif route == "dask":
         accuracy = _dask_route(X, y, cut)
+    elif route == "outofcore":
+        accuracy = _out_of_core_route(X, y, cut, n_features)
+    elif route == "hgb":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        hgb = HistGradientBoostingClassifier(random_state=0).fit(X[:cut], y[:cut])
+        accuracy = float(hgb.score(X[cut:], y[cut:]))
     else:
         features = ExpectedKernelFeatures(
             gamma=GAMMA,
@@ -140,6 +155,19 @@ def _dask_route(X: np.ndarray, y: np.ndarray, cut: int) -> float:
         return float(sgd.score(Zt, y[cut:]))
 
 
+def _out_of_core_route(X: np.ndarray, y: np.ndarray, cut: int, m: int) -> float:
+    import dask.array as da
+
+    from missingkernels import MissingKernelSVC
+
+    chunks = (min(50000, cut), X.shape[1])
+    model = MissingKernelSVC(
+        gamma=GAMMA, C=C, route="features", n_kernel_features=m, random_state=0
+    ).fit(da.from_array(X[:cut], chunks=chunks), da.from_array(y[:cut], chunks[0]))
+    pred = model.predict(da.from_array(X[cut:], chunks=chunks)).compute()
+    return float(np.mean(pred == y[cut:]))
+
+
 def gram_error(n: int = 2000) -> list[tuple[int, float]]:
     from missingkernels import ExpectedKernelFeatures
 
@@ -164,22 +192,33 @@ def main() -> None:
     parser.add_argument("--exact-max", type=int, default=10**4)
     parser.add_argument("--linear-max", type=int, default=2 * 10**4)
     parser.add_argument("--dask-max", type=int, default=10**5)
+    parser.add_argument("--ooc-max", type=int, default=10**6)
+    parser.add_argument("--ooc-features", type=int, default=D_OUT_OF_CORE)
+    parser.add_argument(
+        "--routes", nargs="*", help="only these routes (default: all that apply)"
+    )
     parser.add_argument("--quick", action="store_true", help="skip the Gram error")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run(args.one[0], int(args.one[1]))))
+        print(json.dumps(run(args.one[0], int(args.one[1]), args.ooc_features)))
         return
     print(f"{'n':>8} {'route':>9} {'seconds':>8} {'peak GiB':>9} {'accuracy':>9}")
     for n in args.n:
         routes = ["stream"] + (["dask"] if n <= args.dask_max else [])
+        routes += (["outofcore"] if n <= args.ooc_max else []) + ["hgb"]
         if n <= args.linear_max:
             routes.insert(0, "features")
         if n <= args.exact_max:
             routes.insert(0, "exact")
+        if args.routes:
+            routes = [r for r in routes if r in args.routes]
         for route in routes:
             done = subprocess.run(
-                [sys.executable, __file__, "--one", route, str(n)],
+                [
+                    *(sys.executable, __file__, "--one", route, str(n)),
+                    *("--ooc-features", str(args.ooc_features)),
+                ],
                 capture_output=True,
                 text=True,
             )

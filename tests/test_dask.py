@@ -590,3 +590,9 @@ def test_svc_features_route_fits_a_dask_collection_out_of_core(n_classes):
     pred = model.predict(dX)
     assert hasattr(pred, "dask")
     np.testing.assert_array_equal(pred.compute(), model.predict(X))
+    # no weights at all (the default): every row's C is C
+    plain = MissingKernelSVC(**params).fit(dX, y)
+    linear = LinearSVC(C=1.0, loss="squared_hinge", dual=False, tol=1e-10).fit(Z, y)
+    np.testing.assert_allclose(
+        plain.decision_function(X), linear.decision_function(Z), atol=1e-4
+    )

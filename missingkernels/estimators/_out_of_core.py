@@ -59,6 +59,7 @@ def _row_weights(
     if is_dask_collection(sample_weight):
         sample_weight = sample_weight.compute()
     w = check_sample_weight(estimator, sample_weight, len(y))
+    w = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
     if estimator.class_weight is not None:
         per_class = compute_class_weight(estimator.class_weight, classes=classes, y=y)
         w = w * per_class[np.searchsorted(classes, y)]
