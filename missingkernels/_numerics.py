@@ -71,8 +71,14 @@ def scale_gamma(X: np.ndarray) -> float:
     scikit-learn's ``gamma="scale"`` computed over observed entries only; 1.0
     when they have no spread.
     """
-    var = float(np.nanvar(X))
-    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    return gamma_from_variance(X.shape[1], float(np.nanvar(X)))
+
+
+def gamma_from_variance(n_features: int, variance: float) -> float:
+    """:func:`scale_gamma` from the variance of the observed entries (e.g.
+    summed over blocks of rows): ``1 / (n_features * variance)``, 1.0 when
+    it is not positive."""
+    return 1.0 / (n_features * variance) if variance > 0 else 1.0
 
 
 def integer_seeds(random_state: Any, size: int) -> np.ndarray:

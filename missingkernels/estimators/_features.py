@@ -287,17 +287,7 @@ class ExpectedKernelFeatures(
         when the kernel has no expected map here (Nystroem is needed)."""
         X = as_row_blocks(self, X, reset=True, purpose=f"{type(self).__name__}.fit")
         rng = check_random_state(self.random_state)
-        started = time.perf_counter()
-        n = X.shape[0]
-        if self.density_rows is not None and n > self.density_rows:
-            chosen = np.sort(rng.choice(n, self.density_rows, replace=False))
-            self.kernel_ = self._make_kernel().fit(X[chosen].compute())
-        else:
-            self.kernel_ = self._make_kernel().fit(X)
-        fit_density_report(self, self.kernel_, started)
-        self.dropped_features_ = dropped_features(self.kernel_)
-        self.feature_map_ = None
-        self.landmarks_ = None
+        self._fit_kernel(X, rng)
         if self.method != "nystroem":
             # The map needs the fitted state only; two rows probe the table.
             self._fit_expected(X[:2].compute(), rng)
@@ -305,6 +295,23 @@ class ExpectedKernelFeatures(
             return False
         report(self, f"{self._n_features_out} features ({self.method_} map)")
         return True
+
+    def _fit_kernel(self, X: Any, rng: np.random.RandomState) -> Any:
+        """Fit the kernel on the training rows (with ``density_rows``, on that
+        many drawn from them, in memory); the maps are reset. Returns the
+        rows it was fitted on."""
+        n = X.shape[0]
+        if self.density_rows is not None and n > self.density_rows:
+            X = X[np.sort(rng.choice(n, self.density_rows, replace=False))]
+            if is_dask_collection(X):
+                X = X.compute()
+        started = time.perf_counter()
+        self.kernel_ = self._make_kernel().fit(X)
+        fit_density_report(self, self.kernel_, started)
+        self.dropped_features_ = dropped_features(self.kernel_)
+        self.feature_map_ = None
+        self.landmarks_ = None
+        return X
 
     def _fits_blocks(self) -> bool:
         """Whether a dask collection is fitted out of core: a map that needs
@@ -326,15 +333,7 @@ class ExpectedKernelFeatures(
         )  # fmt: skip
         self._check_size(X.shape[0], X.shape[1])
         rng = check_random_state(self.random_state)
-        if self.density_rows is not None and X.shape[0] > self.density_rows:
-            chosen = np.sort(rng.choice(X.shape[0], self.density_rows, replace=False))
-            X = X[chosen]
-        started = time.perf_counter()
-        self.kernel_ = self._make_kernel().fit(X)
-        fit_density_report(self, self.kernel_, started)
-        self.dropped_features_ = dropped_features(self.kernel_)
-        self.feature_map_ = None
-        self.landmarks_ = None
+        X = self._fit_kernel(X, rng)
         if self.method != "nystroem":
             self._fit_expected(X, rng)
         if self.feature_map_ is None:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._numerics import scale_gamma
+from ..._numerics import gamma_from_variance
 from ..._sklearn_compat import Interval, StrOptions
 from .._base_kernel import BaseKernel, MissingnessWeightMixin
 from .._expected_kernel import BaseExpectedKernel
@@ -71,24 +71,13 @@ class RBF(MissingnessWeightMixin, BaseKernel):
         self.missingness_weight = missingness_weight
 
     def fit(self, X: np.ndarray, train: Any, density: Any = None) -> RBF:
+        # The fitted joint covariance where the density has one (Gaussian
+        # conditionals carry it); otherwise the covariance it implies.
+        covariance = (
+            train.joint_covariance(density) if self.metric == "mahalanobis" else None
+        )
         center = train.first_moments().mean(axis=0)
-        if self.metric == "mahalanobis":
-            # The fitted joint covariance where the density has one (Gaussian
-            # conditionals carry it); otherwise the covariance it implies.
-            S = train.joint_covariance(density)
-            self.metric_covariance_: np.ndarray | None = np.array(S, np.float64)
-            self.metric_ = engine.Metric.mahalanobis_from(center, S)
-        else:
-            self.metric_covariance_ = None
-            self.metric_ = engine.Metric.euclidean(center)
-        if isinstance(self.gamma, str):  # "scale"
-            if self.metric == "mahalanobis":
-                self.gamma_ = 1.0 / X.shape[1]
-            else:
-                self.gamma_ = scale_gamma(X)
-        else:
-            self.gamma_ = float(self.gamma)
-        return self
+        return self._set_fitted(center, covariance, X.shape[1], lambda: np.nanvar(X))
 
     def fit_blocks(self, X: Any, density: Any) -> RBF:
         """:meth:`fit` on the row blocks of a dask array, out of core: the
@@ -104,7 +93,7 @@ class RBF(MissingnessWeightMixin, BaseKernel):
         n, means, count, shifted, squares = block_sums(
             X, _center_and_spread, density, shift
         )
-        center = means / n
+        covariance = None
         if self.metric == "mahalanobis":
             train = density.conditionals(first)
             if not isinstance(train, GaussianConditionals):
@@ -114,21 +103,36 @@ class RBF(MissingnessWeightMixin, BaseKernel):
                     f"{type(density).__name__}: load the rows in memory "
                     "(X.compute()) for this density."
                 )
-            S = train.joint_covariance(density)
-            self.metric_covariance_ = np.array(S, np.float64)
-            self.metric_ = engine.Metric.mahalanobis_from(center, S)
+            covariance = train.joint_covariance(density)
+        mean = shifted / count
+        return self._set_fitted(
+            means / n, covariance, X.shape[1], lambda: squares / count - mean * mean
+        )
+
+    def _set_fitted(
+        self,
+        center: np.ndarray,
+        covariance: np.ndarray | None,
+        n_features: int,
+        variance: Any,
+    ) -> RBF:
+        """The fitted state from the rows' center, the metric's covariance
+        (Mahalanobis) and ``variance()``, the variance of the observed
+        entries (called for ``gamma="scale"`` in the Euclidean metric)."""
+        if covariance is not None:
+            self.metric_covariance_: np.ndarray | None = np.array(
+                covariance, np.float64
+            )
+            self.metric_ = engine.Metric.mahalanobis_from(center, covariance)
         else:
             self.metric_covariance_ = None
             self.metric_ = engine.Metric.euclidean(center)
-        if isinstance(self.gamma, str):  # "scale"
-            if self.metric == "mahalanobis":
-                self.gamma_ = 1.0 / X.shape[1]
-            else:
-                mean = shifted / count
-                var = squares / count - mean * mean
-                self.gamma_ = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-        else:
+        if not isinstance(self.gamma, str):
             self.gamma_ = float(self.gamma)
+        elif self.metric == "mahalanobis":
+            self.gamma_ = 1.0 / n_features
+        else:
+            self.gamma_ = gamma_from_variance(n_features, float(variance()))
         return self
 
     def __setstate__(self, state: dict[str, Any]) -> None:
