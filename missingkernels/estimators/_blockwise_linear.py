@@ -10,11 +10,13 @@ intercept regularised as LinearSVC's ``intercept_scaling`` does)::
 
 exactly, by the finite Newton method of Keerthi & DeCoste (2005): on the
 rows in the margin (``y_i w^T x_i < 1``) the objective is a ridge problem,
-solved from ``sum_I C_i x_i x_i^T`` and ``sum_I C_i y_i x_i``, one pass over
-the blocks; an exact line search on the piecewise quadratic joins it to the
-current point, from the outputs ``w^T x_i`` kept per row (``n`` numbers, not
-``n x D``). The active set changes finitely often, so it stops at the
-minimiser, usually in 5 to 15 passes. Started from the least-squares
+solved from ``sum_I C_i x_i x_i^T`` and ``sum_I C_i y_i x_i``; an exact line
+search on the piecewise quadratic joins it to the current point, from the
+outputs ``w^T x_i`` kept per row (``n`` numbers, not ``n x D``). One pass
+over the blocks gives the outputs at the Newton point and the statistics of
+its margin, so a step whose line search goes the whole way costs one pass.
+The active set changes finitely often, so it stops at the minimiser,
+usually in 5 to 15 passes. Started from the least-squares
 solution (the same statistics over all rows), which is
 :func:`fit_least_squares`: the ridge regressor on ``y``, one pass.
 
@@ -82,8 +84,9 @@ class Passes(Protocol):
         ``t_i w^T x_i < 1`` (the margin), or over every row if ``w`` is None."""
         ...
 
-    def outputs(self, w: np.ndarray) -> np.ndarray:
-        """``w^T x_i`` for every row, in order."""
+    def scan(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``w^T x_i`` for every row, in order, and :meth:`statistics` at
+        ``w``, in one pass."""
         ...
 
 
@@ -105,6 +108,16 @@ def block_statistics(
         c = c * (t * (X @ w) < 1.0)
     Xc = X * c[:, None]
     return Xc.T @ X, Xc.T @ t
+
+
+def block_scan(
+    Z: np.ndarray, t: np.ndarray, c: np.ndarray, w: np.ndarray, scaling: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:meth:`Passes.scan` over one block of rows."""
+    X = augmented(Z, scaling)
+    o = X @ w
+    Xc = X * (c * (t * o < 1.0))[:, None]
+    return o, Xc.T @ X, Xc.T @ t
 
 
 class BlockPasses:
@@ -132,11 +145,17 @@ class BlockPasses:
             raise ValueError("The blocks of features are empty: no row to fit.")
         return H, b
 
-    def outputs(self, w: np.ndarray) -> np.ndarray:
+    def scan(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         out = np.empty(self.n_samples)
+        H: np.ndarray | None = None
+        b: np.ndarray | None = None
         for Z, rows in self.blocks():
-            out[rows] = augmented(Z, self.scaling) @ w
-        return out
+            o, Hb, bb = block_scan(Z, self.t[rows], self.c[rows], w, self.scaling)
+            out[rows] = o
+            H, b = (Hb, bb) if H is None or b is None else (H + Hb, b + bb)
+        if H is None or b is None:
+            raise ValueError("The blocks of features are empty: no row to fit.")
+        return out, H, b
 
 
 def _split_block(
@@ -155,11 +174,31 @@ def _dask_block_statistics(
     return block_statistics(Z, t, c, w, scaling)
 
 
-def _dask_block_outputs(
+def _dask_block_scan(
     block: np.ndarray, transform: Any, w: np.ndarray, scaling: float
-) -> np.ndarray:
-    Z, _, _ = _split_block(block, transform)
-    return augmented(Z, scaling) @ w
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    Z, t, c = _split_block(block, transform)
+    return block_scan(Z, t, c, w, scaling)
+
+
+def _tree_sum(parts: list[Any]) -> Any:
+    """The sum of delayed tuples of arrays in a fixed binary tree: the same
+    additions on any scheduler, few partial sums alive at once."""
+    import dask
+
+    add = dask.delayed(_add, pure=True)
+    while len(parts) > 1:
+        pairs = [add(a, b) for a, b in zip(parts[::2], parts[1::2], strict=False)]
+        parts = pairs + ([parts[-1]] if len(parts) % 2 else [])
+    return parts[0]
+
+
+def _tail(part: tuple[Any, ...]) -> tuple[Any, ...]:
+    return part[1:]
+
+
+def _head(part: tuple[Any, ...]) -> Any:
+    return part[0]
 
 
 def _add(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple:
@@ -220,24 +259,22 @@ class DaskPasses:
         import dask
 
         part = dask.delayed(_dask_block_statistics, pure=True)
-        level = [
-            part(b, self.transform, w, self.scaling)
-            for b in self.blocks.to_delayed().ravel()
-        ]
-        add = dask.delayed(_add, pure=True)
-        while len(level) > 1:  # a fixed tree: the same sums on any scheduler
-            pairs = [add(a, b) for a, b in zip(level[::2], level[1::2], strict=False)]
-            level = pairs + ([level[-1]] if len(level) % 2 else [])
-        ((H, b),) = dask.compute(level[0])
+        blocks = self.blocks.to_delayed().ravel()
+        root = _tree_sum([part(b, self.transform, w, self.scaling) for b in blocks])
+        ((H, b),) = dask.compute(root)
         return H, b
 
-    def outputs(self, w: np.ndarray) -> np.ndarray:
-        from .._dask_blocks import block_map
+    def scan(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        import dask
 
-        parts = block_map(
-            self.blocks, _dask_block_outputs, self.transform, w, self.scaling
-        )
-        return np.concatenate(parts) if parts else np.zeros(0)
+        part = dask.delayed(_dask_block_scan, pure=True)
+        blocks = self.blocks.to_delayed().ravel()
+        parts = [part(b, self.transform, w, self.scaling) for b in blocks]
+        head, tail = dask.delayed(_head, pure=True), dask.delayed(_tail, pure=True)
+        outputs, (H, b) = dask.compute([head(p) for p in parts], _tree_sum(
+            [tail(p) for p in parts]
+        ))  # fmt: skip
+        return np.concatenate(outputs), H, b
 
 
 def _solve(H: np.ndarray, b: np.ndarray, C: float) -> np.ndarray:
@@ -316,7 +353,8 @@ def fit_squared_hinge(
         ``intercept_scaling``, regularised with the others (LinearSVC's).
     C : float > 0, default=1.0
     max_passes : int, default=50
-        Passes over the rows at most (each Newton step takes two).
+        Passes over the rows at most: two to start, then one per Newton step
+        whose line search takes the whole step, two otherwise.
     tol : float, default=1e-10
         Stop when the step moves the outputs by less than ``tol`` relative.
 
@@ -331,22 +369,32 @@ def fit_squared_hinge(
     # Start: least squares on all rows (every row in the margin at w = 0).
     H, b = passes.statistics(None)
     w = _solve(H, b, C)
-    o = passes.outputs(w)
+    # Each scan gives the outputs at a point and the statistics of its
+    # margin: when the line search takes the whole Newton step (the usual
+    # case near the end), the next step needs no other pass.
+    o, H, b = passes.scan(w)
     n_passes, converged = 2, False
-    while n_passes + 2 <= max_passes:
-        H, b = passes.statistics(w)
+    while n_passes < max_passes:
         w_new = _solve(H, b, C)
-        o_new = passes.outputs(w_new)
-        n_passes += 2
+        o_new, H_new, b_new = passes.scan(w_new)
+        n_passes += 1
         t = _line_search(w, w_new - w, o, o_new, y, c, C)
         moved = t * np.abs(o_new - o).max(initial=0.0)
         before = y * o < 1.0
-        w = w + t * (w_new - w)
-        o = o + t * (o_new - o)
-        if t == 1.0 and np.array_equal(y * o < 1.0, before):
-            converged = True  # the Newton point of this active set is optimal
-            break
+        if t == 1.0:
+            w, o, H, b = w_new, o_new, H_new, b_new
+            if np.array_equal(y * o < 1.0, before):
+                converged = True  # the Newton point of this active set is optimal
+                break
+        else:
+            w = w + t * (w_new - w)
+            o = o + t * (o_new - o)
         if moved <= tol * max(1.0, np.abs(o).max(initial=0.0)):
             converged = True
             break
+        if t != 1.0:
+            if n_passes >= max_passes:
+                break
+            H, b = passes.statistics(w)  # the margin at the line search's point
+            n_passes += 1
     return _split(w, _scaling(passes), n_passes, converged)
