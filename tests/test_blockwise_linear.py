@@ -157,3 +157,75 @@ def test_dask_passes_refuse_misaligned_targets_and_unknown_blocks(rng):
     frame = dd.from_pandas(pd.DataFrame(rng.normal(size=(50, 3))), npartitions=2)
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         DaskPasses(frame.to_dask_array(), np.ones(50))
+
+
+def _margin_statistics(Z, y, c, w, scaling):
+    X = np.hstack([Z, np.full((len(Z), 1), scaling)])
+    m = y * (X @ w) < 1.0
+    return (X[m] * c[m, None]).T @ X[m]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_scan_changes_the_held_statistics_into_the_margins(rng, dtype):
+    """``H(held) + hessian_change == H(margin at w)``, from the rows that
+    changed side only; the gradient sum is the naive one over the margin."""
+    Z, y = _problem(rng, n=800, d=20)
+    Z = Z.astype(dtype).astype(np.float64)  # the features as the passes see them
+    c = rng.uniform(0.5, 2.0, size=len(y))
+    passes = BlockPasses(_blocks(Z, 113, dtype), y, c, intercept_scaling=1.5)
+    w1, w2 = rng.normal(size=21), rng.normal(size=21)
+    X = np.hstack([Z, np.full((len(Z), 1), 1.5)])
+    held = y * (X @ w1) < 1.0
+    first = passes.scan(w1, None)
+    assert first.changed == held.sum()
+    second = passes.scan(w2, held)
+    margin = y * (X @ w2) < 1.0
+    assert second.changed == np.sum(margin != held)
+    H = np.triu(first.hessian_change + second.hessian_change)
+    ref = _margin_statistics(Z, y, c, w2, 1.5)
+    # float64: sums of n products (n eps relative to sum |c x x^T|); float32
+    # products: each chunk's sum rounded to 2^-24 relative (x 2 for the sum of
+    # two updates), bounded by the sums of absolute values.
+    scale = (np.abs(X) * c[:, None]).T @ np.abs(X)
+    eps = 2.0**-52 * len(Z) if dtype == np.float64 else 4 * 2.0**-24 * 256
+    assert np.all(np.abs(H - np.triu(ref)) <= eps * np.triu(scale))
+    np.testing.assert_allclose(second.outputs, X @ w2, rtol=0, atol=1e-12)
+    r = np.where(margin, c * (X @ w2 - y), 0.0)
+    np.testing.assert_allclose(second.gradient_sum, X.T @ r, rtol=1e-12, atol=1e-12)
+
+
+def test_a_warm_start_reaches_the_same_minimiser_and_progress_is_reported(rng):
+    Z, y = _problem(rng, n=1500, d=40)
+    cold = fit_squared_hinge(BlockPasses(_blocks(Z, 256), y), C=1.0)
+    # the fit on a fifth of the rows, C scaled to their number, as a start
+    sample = fit_squared_hinge(BlockPasses(_blocks(Z[:300], 64), y[:300]), C=5.0)
+    seen = []
+    warm = fit_squared_hinge(
+        BlockPasses(_blocks(Z, 256), y), C=1.0, coef_init=sample.coef,
+        intercept_init=sample.intercept,
+        progress=lambda k, g, changed: seen.append((k, g, changed)),
+    )  # fmt: skip
+    assert warm.converged
+    np.testing.assert_allclose(warm.coef, cold.coef, rtol=0, atol=1e-9)
+    assert warm.intercept == pytest.approx(cold.intercept, abs=1e-9)
+    assert [k for k, _, _ in seen] == list(range(1, warm.n_passes + 1))
+    # The gradient falls to zero; the first pass holds the start's margin only.
+    assert seen[-1][1] <= 1e-10 * max(1.0, np.abs(warm.coef).max())
+    X = np.hstack([Z, np.ones((len(Z), 1))])
+    w0 = np.append(sample.coef, sample.intercept)
+    assert seen[0][2] == np.sum(y * (X @ w0) < 1.0) < len(y)
+
+
+def test_float32_features_converge_to_a_zero_float64_gradient(rng):
+    """The Hessian from float32 products is inexact, the gradient is not: the
+    Newton steps stop where the gradient of the float32 features is zero."""
+    Z, y = _problem(rng, n=2000, d=60)
+    Z32 = Z.astype(np.float32)
+    C = 30.0
+    fit = fit_squared_hinge(BlockPasses(_blocks(Z, 512, np.float32), y), C=C)
+    assert fit.converged
+    g = _gradient(
+        fit.coef, fit.intercept, Z32.astype(np.float64), y, C, np.ones(len(y)), 1.0
+    )
+    scale = 1.0 + 2.0 * C * np.sum((Z32.astype(np.float64) ** 2).sum(1))
+    assert np.abs(g).max() <= 1e-10 * scale

@@ -596,3 +596,28 @@ def test_svc_features_route_fits_a_dask_collection_out_of_core(n_classes):
     np.testing.assert_allclose(
         plain.decision_function(X), linear.decision_function(Z), atol=1e-4
     )
+
+
+def test_svc_out_of_core_warm_start_reaches_the_same_fit(monkeypatch, capsys):
+    """From the fit on a random sample (C scaled to the rows' number) the
+    Newton steps reach the minimiser reached from zero: decisions equal to
+    the solver's tolerance (1e-10 on the gradient, times cond(I + 2CH) <~
+    1e3 on the coefficients); each pass is reported under verbose."""
+    from missingkernels import MissingKernelSVC
+    from missingkernels.estimators import _out_of_core
+
+    rng = np.random.default_rng(5)
+    X = _data(seed=5, n=1200, d=4)
+    y = np.where(
+        np.nan_to_num(X[:, 0] * X[:, 1]) + 0.3 * rng.normal(size=1200) > 0, 1, 0
+    )
+    dX, dy = da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)
+    params = {"route": "features", "n_kernel_features": 64, "random_state": 0}
+    cold = MissingKernelSVC(**params).fit(dX, dy)
+    monkeypatch.setattr(_out_of_core, "WARM_ROWS", 300)
+    warm = MissingKernelSVC(verbose=True, **params).fit(dX, dy)
+    out = capsys.readouterr().out + capsys.readouterr().err
+    assert "start: the fit on 300 rows" in out and "pass 1:" in out
+    np.testing.assert_allclose(
+        warm.decision_function(X), cold.decision_function(X), rtol=0, atol=1e-7
+    )

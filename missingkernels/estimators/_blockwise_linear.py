@@ -57,16 +57,34 @@ __all__ = [
 
 Blocks = Callable[[], Iterator[tuple[np.ndarray, slice]]]
 
+# Rows per chunk of a block's float64 work (outputs, gradient): 32 MB at most.
+_CHUNK_BYTES = 2**25
+
 
 @dataclass
 class LinearFit:
     """Coefficients ``coef`` (``(D,)``), ``intercept``, the passes over the
-    rows it took, and whether the active set settled (converged)."""
+    rows it took, and whether it converged (a zero gradient to ``tol``)."""
 
     coef: np.ndarray
     intercept: float
     n_passes: int
     converged: bool
+
+
+@dataclass
+class Scan:
+    """One pass at a point ``w``: the outputs ``o_i = w^T x_i`` of every row,
+    ``gradient_sum = sum_M c_i (o_i - t_i) x_i`` over the margin
+    ``M = {t_i o_i < 1}``, and ``hessian_change``, the upper triangle of
+    ``sum_{M - held} c_i x_i x_i^T - sum_{held - M} c_i x_i x_i^T``: what
+    turns the statistics of the rows ``held`` into those of ``M``, from the
+    rows that changed side only (``changed`` of them)."""
+
+    outputs: np.ndarray
+    gradient_sum: np.ndarray
+    hessian_change: np.ndarray
+    changed: int
 
 
 class Passes(Protocol):
@@ -79,45 +97,94 @@ class Passes(Protocol):
     c: np.ndarray
     scaling: float
 
-    def statistics(self, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """``sum c_i x_i x_i^T`` and ``sum c_i t_i x_i`` over the rows with
-        ``t_i w^T x_i < 1`` (the margin), or over every row if ``w`` is None."""
+    def statistics(self) -> tuple[np.ndarray, np.ndarray]:
+        """``sum c_i x_i x_i^T`` and ``sum c_i t_i x_i`` over every row."""
         ...
 
-    def scan(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``w^T x_i`` for every row, in order, and :meth:`statistics` at
-        ``w``, in one pass."""
+    def scan(self, w: np.ndarray | None, held: np.ndarray | None) -> Scan:
+        """The :class:`Scan` at ``w`` (None: zero), ``held`` the rows whose
+        statistics the caller holds (None: none)."""
         ...
 
 
-def augmented(Z: np.ndarray, scaling: float) -> np.ndarray:
-    """``[Z, scaling]``: the intercept as a regularised feature (LinearSVC)."""
-    Zb = np.asarray(Z, dtype=np.float64)
-    if scaling <= 0:
-        return Zb
-    return np.hstack([Zb, np.full((len(Zb), 1), float(scaling))])
+def _chunk_rows(n_columns: int) -> int:
+    return max(1, _CHUNK_BYTES // (8 * max(1, n_columns)))
 
 
 def block_statistics(
-    Z: np.ndarray, t: np.ndarray, c: np.ndarray, w: np.ndarray | None,
-    scaling: float,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """:meth:`Passes.statistics` over one block of rows."""
-    X = augmented(Z, scaling)
-    if w is not None:
-        c = c * (t * (X @ w) < 1.0)
-    Xc = X * c[:, None]
-    return Xc.T @ X, Xc.T @ t
+    Z: np.ndarray, t: np.ndarray, c: np.ndarray, scaling: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`Passes.statistics` over one block of rows (full matrices)."""
+    H = np.triu(_weighted_gram(Z, c, scaling))
+    H = H + np.triu(H, 1).T
+    b = np.zeros(len(H))
+    step = _chunk_rows(Z.shape[1])
+    for s in range(0, len(Z), step):
+        ct = c[s : s + step] * t[s : s + step]
+        b[: Z.shape[1]] += np.asarray(Z[s : s + step], dtype=np.float64).T @ ct
+    if scaling > 0:
+        b[-1] = scaling * float(np.sum(c * t))
+    return H, b
+
+
+def _weighted_gram(Z: np.ndarray, c: np.ndarray, scaling: float) -> np.ndarray:
+    """The upper triangle of ``sum c_i x_i x_i^T`` (``x_i = [z_i, scaling]``),
+    in float64; ``c`` may be negative. The ``D x D`` products run in ``Z``'s
+    precision (float32 features: half the time of float64, each chunk's sum
+    rounded to float32 before it is added in float64), two symmetric
+    rank-k updates (positive and negative weights) per chunk."""
+    from scipy.linalg import blas
+
+    n, d = Z.shape
+    size = d + 1 if scaling > 0 else d
+    H = np.zeros((size, size))
+    single = Z.dtype == np.float32
+    syrk = blas.ssyrk if single else blas.dsyrk
+    step = max(256, _chunk_rows(d))
+    for s in range(0, n, step):
+        Zs, cs = Z[s : s + step], c[s : s + step]
+        for sign, keep in ((1.0, cs > 0), (-1.0, cs < 0)):
+            if not keep.any():
+                continue
+            root = np.sqrt(np.abs(cs[keep])).astype(Z.dtype)
+            A = Zs[keep] * root[:, None]
+            # A^T A from the transposed (Fortran-ordered) view: no copy.
+            H[:d, :d] += sign * np.asarray(syrk(1.0, A.T, trans=0, lower=0), float)
+    if scaling > 0:
+        step = _chunk_rows(d)
+        for s in range(0, n, step):
+            Zs = np.asarray(Z[s : s + step], dtype=np.float64)
+            H[:d, d] += scaling * (Zs.T @ c[s : s + step])
+        H[d, d] = scaling**2 * float(np.sum(c))
+    return np.triu(H)
 
 
 def block_scan(
-    Z: np.ndarray, t: np.ndarray, c: np.ndarray, w: np.ndarray, scaling: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    Z: np.ndarray, t: np.ndarray, c: np.ndarray, w: np.ndarray | None,
+    scaling: float, held: np.ndarray | None,
+) -> Scan:  # fmt: skip
     """:meth:`Passes.scan` over one block of rows."""
-    X = augmented(Z, scaling)
-    o = X @ w
-    Xc = X * (c * (t * o < 1.0))[:, None]
-    return o, Xc.T @ X, Xc.T @ t
+    n, d = Z.shape
+    size = d + 1 if scaling > 0 else d
+    o = np.zeros(n)
+    g = np.zeros(size)
+    step = _chunk_rows(d)
+    for s in range(0, n, step):
+        Zs = np.asarray(Z[s : s + step], dtype=np.float64)
+        if w is not None:
+            o[s : s + step] = Zs @ w[:d]
+            if scaling > 0:
+                o[s : s + step] += w[d] * scaling
+        r = c[s : s + step] * (o[s : s + step] - t[s : s + step])
+        r[t[s : s + step] * o[s : s + step] >= 1.0] = 0.0
+        g[:d] += Zs.T @ r
+        if scaling > 0:
+            g[d] += scaling * float(r.sum())
+    margin = t * o < 1.0
+    changed = margin if held is None else margin != held
+    signed = np.where(margin, c, -c)[changed]
+    H = _weighted_gram(Z[changed], signed, scaling)
+    return Scan(o, g, H, int(changed.sum()))
 
 
 class BlockPasses:
@@ -135,27 +202,36 @@ class BlockPasses:
         self.c = np.ones(self.n_samples) if c is None else np.asarray(c, float)
         self.scaling = float(intercept_scaling)
 
-    def statistics(self, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        H: np.ndarray | None = None
-        b: np.ndarray | None = None
-        for Z, rows in self.blocks():
-            Hb, bb = block_statistics(Z, self.t[rows], self.c[rows], w, self.scaling)
-            H, b = (Hb, bb) if H is None or b is None else (H + Hb, b + bb)
-        if H is None or b is None:
+    def statistics(self) -> tuple[np.ndarray, np.ndarray]:
+        parts = [
+            block_statistics(Z, self.t[rows], self.c[rows], self.scaling)
+            for Z, rows in self.blocks()
+        ]
+        if not parts:
             raise ValueError("The blocks of features are empty: no row to fit.")
-        return H, b
+        return _add_all(parts)
 
-    def scan(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def scan(self, w: np.ndarray | None, held: np.ndarray | None) -> Scan:
         out = np.empty(self.n_samples)
-        H: np.ndarray | None = None
-        b: np.ndarray | None = None
+        parts = []
         for Z, rows in self.blocks():
-            o, Hb, bb = block_scan(Z, self.t[rows], self.c[rows], w, self.scaling)
-            out[rows] = o
-            H, b = (Hb, bb) if H is None or b is None else (H + Hb, b + bb)
-        if H is None or b is None:
+            part = block_scan(
+                Z, self.t[rows], self.c[rows], w, self.scaling,
+                None if held is None else held[rows],
+            )  # fmt: skip
+            out[rows] = part.outputs
+            parts.append((part.gradient_sum, part.hessian_change, part.changed))
+        if not parts:
             raise ValueError("The blocks of features are empty: no row to fit.")
-        return out, H, b
+        g, H, changed = _add_all(parts)
+        return Scan(out, g, H, changed)
+
+
+def _add_all(parts: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    total = parts[0]
+    for part in parts[1:]:
+        total = _add(total, part)
+    return total
 
 
 def _split_block(
@@ -168,17 +244,19 @@ def _split_block(
 
 
 def _dask_block_statistics(
-    block: np.ndarray, transform: Any, w: np.ndarray | None, scaling: float
+    block: np.ndarray, transform: Any, scaling: float
 ) -> tuple[np.ndarray, np.ndarray]:
     Z, t, c = _split_block(block, transform)
-    return block_statistics(Z, t, c, w, scaling)
+    return block_statistics(Z, t, c, scaling)
 
 
 def _dask_block_scan(
-    block: np.ndarray, transform: Any, w: np.ndarray, scaling: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    block: np.ndarray, transform: Any, w: np.ndarray | None, scaling: float,
+    held: np.ndarray | None,
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, int]]:  # fmt: skip
     Z, t, c = _split_block(block, transform)
-    return block_scan(Z, t, c, w, scaling)
+    part = block_scan(Z, t, c, w, scaling, held)
+    return part.outputs, (part.gradient_sum, part.hessian_change, part.changed)
 
 
 def _tree_sum(parts: list[Any]) -> Any:
@@ -193,15 +271,15 @@ def _tree_sum(parts: list[Any]) -> Any:
     return parts[0]
 
 
-def _tail(part: tuple[Any, ...]) -> tuple[Any, ...]:
-    return part[1:]
+def _tail(part: tuple[Any, ...]) -> Any:
+    return part[1]
 
 
 def _head(part: tuple[Any, ...]) -> Any:
     return part[0]
 
 
-def _add(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple:
+def _add(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple:
     return tuple(x + y for x, y in zip(a, b, strict=True))
 
 
@@ -210,9 +288,10 @@ class DaskPasses:
 
     Each worker computes its block's features (``transform`` of the rows,
     e.g. a fitted :class:`~missingkernels.ExpectedKernelFeatures`'s, or the
-    rows themselves) and returns only the block's ``D x D`` sums, added in a
-    fixed binary tree (the same result on any scheduler, and at most a few
-    such matrices in memory at once), or its outputs (``n`` numbers in all).
+    rows themselves) and returns only its outputs (``n`` numbers in all) and
+    the block's sums, ``D x D`` at most, added in a fixed binary tree (the
+    same result on any scheduler, and at most a few such matrices in memory
+    at once).
 
     Parameters
     ----------
@@ -249,39 +328,51 @@ class DaskPasses:
         self.c = np.ones(self.n_samples) if c is None else np.asarray(c, float)
         self.scaling = float(intercept_scaling)
         self.transform = transform
+        self.bounds = np.cumsum((0, *X.chunks[0]))
         columns = [
             da.from_array(v, chunks=(X.chunks[0],))[:, None] for v in (self.t, self.c)
         ]
         self.blocks = da.concatenate([X.astype(np.float64), *columns], axis=1)
         self.blocks = self.blocks.rechunk({1: -1})
 
-    def statistics(self, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def statistics(self) -> tuple[np.ndarray, np.ndarray]:
         import dask
 
         part = dask.delayed(_dask_block_statistics, pure=True)
         blocks = self.blocks.to_delayed().ravel()
-        root = _tree_sum([part(b, self.transform, w, self.scaling) for b in blocks])
+        root = _tree_sum([part(b, self.transform, self.scaling) for b in blocks])
         ((H, b),) = dask.compute(root)
         return H, b
 
-    def scan(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def scan(self, w: np.ndarray | None, held: np.ndarray | None) -> Scan:
         import dask
 
         part = dask.delayed(_dask_block_scan, pure=True)
         blocks = self.blocks.to_delayed().ravel()
-        parts = [part(b, self.transform, w, self.scaling) for b in blocks]
+        parts = [
+            part(
+                b,
+                self.transform,
+                w,
+                self.scaling,
+                None if held is None else held[lo:hi],
+            )
+            for b, lo, hi in zip(blocks, self.bounds[:-1], self.bounds[1:], strict=True)
+        ]
         head, tail = dask.delayed(_head, pure=True), dask.delayed(_tail, pure=True)
-        outputs, (H, b) = dask.compute([head(p) for p in parts], _tree_sum(
+        outputs, (g, H, changed) = dask.compute([head(p) for p in parts], _tree_sum(
             [tail(p) for p in parts]
         ))  # fmt: skip
-        return np.concatenate(outputs), H, b
+        return Scan(np.concatenate(outputs), g, H, changed)
 
 
 def _solve(H: np.ndarray, b: np.ndarray, C: float) -> np.ndarray:
-    """``(I + 2 C H) w = 2 C b``, the ridge step (H symmetric PSD: Cholesky)."""
-    A = 2.0 * C * H
+    """``(I + 2 C H) x = b`` for ``H`` symmetric PSD given by its upper
+    triangle (Cholesky)."""
+    A = 2.0 * C * np.triu(H)
     A[np.diag_indices_from(A)] += 1.0
-    return np.asarray(linalg.solve(A, 2.0 * C * b, assume_a="pos"))
+    factor = linalg.cho_factor(A, lower=False, check_finite=False)
+    return np.asarray(linalg.cho_solve(factor, b, check_finite=False))
 
 
 def fit_least_squares(passes: Passes, *, C: float = 1.0) -> LinearFit:
@@ -290,8 +381,8 @@ def fit_least_squares(passes: Passes, *, C: float = 1.0) -> LinearFit:
     The ridge problem on the targets ``t_i`` of the passes, the intercept a
     regularised feature of value ``intercept_scaling`` (0: no intercept).
     """
-    H, b = passes.statistics(None)
-    w = _solve(H, b, C)
+    H, b = passes.statistics()
+    w = _solve(H, 2.0 * C * b, C)
     return _split(w, _scaling(passes), n_passes=1, converged=True)
 
 
@@ -338,9 +429,24 @@ def _line_search(
     return 0.5 * (lo + hi)
 
 
+def _start(passes: Passes, coef: np.ndarray | None, intercept: float) -> Any:
+    """``w0`` in the augmented coordinates (None: zero)."""
+    if coef is None:
+        return None
+    w0 = np.asarray(coef, dtype=np.float64).ravel()
+    if passes.scaling > 0:
+        w0 = np.append(w0, intercept / passes.scaling)
+    return w0
+
+
+Progress = Callable[[int, float, int], None]
+
+
 def fit_squared_hinge(
-    passes: Passes, *, C: float = 1.0, max_passes: int = 50, tol: float = 1e-10
-) -> LinearFit:
+    passes: Passes, *, C: float = 1.0, max_passes: int = 50, tol: float = 1e-10,
+    coef_init: np.ndarray | None = None, intercept_init: float = 0.0,
+    progress: Progress | None = None,
+) -> LinearFit:  # fmt: skip
     """Minimise LinearSVC's primal objective over the passes' rows, whose
     targets are labels in {-1, +1}, out of core.
 
@@ -353,10 +459,18 @@ def fit_squared_hinge(
         ``intercept_scaling``, regularised with the others (LinearSVC's).
     C : float > 0, default=1.0
     max_passes : int, default=50
-        Passes over the rows at most: two to start, then one per Newton step
+        Passes over the rows at most: one to start, then one per Newton step
         whose line search takes the whole step, two otherwise.
     tol : float, default=1e-10
-        Stop when the step moves the outputs by less than ``tol`` relative.
+        Stop when the gradient's largest entry is at most ``tol`` times
+        ``max(1, max |w|)``, or when a step moves the outputs by less than
+        ``tol`` relative.
+    coef_init, intercept_init : optional
+        Where to start (e.g. the fit on a sample of the rows: fewer rows
+        change side, and each pass costs less); zero by default.
+    progress : callable, optional
+        Called after each pass with the passes so far, the gradient's
+        largest entry and the rows that changed side.
 
     Returns
     -------
@@ -366,35 +480,48 @@ def fit_squared_hinge(
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("fit_squared_hinge needs labels in {-1, +1}.")
     c = np.asarray(passes.c, dtype=np.float64)
-    # Start: least squares on all rows (every row in the margin at w = 0).
-    H, b = passes.statistics(None)
-    w = _solve(H, b, C)
-    # Each scan gives the outputs at a point and the statistics of its
-    # margin: when the line search takes the whole Newton step (the usual
-    # case near the end), the next step needs no other pass.
-    o, H, b = passes.scan(w)
-    n_passes, converged = 2, False
-    while n_passes < max_passes:
-        w_new = _solve(H, b, C)
-        o_new, H_new, b_new = passes.scan(w_new)
+    w = _start(passes, coef_init, intercept_init)
+    n_passes = 0
+
+    def scan_at(point: np.ndarray | None, held: np.ndarray | None) -> Scan:
+        nonlocal n_passes
+        scan = passes.scan(point, held)
         n_passes += 1
-        t = _line_search(w, w_new - w, o, o_new, y, c, C)
-        moved = t * np.abs(o_new - o).max(initial=0.0)
-        before = y * o < 1.0
+        if progress is not None:
+            at = 0.0 if point is None else point
+            g = at + 2.0 * C * scan.gradient_sum
+            progress(n_passes, float(np.abs(g).max()), scan.changed)
+        return scan
+
+    scan = scan_at(w, None)
+    w = np.zeros(len(scan.gradient_sum)) if w is None else w
+    # H: the statistics of the margin's rows, kept up to date from the rows
+    # that change side; the gradient comes exact from each pass, so rounding
+    # in H (float32 features) slows the Newton steps, not where they stop.
+    H, o, held = scan.hessian_change, scan.outputs, y * scan.outputs < 1.0
+    g = w + 2.0 * C * scan.gradient_sum
+    converged = _small(g, w, tol)
+    while not converged and n_passes < max_passes:
+        step = -_solve(H, g, C)
+        scan = scan_at(w + step, held)
+        t = _line_search(w, step, o, scan.outputs, y, c, C)
+        moved = t * np.abs(scan.outputs - o).max(initial=0.0)
         if t == 1.0:
-            w, o, H, b = w_new, o_new, H_new, b_new
-            if np.array_equal(y * o < 1.0, before):
-                converged = True  # the Newton point of this active set is optimal
-                break
+            w, o = w + step, scan.outputs
         else:
-            w = w + t * (w_new - w)
-            o = o + t * (o_new - o)
-        if moved <= tol * max(1.0, np.abs(o).max(initial=0.0)):
-            converged = True
-            break
-        if t != 1.0:
             if n_passes >= max_passes:
                 break
-            H, b = passes.statistics(w)  # the margin at the line search's point
-            n_passes += 1
+            w = w + t * step  # the margin at the line search's point: a pass
+            scan = scan_at(w, held)
+            o = scan.outputs
+        H = H + scan.hessian_change
+        held = y * o < 1.0
+        g = w + 2.0 * C * scan.gradient_sum
+        converged = _small(g, w, tol) or moved <= tol * max(
+            1.0, np.abs(o).max(initial=0.0)
+        )
     return _split(w, _scaling(passes), n_passes, converged)
+
+
+def _small(g: np.ndarray, w: np.ndarray, tol: float) -> bool:
+    return bool(np.abs(g).max() <= tol * max(1.0, np.abs(w).max()))

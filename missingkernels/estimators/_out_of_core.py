@@ -13,7 +13,13 @@ the only per-row arrays in the driver.
 The linear SVM minimises LinearSVC's primal objective, the squared hinge
 (the in-memory route fits the hinge loss, whose statistics are not a fixed
 size sum): the same ``C``, ``class_weight`` and ``sample_weight``, classes
-one-vs-rest.
+one-vs-rest. It starts from the same fit on a random sample of
+:data:`WARM_ROWS` rows in memory (``C`` scaled by ``n / WARM_ROWS``, so that
+the sample weighs as much as all rows against the penalty): from there few
+rows change side, and each pass over all rows costs little more than their
+features. The features are float32 (half the memory and half the time of
+the ``D x D`` products; their rounding, 6e-8 relative, is far below their
+Monte Carlo error); the Newton steps' gradients are float64.
 """
 
 from __future__ import annotations
@@ -23,16 +29,20 @@ from typing import Any
 
 import numpy as np
 from sklearn.svm import LinearSVC
+from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._dask_blocks import as_row_blocks, import_dask, is_dask_collection
 from .._validation import check_sample_weight
 from ._base import report
-from ._blockwise_linear import DaskPasses, fit_squared_hinge
+from ._blockwise_linear import BlockPasses, DaskPasses, LinearFit, fit_squared_hinge
 from ._scaling import fit_standardization_blocks
 
-__all__ = ["fit_svc_blocks"]
+__all__ = ["WARM_ROWS", "fit_svc_blocks"]
+
+#: Rows of the sample whose fit starts the out-of-core Newton steps.
+WARM_ROWS = 50_000
 
 
 def _labels(estimator: Any, y: Any, n: int) -> np.ndarray:
@@ -96,17 +106,25 @@ def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
     for name in ("support_", "support_vectors_", "_support_diagonal"):
         estimator.__dict__.pop(name, None)
     features = estimator._make_features(estimator._n_kernel_features())
+    features.set_params(dtype="float32")
     features.fit(X)
     estimator.features_ = features
     estimator.kernel_ = features.kernel_
     estimator.dropped_features_ = features.dropped_features_
     started = time.perf_counter()
     problems = [classes[1:]] if len(classes) == 2 else [[k] for k in classes]
+    sample = _sample(estimator, X, features)
     coef, intercept, passes = [], [], 0
     for positive in problems:
         t = np.where(np.isin(y, positive), 1.0, -1.0)
-        passes_k = DaskPasses(X, t, c, transform=features.transform)
-        fit = fit_squared_hinge(passes_k, C=float(estimator.C))
+        start = _warm_start(estimator, sample, t, c)
+        fit = fit_squared_hinge(
+            DaskPasses(X, t, c, transform=features.transform),
+            C=float(estimator.C),
+            coef_init=None if start is None else start.coef,
+            intercept_init=0.0 if start is None else start.intercept,
+            progress=_progress(estimator, positive, len(problems)),
+        )
         coef.append(fit.coef)
         intercept.append(fit.intercept)
         passes = max(passes, fit.n_passes)
@@ -127,3 +145,42 @@ def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
     estimator.n_iter_ = passes
     estimator.shape_fit_ = X.shape
     return estimator
+
+
+def _sample(estimator: Any, X: Any, features: Any) -> Any:
+    """A random sample of :data:`WARM_ROWS` rows and their features, in
+    memory (None when the rows are not many more)."""
+    n = X.shape[0]
+    if n < 2 * WARM_ROWS:
+        return None
+    rng = check_random_state(estimator.random_state)
+    rows = np.sort(rng.choice(n, WARM_ROWS, replace=False))
+    return rows, features.transform(np.asarray(X[rows].compute()))
+
+
+def _warm_start(estimator: Any, sample: Any, t: np.ndarray, c: np.ndarray) -> Any:
+    """The squared hinge's minimiser on the sample, ``C`` scaled to the
+    rows' number, or None."""
+    if sample is None:
+        return None
+    rows, Z = sample
+    passes = BlockPasses(lambda: iter([(Z, slice(0, len(rows)))]), t[rows], c[rows])
+    scale = len(t) / len(rows)
+    fit: LinearFit = fit_squared_hinge(passes, C=float(estimator.C) * scale)
+    report(estimator, f"start: the fit on {len(rows)} rows, {fit.n_passes} passes")
+    return fit
+
+
+def _progress(estimator: Any, positive: Any, n_problems: int) -> Any:
+    """The report of each pass (``verbose``), or None."""
+    if not estimator.verbose:
+        return None
+    which = f" (class {positive[0]!r} against the rest)" if n_problems > 2 else ""
+
+    def progress(k: int, gradient: float, changed: int) -> None:
+        report(
+            estimator,
+            f"pass {k}{which}: {changed} rows changed side, gradient {gradient:.2e}",
+        )
+
+    return progress
