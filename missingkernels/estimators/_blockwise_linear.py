@@ -463,8 +463,9 @@ def fit_squared_hinge(
         whose line search takes the whole step, two otherwise.
     tol : float, default=1e-10
         Stop when the gradient's largest entry is at most ``tol`` times
-        ``max(1, max |w|)``, or when a step moves the outputs by less than
-        ``tol`` relative.
+        ``max(1, max |w|)``, when a step moves the outputs by less than
+        ``tol`` relative, or when a step that changed no row's side did not
+        halve the gradient (its rounding floor: sums of ``n`` terms).
     coef_init, intercept_init : optional
         Where to start (e.g. the fit on a sample of the rows: fewer rows
         change side, and each pass costs less); zero by default.
@@ -516,9 +517,15 @@ def fit_squared_hinge(
             o = scan.outputs
         H = H + scan.hessian_change
         held = y * o < 1.0
-        g = w + 2.0 * C * scan.gradient_sum
-        converged = _small(g, w, tol) or moved <= tol * max(
-            1.0, np.abs(o).max(initial=0.0)
+        g, g_before = w + 2.0 * C * scan.gradient_sum, g
+        # With the margin fixed the steps contract the gradient (by the
+        # relative error of H, 1e-3 or less); one that does not halve it has
+        # reached its rounding floor.
+        floor = scan.changed == 0 and np.abs(g).max() > 0.5 * np.abs(g_before).max()
+        converged = (
+            _small(g, w, tol)
+            or floor
+            or moved <= tol * max(1.0, np.abs(o).max(initial=0.0))
         )
     return _split(w, _scaling(passes), n_passes, converged)
 

@@ -24,6 +24,7 @@ Monte Carlo error); the Newton steps' gradients are float64.
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -113,13 +114,15 @@ def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
     estimator.dropped_features_ = features.dropped_features_
     started = time.perf_counter()
     problems = [classes[1:]] if len(classes) == 2 else [[k] for k in classes]
-    sample = _sample(estimator, X, features)
+    # The workers' features: no progress bar per block (the passes report).
+    quiet = copy.copy(features).set_params(verbose=0)
+    sample = _sample(estimator, X, quiet)
     coef, intercept, passes = [], [], 0
     for positive in problems:
         t = np.where(np.isin(y, positive), 1.0, -1.0)
         start = _warm_start(estimator, sample, t, c)
         fit = fit_squared_hinge(
-            DaskPasses(X, t, c, transform=features.transform),
+            DaskPasses(X, t, c, transform=quiet.transform),
             C=float(estimator.C),
             coef_init=None if start is None else start.coef,
             intercept_init=0.0 if start is None else start.intercept,
