@@ -45,9 +45,19 @@ def group_patterns(missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # np.unique(axis=0). Big-endian bit order keeps the lexicographic order.
     packed = np.ascontiguousarray(np.packbits(missing, axis=1))
     width = packed.shape[1]
-    keys = packed.view(np.dtype((np.void, width))).ravel()
-    unique, pattern_index = np.unique(keys, return_inverse=True)
-    unique_bytes = unique.view(np.uint8).reshape(-1, width)
+    if width <= 8:
+        # Up to 64 features: the bytes as one big-endian integer, whose order
+        # is the bytes' lexicographic one; sorting integers is several times
+        # faster than sorting byte strings.
+        padded = np.zeros((len(packed), 8), dtype=np.uint8)
+        padded[:, :width] = packed
+        keys = padded.view(">u8").ravel()
+        unique, pattern_index = np.unique(keys, return_inverse=True)
+        unique_bytes = unique.astype(">u8").view(np.uint8).reshape(-1, 8)[:, :width]
+    else:
+        keys = packed.view(np.dtype((np.void, width))).ravel()
+        unique, pattern_index = np.unique(keys, return_inverse=True)
+        unique_bytes = unique.view(np.uint8).reshape(-1, width)
     patterns = np.unpackbits(unique_bytes, axis=1, count=d).astype(bool)
     return patterns, np.asarray(pattern_index, np.intp).reshape(-1)
 

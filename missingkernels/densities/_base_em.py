@@ -104,18 +104,25 @@ def _standardised_sums(
 
 
 def _em_sums(
-    data: _EMData, function: Callable[..., tuple[Any, ...]], *args: Any
+    data: _EMData,
+    function: Callable[..., tuple[Any, ...]],
+    *args: Any,
+    on_blocks: Callable[..., tuple[Any, ...]] | None = None,
 ) -> tuple[Any, ...]:
     """``function(Z0, groups, *args)`` (sums over rows) over all the rows.
 
     In memory one call; out of core one call per row block, the sums added
     in block order (the E-step is row-wise, so both give the same sums up to
-    the order of the additions).
+    the order of the additions). ``on_blocks(block, center, scale, *args)``,
+    when given, is ``function`` on a raw block, standardising it itself
+    (sparing the pattern grouping of :func:`_standardise`).
     """
     if data.source is None:
         return function(data.Z0, data.groups, *args)
     from .._dask_blocks import block_sums
 
+    if on_blocks is not None:
+        return block_sums(data.source, on_blocks, data.center, data.scale, *args)
     return block_sums(
         data.source, _standardised_sums, data.center, data.scale, function, *args
     )
@@ -526,13 +533,15 @@ class _BaseEMDensity(BaseDensity):
         """The penalised log-likelihood at ``params`` and the parameters after
         one EM step; raises :class:`_SingularCovarianceError` (see
         :func:`_check_singular`)."""
-        sums = _em_sums(data, self._e_step, params, True)
+        sums = _em_sums(data, self._e_step, params, True, on_blocks=self._block_e_step)
         objective = float(sums[0]) + self._log_prior(data, params)
         return objective, self._m_step(data, params, sums[1:], iteration)
 
     def _objective(self, data: _EMData, params: Params) -> float:
         """The penalised log-likelihood at ``params``."""
-        loglik = _em_sums(data, self._e_step, params, False)[0]
+        loglik = _em_sums(
+            data, self._e_step, params, False, on_blocks=self._block_e_step
+        )[0]
         return float(loglik) + self._log_prior(data, params)
 
     def _log_prior(self, data: _EMData, params: Params) -> float:
@@ -551,6 +560,10 @@ class _BaseEMDensity(BaseDensity):
     #: to dask workers) returning sums over the rows ``Z0``: the
     #: log-likelihood first, then, when ``fill``, what :meth:`_m_step` needs.
     _e_step: ClassVar[Callable[..., tuple[Any, ...]]]
+    #: Optionally, ``block_e_step(block, center, scale, params, fill)``: the
+    #: same sums over a raw row block of a dask array, standardised by the
+    #: function itself (else :func:`_standardise` and ``_e_step``).
+    _block_e_step: ClassVar[Callable[..., tuple[Any, ...]] | None] = None
 
     def _check_n_rows(self, n_used: int) -> None:
         """Raise ValueError when ``n_used`` rows with an observed entry are
