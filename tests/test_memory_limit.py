@@ -161,3 +161,38 @@ def test_a_huge_feature_count_is_refused_before_any_work():
         # Nystroem keeps at most one feature per row: no limit to hit.
         nys = ExpectedKernelFeatures(n_components=10**9, method="nystroem")
         assert nys.fit(X).transform(X).shape[1] <= 80
+
+
+def test_features_above_the_limit_are_made_in_blocks_of_the_rows(monkeypatch):
+    """Rows in memory whose features exceed the limit: the features route
+    makes them a block at a time (no dask) and fits LinearSVC's squared
+    hinge from blockwise statistics; reference: LinearSVC on all the same
+    features in memory (to its tolerance 1e-10: decisions to 1e-4)."""
+    from sklearn.svm import LinearSVC
+
+    from missingkernels.estimators import _out_of_core
+
+    X, y = _data(3000)
+    m = 200
+    limit = 3000 * m * 8  # all the float64 features: just above
+    monkeypatch.setattr(_out_of_core, "BLOCK_ROWS", 700)
+    with config_context(max_gram_memory=limit):
+        svc = MissingKernelSVC(gamma=0.5, n_kernel_features=m, random_state=0)
+        svc.fit(X, y)
+    assert svc.route_ == "features" and svc.svm_.loss == "squared_hinge"
+    Xs = (X - svc.x_center_) / svc.x_scale_
+    Z = svc.features_.transform(Xs)
+    assert Z.dtype == np.float32
+    ref = LinearSVC(C=1.0, loss="squared_hinge", dual=False, tol=1e-10).fit(Z, y)
+    np.testing.assert_allclose(
+        svc.decision_function(X), ref.decision_function(Z), rtol=0, atol=1e-4
+    )
+    # The route says so before it starts; the blocks themselves must fit.
+    with config_context(max_gram_memory=limit):
+        assert (
+            "in blocks"
+            in MissingKernelSVC(n_kernel_features=m)._choose_route(3000, 2)[2]
+        )
+    with config_context(max_gram_memory=1000):
+        with pytest.raises(ValueError, match="neither route fits"):
+            MissingKernelSVC(n_kernel_features=m)._choose_route(3000, 2)

@@ -195,6 +195,7 @@ class ExpectedKernelFeatures(
     # "features" route names its own (n_kernel_features), not this one's.
     _size_owner: str | None = None
     _size_param: str = "n_components"
+    _in_blocks: bool = False
 
     def __init__(
         self,
@@ -364,8 +365,10 @@ class ExpectedKernelFeatures(
     def _check_size(self, n_rows: int, n_features: int) -> None:
         """ValueError, before any work, when the features of the training rows
         (and the frequencies) would exceed the package's memory limit."""
-        if self.method == "nystroem":
-            return  # at most one feature per training row: see _fit_nystroem
+        if self.method == "nystroem" or self._in_blocks:
+            # Nystroem: at most one feature per training row (_fit_nystroem);
+            # in blocks: the caller makes the features a block at a time.
+            return
         itemsize = np.dtype(self.dtype).itemsize
         needed = feature_memory(n_rows, n_features, int(self.n_components), itemsize)
         limit = max_gram_memory()[0]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -34,13 +35,29 @@ from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 
+from .._config import format_bytes
 from .._dask_blocks import as_row_blocks, import_dask, is_dask_collection
 from .._validation import check_sample_weight
 from ._base import report
-from ._blockwise_linear import BlockPasses, DaskPasses, LinearFit, fit_squared_hinge
+from ._blockwise_linear import (
+    BlockPasses,
+    DaskPasses,
+    LinearFit,
+    Passes,
+    fit_squared_hinge,
+)
 from ._scaling import fit_standardization_blocks
 
-__all__ = ["WARM_ROWS", "fit_svc_blocks"]
+__all__ = [
+    "BLOCK_ROWS",
+    "WARM_ROWS",
+    "blocks_why",
+    "fit_svc_blocks",
+    "fit_svc_in_blocks",
+]
+
+#: Rows per block when the rows are in memory and their features are not.
+BLOCK_ROWS = 25_000
 
 #: Rows of the sample whose fit starts the out-of-core Newton steps.
 WARM_ROWS = 50_000
@@ -63,6 +80,16 @@ def _labels(estimator: Any, y: Any, n: int) -> np.ndarray:
     return y
 
 
+def _classes(estimator: Any, y: np.ndarray) -> np.ndarray:
+    classes = np.unique(y)
+    if len(classes) < 2:
+        raise ValueError(
+            f"{type(estimator).__name__} needs at least two classes; y has "
+            f"{len(classes)}."
+        )
+    return classes
+
+
 def _row_weights(
     estimator: Any, y: np.ndarray, classes: np.ndarray, sample_weight: Any
 ) -> np.ndarray:
@@ -77,6 +104,51 @@ def _row_weights(
     return np.asarray(w, dtype=np.float64)
 
 
+def blocks_memory(n: int, m: int) -> int:
+    """Bytes of the features route in blocks, beyond the rows: two blocks of
+    float32 features in flight (and a float32 copy each), three ``m x m``
+    float64 matrices, a few numbers per row."""
+    rows = min(n, BLOCK_ROWS)
+    return 4 * rows * m * 4 + 3 * 8 * (m + 1) ** 2 + 6 * 8 * n
+
+
+def blocks_why(n: int, m: int) -> str:
+    """The verbose route's reason when the features go in blocks."""
+    return (
+        f"fitted in blocks of {min(n, BLOCK_ROWS)} rows, the features never all "
+        f"in memory (about {format_bytes(blocks_memory(n, m))} beside the rows; "
+        "LinearSVC's squared hinge from D x D statistics)"
+    )
+
+
+def fit_svc_in_blocks(
+    estimator: Any, X: np.ndarray, y: np.ndarray, sample_weight: Any
+) -> Any:
+    """The features route on rows in memory (standardised already) whose
+    features exceed the memory limit: the map fitted on the rows, then the
+    linear SVMs from passes that make and drop the features of
+    :data:`BLOCK_ROWS` rows at a time (no dask needed)."""
+    y = _labels(estimator, y, len(X))
+    classes = _classes(estimator, y)
+    c = _row_weights(estimator, y, classes, sample_weight)
+    features = estimator._make_features(estimator._n_kernel_features())
+    features.set_params(dtype="float32")
+    features._in_blocks = True  # its features are never all made at once
+    features.fit(X)
+    quiet = _quiet(features)
+
+    def passes(t: np.ndarray) -> BlockPasses:
+        def blocks() -> Iterator[tuple[np.ndarray, slice]]:
+            for start in range(0, len(X), BLOCK_ROWS):
+                rows = slice(start, min(start + BLOCK_ROWS, len(X)))
+                yield quiet.transform(X[rows]), rows
+
+        return BlockPasses(blocks, t, c)
+
+    sample = _sample(estimator, len(X), lambda rows: X[rows], quiet)
+    return _fit_classes(estimator, features, y, classes, c, passes, sample, X.shape)
+
+
 def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
     """Fit ``estimator`` (a MissingKernelSVC, ``route="features"``) on the
     row blocks of a dask collection ``X``; ``y`` and ``sample_weight`` in
@@ -88,12 +160,7 @@ def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
     if any(np.isnan(size) for size in X.chunks[0]):
         X = X.compute_chunk_sizes()  # a DataFrame's blocks: one pass to count
     y = _labels(estimator, y, X.shape[0])
-    classes = np.unique(y)
-    if len(classes) < 2:
-        raise ValueError(
-            f"{type(estimator).__name__} needs at least two classes; y has "
-            f"{len(classes)}."
-        )
+    classes = _classes(estimator, y)
     c = _row_weights(estimator, y, classes, sample_weight)
     if estimator._standardizes():
         estimator.x_center_, estimator.x_scale_ = fit_standardization_blocks(
@@ -102,27 +169,49 @@ def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
         X = (X - estimator.x_center_) / estimator.x_scale_
     else:
         estimator.x_center_ = estimator.x_scale_ = None
-    estimator.route_ = "features"
     report(estimator, "route 'features' out of core: a dask collection")
-    for name in ("support_", "support_vectors_", "_support_diagonal"):
-        estimator.__dict__.pop(name, None)
     features = estimator._make_features(estimator._n_kernel_features())
     features.set_params(dtype="float32")
     features.fit(X)
+    quiet = _quiet(features)
+
+    def passes(t: np.ndarray) -> DaskPasses:
+        return DaskPasses(X, t, c, transform=quiet.transform)
+
+    sample = _sample(
+        estimator, X.shape[0], lambda rows: np.asarray(X[rows].compute()), quiet
+    )
+    return _fit_classes(estimator, features, y, classes, c, passes, sample, X.shape)
+
+
+def _quiet(features: Any) -> Any:
+    """The features for the passes: no progress bar per block (the passes
+    report)."""
+    return copy.copy(features).set_params(verbose=0)
+
+
+def _fit_classes(
+    estimator: Any, features: Any, y: np.ndarray, classes: np.ndarray,
+    c: np.ndarray, passes: Callable[[np.ndarray], Passes], sample: Any,
+    shape: Any,
+) -> Any:  # fmt: skip
+    """One squared-hinge SVM per class against the rest (one for two
+    classes) from the passes, started from the sample's fit; sets the
+    estimator's fitted attributes."""
+    estimator.route_ = "features"
+    for name in ("support_", "support_vectors_", "_support_diagonal"):
+        estimator.__dict__.pop(name, None)
     estimator.features_ = features
     estimator.kernel_ = features.kernel_
     estimator.dropped_features_ = features.dropped_features_
     started = time.perf_counter()
     problems = [classes[1:]] if len(classes) == 2 else [[k] for k in classes]
-    # The workers' features: no progress bar per block (the passes report).
-    quiet = copy.copy(features).set_params(verbose=0)
-    sample = _sample(estimator, X, quiet)
-    coef, intercept, passes = [], [], 0
+    coef, intercept, n_passes = [], [], 0
     for positive in problems:
         t = np.where(np.isin(y, positive), 1.0, -1.0)
         start = _warm_start(estimator, sample, t, c)
         fit = fit_squared_hinge(
-            DaskPasses(X, t, c, transform=quiet.transform),
+            passes(t),
             C=float(estimator.C),
             coef_init=None if start is None else start.coef,
             intercept_init=0.0 if start is None else start.intercept,
@@ -130,35 +219,37 @@ def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
         )
         coef.append(fit.coef)
         intercept.append(fit.intercept)
-        passes = max(passes, fit.n_passes)
+        n_passes = max(n_passes, fit.n_passes)
     svm = LinearSVC(C=estimator.C, loss="squared_hinge", dual=False)
     svm.classes_ = classes
     svm.coef_ = np.vstack(coef)
     svm.intercept_ = np.asarray(intercept)
     svm.n_features_in_ = svm.coef_.shape[1]
-    svm.n_iter_ = passes
+    svm.n_iter_ = n_passes
     estimator.svm_ = svm
     report(
         estimator,
         f"{len(problems)} linear SVM(s) on {svm.coef_.shape[1]} features fitted "
-        f"out of core in {time.perf_counter() - started:.2f} s: at most "
-        f"{passes} passes over the blocks",
+        f"in blocks in {time.perf_counter() - started:.2f} s: at most "
+        f"{n_passes} passes over the rows",
     )
     estimator.intercept_ = np.atleast_1d(svm.intercept_)
-    estimator.n_iter_ = passes
-    estimator.shape_fit_ = X.shape
+    estimator.n_iter_ = n_passes
+    estimator.shape_fit_ = tuple(shape)
     return estimator
 
 
-def _sample(estimator: Any, X: Any, features: Any) -> Any:
+def _sample(
+    estimator: Any, n: int, rows_of: Callable[[np.ndarray], np.ndarray],
+    features: Any,
+) -> Any:  # fmt: skip
     """A random sample of :data:`WARM_ROWS` rows and their features, in
     memory (None when the rows are not many more)."""
-    n = X.shape[0]
     if n < 2 * WARM_ROWS:
         return None
     rng = check_random_state(estimator.random_state)
     rows = np.sort(rng.choice(n, WARM_ROWS, replace=False))
-    return rows, features.transform(np.asarray(X[rows].compute()))
+    return rows, features.transform(rows_of(rows))
 
 
 def _warm_start(estimator: Any, sample: Any, t: np.ndarray, c: np.ndarray) -> Any:

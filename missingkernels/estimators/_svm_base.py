@@ -35,6 +35,7 @@ from ._base import (
     with_settings,
 )
 from ._features import feature_memory
+from ._out_of_core import blocks_why
 from ._scaling import (
     apply_standardization,
     fit_standardization,
@@ -88,7 +89,12 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         if self.route == "exact":
             return "exact", None, "route='exact' as set"
         if self.route == "features":
-            return "features", self._n_kernel_features(), "route='features' as set"
+            m = self._n_kernel_features()
+            why = "route='features' as set"
+            if self._fits_features_in_blocks(n, d, m):
+                why += f"; {m} features of {n} rows exceed the memory limit"
+                why += ": " + blocks_why(n, m)
+            return "features", m, why
         limit, source = max_gram_memory()
         within = f"the limit of {format_bytes(limit)} ({source})"
         gram = gram_memory(n, n)
@@ -97,6 +103,8 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
             return "exact", None, f"{why}, within {within}"
         m = self._n_kernel_features()
         features = feature_memory(n, d, m)
+        if features > limit and self._fits_features_in_blocks(n, d, m):
+            return "features", m, self._in_blocks_why(n, d, m, gram, within)
         if features <= limit:
             why = (
                 f"the {n} x {n} Gram matrix would need about {format_bytes(gram)}, "
@@ -121,6 +129,19 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
             f"subsample, {lower}or, if the machine has the memory, raise the "
             "limit with missingkernels.set_config(max_gram_memory=...) (to at "
             f"least {format_bytes(min(gram, features))})."
+        )
+
+    def _fits_features_in_blocks(self, n: int, d: int, m: int) -> bool:
+        """Whether the features route fits ``n`` rows in memory blockwise
+        (its features above the memory limit, never all held at once)."""
+        return False
+
+    def _in_blocks_why(self, n: int, d: int, m: int, gram: int, within: str) -> str:
+        return (
+            f"the {n} x {n} Gram matrix would need about {format_bytes(gram)} "
+            f"and {m} kernel features of every row about "
+            f"{format_bytes(feature_memory(n, d, m))}, above {within}; "
+            + blocks_why(n, m)
         )
 
     def _one_width(self) -> bool:
@@ -252,7 +273,13 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         self, X: np.ndarray, y: np.ndarray, sample_weight: Any, m: int
     ) -> Any:
         """The route without a Gram matrix: expected kernel features, then a
-        linear SVM on them (its hinge loss and C as the kernel SVM's)."""
+        linear SVM on them (its hinge loss and C as the kernel SVM's); above
+        the memory limit, in blocks of rows (the squared hinge)."""
+        n, d = X.shape
+        if self._fits_features_in_blocks(n, d, m):
+            from ._out_of_core import fit_svc_in_blocks
+
+            return fit_svc_in_blocks(self, X, y, sample_weight)
         self.features_ = self._make_features(m)
         Z = self.features_.fit_transform(X)
         self.kernel_ = self.features_.kernel_

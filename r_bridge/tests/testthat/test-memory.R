@@ -46,6 +46,15 @@ test_that("mk_memory() says the route and the memory before a fit", {
   expect_output(print(plan), "the approximate features route \\(2,000 kernel features")
   expect_identical(mk_memory(n = 20000, d = 8, route = "exact")$route, "exact")
   expect_identical(mk_memory(n = 20000, d = 8, n_kernel_features = 500)$features, 500 * (20000 * 8 + 8 * 9))
+  # a million rows: all the features (15 GiB) exceed the limit, blocks of
+  # 25,000 rows do not: the features route in blocks, memory stated up front
+  plan <- mk_memory(n = 1e6, d = 8)
+  expect_identical(plan$route, "features")
+  expect_identical(plan$features, 2000 * (1e6 * 8 + 8 * 9))
+  expect_identical(plan$blocks, 4 * 25000 * 2000 * 4 + 3 * 8 * 2001^2 + 6 * 8 * 1e6)
+  expect_identical(plan$needed, plan$blocks)
+  expect_output(print(plan), "features route in blocks of rows \\(2,000 kernel features .* about 900.4 MiB beside the data, where all the features would need 14.9 GiB")
+  expect_true(is.na(mk_memory(n = 20000, d = 8)$blocks))
   mk_config(max_gram_memory = "100MB")
   plan <- mk_memory(n = 20000, d = 8)
   expect_true(is.na(plan$route))
