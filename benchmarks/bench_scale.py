@@ -50,6 +50,7 @@ C = 1.0
 D_LINEAR = 8192  # the in-memory feature route (float64, LinearSVC)
 D_STREAM = 512  # float32 features of every row kept: 2 GB at 10^6 rows
 D_OUT_OF_CORE = 2048  # default of --ooc-features
+OOC_CHUNK = 25000  # rows per dask block of the out-of-core route
 
 
 def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -160,10 +161,11 @@ def _out_of_core_route(X: np.ndarray, y: np.ndarray, cut: int, m: int) -> float:
 
     from missingkernels import MissingKernelSVC
 
-    chunks = (min(50000, cut), X.shape[1])
+    chunks = (min(OOC_CHUNK, cut), X.shape[1])
     model = MissingKernelSVC(
         gamma=GAMMA, C=C, route="features", n_kernel_features=m, random_state=0
     ).fit(da.from_array(X[:cut], chunks=chunks), da.from_array(y[:cut], chunks[0]))
+    print(f"passes over the rows: {model.n_iter_}", file=sys.stderr)
     pred = model.predict(da.from_array(X[cut:], chunks=chunks)).compute()
     return float(np.mean(pred == y[cut:]))
 
@@ -186,6 +188,31 @@ def gram_error(n: int = 2000) -> list[tuple[int, float]]:
     return out
 
 
+def summary(rows: list[dict]) -> None:
+    """Each route's time as a ratio to HGB's at the same n (same run), and
+    its accuracy against HGB's and against the in-memory features route at
+    the largest n it ran."""
+    hgb = {r["n"]: r for r in rows if r["route"] == "hgb"}
+    features = [r for r in rows if r["route"] == "features"]
+    best = max(features, key=lambda r: r["n"]) if features else None
+    head = "\nThe same runs against HGB at the same n (time ratio, accuracy points)"
+    if best is not None:
+        head += f" and the in-memory features route at n = {best['n']}"
+    print(head)
+    for r in rows:
+        if r["route"] == "hgb" or r["n"] not in hgb:
+            continue
+        h = hgb[r["n"]]
+        line = (
+            f"{r['n']:>8} {r['route']:>9}  time/HGB {r['seconds'] / h['seconds']:6.2f}"
+            f"  vs HGB {100 * (r['accuracy'] - h['accuracy']):+6.2f}"
+        )
+        if best is not None:
+            gap = 100 * (r["accuracy"] - best["accuracy"])
+            line += f"  vs features@{best['n']} {gap:+6.2f}"
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="*", default=[10**4, 10**5, 10**6])
@@ -204,6 +231,7 @@ def main() -> None:
         print(json.dumps(run(args.one[0], int(args.one[1]), args.ooc_features)))
         return
     print(f"{'n':>8} {'route':>9} {'seconds':>8} {'peak GiB':>9} {'accuracy':>9}")
+    done_rows: list[dict] = []
     for n in args.n:
         routes = ["stream"] + (["dask"] if n <= args.dask_max else [])
         routes += (["outofcore"] if n <= args.ooc_max else []) + ["hgb"]
@@ -226,11 +254,13 @@ def main() -> None:
                 print(f"{n:>8} {route:>9} failed: {done.stderr.strip()[-300:]}")
                 continue
             r = json.loads(done.stdout.strip().splitlines()[-1])
+            done_rows.append(r)
             print(
                 f"{n:>8} {route:>9} {r['seconds']:>8.1f} {r['peak_gib']:>9.2f} "
                 f"{r['accuracy']:>9.4f}",
                 flush=True,
             )
+    summary(done_rows)
     if not args.quick:
         print("\nRMS error of the feature Gram (genRBF, 2,000 rows) vs n_components")
         for n_components, err in gram_error():
