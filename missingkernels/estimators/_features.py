@@ -450,7 +450,15 @@ class ExpectedKernelFeatures(
             chosen.append(int(np.argmin(dist)))
         return np.sort(np.array(chosen))
 
-    def _features(self, fmap: Any, X: np.ndarray) -> np.ndarray:
+    def _features(
+        self, fmap: Any, X: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The expected features of the rows ``X``; a Fourier map computes
+        them in ``self.dtype``, into ``out`` where it can (then returned)."""
+        from ..kernels.rbf._fourier import FourierMap
+
+        if isinstance(fmap, FourierMap):
+            fmap = fmap.with_dtype(self.dtype).writing_to(out)
         kernel = self.kernel_
         _, c = kernel._conditionals(X)
         return expected_features(
@@ -492,12 +500,14 @@ class ExpectedKernelFeatures(
         with progress(self, X.shape[0], len(starts), "feature map") as advance:
             for s in starts:
                 block = X[s : s + rows]
+                dest = out[s : s + len(block)]
                 if self.method_ == "nystroem":
                     assert self.landmarks_ is not None
                     Z = self.kernel_(block, self.landmarks_) @ self._normaliser
                 else:
-                    Z = self._features(self.feature_map_, block)
-                out[s : s + len(block)] = Z
+                    Z = self._features(self.feature_map_, block, dest)
+                if Z is not dest:  # (a Fourier map writes into dest)
+                    dest[...] = Z
                 advance(len(block))
         return out
 

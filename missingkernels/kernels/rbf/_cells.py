@@ -195,7 +195,9 @@ class RBFCell:
         if normalised:
             with np.errstate(under="ignore"):
                 log_n = self.sums.self_log(base, c, base.gamma_)
-            psi *= np.exp(-0.5 * log_n)[:, None]
+            # (the factor in the features' dtype: float32 features are scaled
+            # in place by a float32 loop, without casting buffers)
+            psi *= np.exp(-0.5 * log_n).astype(psi.dtype, copy=False)[:, None]
         return psi
 
     def expectation(self, conditionals: type, description: str) -> Expectation:

@@ -11,23 +11,27 @@ draws average the features of the draws (the table's generic average).
 genRBF's normalisation divides each
 row's features by ``sqrt(E k(X_i, X_i'))``, computed exactly.
 
+The features of Gaussian conditionals (and of mixtures, summed over the
+components; of complete rows, undamped) are computed by one compiled pass
+per row (:mod:`.engine._fourier_compiled`), on threads over disjoint rows,
+in float64 and stored in the map's ``dtype``, into the caller's array where
+one is given (``FourierMap.out``): no temporary of the output's size.
+
 See ``docs/theory.rst``, "Expected kernel features".
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from ...conditionals import GaussianConditionals, MixtureConditionals
+from . import engine
 
 __all__ = ["FourierMap"]
-
-# Patterns per batch of the damping: bounds its (patterns x k x frequencies)
-# temporaries to a few tens of MB.
-_PATTERN_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -36,25 +40,57 @@ class FourierMap:
 
     ``omega`` holds the frequencies in the data's coordinates (for the
     Mahalanobis metric, whitened frequencies mapped back), ``center`` the
-    point the rows are taken from (the kernel is translation invariant).
+    point the rows are taken from (the kernel is translation invariant),
+    ``dtype`` that of the features (computed in float64, rounded once when
+    stored: see :mod:`.engine._fourier_compiled`). ``out``, if given, is
+    where the features of conditionals (:func:`gaussian_fourier`,
+    :func:`mixture_fourier`) are written, rows and dtype matching: the
+    caller's output array, so that no copy is made (:meth:`transform`
+    ignores it).
     """
 
     omega: np.ndarray  # (n_frequencies, n_features)
     center: np.ndarray  # (n_features,)
+    dtype: str = "float64"
+    out: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_components(self) -> int:
         return 2 * self.omega.shape[0]
+
+    def with_dtype(self, dtype: Any) -> FourierMap:
+        """This map, returning features of ``dtype`` (float32 or float64)."""
+        name = np.dtype(dtype).name
+        return self if name == self.dtype else replace(self, dtype=name)
+
+    def writing_to(self, out: np.ndarray | None) -> FourierMap:
+        """This map, writing the features of conditionals into ``out``."""
+        return replace(self, out=out)
+
+    def _output(self, n: int) -> np.ndarray:
+        """``out`` if it fits ``n`` rows (C-contiguous, this map's dtype and
+        width), else a new array."""
+        out, shape = self.out, (n, self.n_components)
+        if (
+            out is not None
+            and out.shape == shape
+            and out.dtype == np.dtype(self.dtype)
+            and out.flags.c_contiguous
+        ):
+            return out
+        return np.empty(shape, dtype=self.dtype)
 
     def phases(self, means: np.ndarray) -> np.ndarray:
         return (means - self.center) @ self.omega.T
 
     def transform(self, A: np.ndarray, damping: np.ndarray | None = None) -> np.ndarray:
         """``[cos, sin] / sqrt(D/2)`` of complete rows (times ``damping``)."""
-        phase = self.phases(A)
-        scale = np.sqrt(1.0 / self.omega.shape[0])
-        amp = scale if damping is None else scale * damping
-        return np.hstack([amp * np.cos(phase), amp * np.sin(phase)])
+        out = _rows_features(self, np.asarray(A, dtype=np.float64), None)
+        if damping is not None:
+            F = self.omega.shape[0]
+            out[:, :F] *= damping
+            out[:, F:] *= damping
+        return out
 
 
 def fourier_frequencies(
@@ -86,29 +122,88 @@ def fourier_frequencies(
 
 # -- features of representations ------------------------------------------------------
 
+# Rows per thread below which one thread computes the features (starting a
+# thread costs more than a few rows' features).
+_ROWS_PER_THREAD = 64
+
+
+def _packed_patterns(
+    c: GaussianConditionals,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The missing features of every pattern and their covariances, packed
+    for :func:`.engine._fourier_compiled.fourier_rows`."""
+    counts = c.patterns.sum(axis=1)
+    col_start = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=col_start[1:])
+    cols = np.nonzero(c.patterns)[1].astype(np.int64)  # row-major: by pattern
+    cov_start = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts * counts, out=cov_start[1:])
+    covs = np.zeros(int(cov_start[-1]))
+    for p in np.flatnonzero(counts):
+        covs[cov_start[p] : cov_start[p + 1]] = np.ravel(c.covariances[p])
+    return cols, col_start, covs, cov_start
+
+
+def _rows_features(
+    fmap: FourierMap,
+    means: np.ndarray,
+    c: GaussianConditionals | None,
+    weights: np.ndarray | None = None,
+    out: np.ndarray | None = None,
+    accumulate: bool = False,
+) -> np.ndarray:
+    """The (damped, with ``c``) features of the rows ``means``, times
+    ``weights`` (one per row), written (or, with ``accumulate``, added) to
+    ``out`` (C-contiguous, float32 or float64), else to a new array of
+    ``fmap.dtype``; compiled, on threads over disjoint rows."""
+    # (the engine's loops, loaded, or compiled and announced, on first use)
+    loops = engine.lazy_loops(f"{engine.__name__}._compiled", "the RBF kernels' loops")
+    n = means.shape[0]
+    if c is None:  # complete rows: one pattern, nothing missing
+        pattern_index = np.zeros(n, dtype=np.int64)
+        order = np.arange(n, dtype=np.int64)
+        cols, covs = np.zeros(0, dtype=np.int64), np.zeros(0)
+        col_start = cov_start = np.zeros(2, dtype=np.int64)
+    else:
+        pattern_index = np.asarray(c.pattern_index, dtype=np.int64)
+        order = np.argsort(pattern_index, kind="stable")  # a pattern's rows in a run
+        cols, col_start, covs, cov_start = _packed_patterns(c)
+    if out is None:
+        out = np.empty((n, fmap.n_components), dtype=fmap.dtype)
+    args = (
+        np.ascontiguousarray(means, dtype=np.float64),
+        np.ascontiguousarray(fmap.center, dtype=np.float64),
+        np.ascontiguousarray(fmap.omega.T, dtype=np.float64),
+        pattern_index, cols, col_start, covs, cov_start,
+        np.zeros(0) if weights is None else np.ascontiguousarray(weights, np.float64),
+        accumulate, out,
+    )  # fmt: skip
+    T = max(1, min(engine.n_threads(), n // _ROWS_PER_THREAD))
+    bounds = np.linspace(0, n, T + 1).astype(np.int64)
+    with engine.LOCK:
+        engine.run(
+            [
+                functools.partial(
+                    loops.fourier_rows, order, bounds[t], bounds[t + 1], *args
+                )
+                for t in range(T)
+            ]
+        )
+    return out
+
 
 def gaussian_fourier(c: GaussianConditionals, fmap: FourierMap) -> np.ndarray:
-    """Fourier features of Gaussian conditionals, damped per missing pattern."""
-    n_freq = fmap.omega.shape[0]
-    per_pattern = np.zeros((len(c.patterns), n_freq))
-    counts = c.patterns.sum(axis=1)
-    # Patterns with the same number k of missing features in one batch:
-    # quad[p, f] = w_f[J_p]^T C_p w_f[J_p], no Python loop over patterns.
-    for k in np.unique(counts[counts > 0]):
-        group = np.flatnonzero(counts == k)
-        covs = np.stack([np.asarray(c.covariances[p]) for p in group])
-        cols = np.stack([np.flatnonzero(c.patterns[p]) for p in group])
-        for s in range(0, len(group), _PATTERN_BLOCK):
-            W = fmap.omega.T[cols[s : s + _PATTERN_BLOCK]]  # (P, k, F)
-            CW = covs[s : s + _PATTERN_BLOCK] @ W
-            per_pattern[group[s : s + _PATTERN_BLOCK]] = np.einsum("pkf,pkf->pf", W, CW)
-    damping = np.exp(-0.5 * np.maximum(per_pattern, 0.0))[c.pattern_index]
-    return fmap.transform(c.means, damping)
+    """Fourier features of Gaussian conditionals, damped per missing pattern
+    (into ``fmap.out`` if it fits)."""
+    return _rows_features(fmap, c.means, c, out=fmap._output(c.n_samples))
 
 
 def mixture_fourier(c: MixtureConditionals, fmap: FourierMap) -> np.ndarray:
-    """The components' Fourier features averaged by each row's weights."""
-    out = np.zeros((c.n_samples, fmap.n_components))
+    """The components' Fourier features averaged by each row's weights
+    (summed in the features' dtype, into ``fmap.out`` if it fits)."""
+    out = fmap._output(c.n_samples)
+    out.fill(0.0)
     for k in range(c.n_components):
-        out += c.weights[:, k : k + 1] * gaussian_fourier(c.component(k), fmap)
+        comp = c.component(k)
+        _rows_features(fmap, comp.means, comp, c.weights[:, k], out, True)
     return out

@@ -5,8 +5,9 @@ Gram, not at import), so that a first use compiles, or loads from numba's
 disk cache, every loop of the engine at once and says so once. Each loop
 module carries its own formulas: :mod:`._pairs_compiled` (pattern pairs,
 both metrics), :mod:`._rows_compiled` (the Schur row-pair loop),
-:mod:`._tiles_compiled` (the Euclidean shared-feature row-pair loop) and
-:mod:`._linalg_compiled` (factorisations and per-pattern factors).
+:mod:`._tiles_compiled` (the Euclidean shared-feature row-pair loop),
+:mod:`._linalg_compiled` (factorisations and per-pattern factors) and
+:mod:`._fourier_compiled` (the expected Fourier features, row by row).
 
 All functions release the GIL: the caller runs them on several threads over
 disjoint sets of output rows. A side (rows of one argument of the Gram) is a
@@ -16,6 +17,7 @@ disjoint sets of output rows. A side (rows of one argument of the Gram) is a
 
 from __future__ import annotations
 
+from ._fourier_compiled import fourier_rows
 from ._linalg_compiled import mahalanobis_factors, schur_row_factors
 from ._pairs_compiled import mirror_by_rank, rbf_aligned, rbf_pairs
 from ._rows_compiled import LANES, rbf_rows
@@ -24,6 +26,7 @@ from ._tiles_compiled import TILE, rbf_tiles
 __all__ = [
     "LANES",
     "TILE",
+    "fourier_rows",
     "mahalanobis_factors",
     "mirror_by_rank",
     "rbf_aligned",
