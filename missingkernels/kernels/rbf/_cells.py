@@ -194,7 +194,14 @@ class RBFCell:
         psi = self.sums.features(c, feature_map)
         if normalised:
             with np.errstate(under="ignore"):
-                log_n = self.sums.self_log(base, c, base.gamma_)
+                if isinstance(self.sums, GaussianSums):
+                    # one closed form per pattern, not the Gram's row-pair
+                    # machinery (the same value to rounding; 20x faster at
+                    # one row per pattern)
+                    precision = base.metric_.precision
+                    log_n = _fourier.gaussian_self_log(c, base.gamma_, precision)
+                else:
+                    log_n = self.sums.self_log(base, c, base.gamma_)
             # (the factor in the features' dtype: float32 features are scaled
             # in place by a float32 loop, without casting buffers)
             psi *= np.exp(-0.5 * log_n).astype(psi.dtype, copy=False)[:, None]

@@ -23,6 +23,7 @@ See ``docs/theory.rst``, "Expected kernel features".
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -127,21 +128,32 @@ def fourier_frequencies(
 _ROWS_PER_THREAD = 64
 
 
-def _packed_patterns(
-    c: GaussianConditionals,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+# The packed patterns of conditionals, kept while they live: genRBF's
+# features pack them twice (the features and their normaliser).
+_PACKED: weakref.WeakKeyDictionary[Any, tuple[np.ndarray, ...]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _packed_patterns(c: GaussianConditionals) -> tuple[np.ndarray, ...]:
     """The missing features of every pattern and their covariances, packed
-    for :func:`.engine._fourier_compiled.fourier_rows`."""
+    for :func:`.engine._fourier_compiled.fourier_rows` (memoised)."""
+    packed = _PACKED.get(c)
+    if packed is None:
+        packed = _PACKED[c] = _pack(c)
+    return packed
+
+
+def _pack(c: GaussianConditionals) -> tuple[np.ndarray, ...]:
     counts = c.patterns.sum(axis=1)
     col_start = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=col_start[1:])
     cols = np.nonzero(c.patterns)[1].astype(np.int64)  # row-major: by pattern
     cov_start = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts * counts, out=cov_start[1:])
-    covs = np.zeros(int(cov_start[-1]))
-    for p in np.flatnonzero(counts):
-        covs[cov_start[p] : cov_start[p + 1]] = np.ravel(c.covariances[p])
-    return cols, col_start, covs, cov_start
+    # (one concatenation: a copy per pattern into a slice costs ten times more)
+    covs = np.concatenate([np.zeros(0), *(np.ravel(C) for C in c.covariances)])
+    return cols, col_start, covs.astype(np.float64, copy=False), cov_start
 
 
 def _rows_features(
@@ -190,6 +202,24 @@ def _rows_features(
             ]
         )
     return out
+
+
+def gaussian_self_log(
+    c: GaussianConditionals, gamma: float, precision: np.ndarray | None
+) -> np.ndarray:
+    """``log E k(X_i, X_i')`` for independent copies of each row (genRBF's
+    normaliser of its features): ``-log det(I + 4 gamma C_p G[J, J]) / 2``
+    per pattern, ``G`` the metric's precision (None: Euclidean)."""
+    loops = engine.lazy_loops(f"{engine.__name__}._compiled", "the RBF kernels' loops")
+    G = np.eye(c.n_features) if precision is None else precision
+    per_pattern = np.empty(len(c.patterns))
+    loops.self_logs(
+        *_packed_patterns(c),
+        np.ascontiguousarray(G, dtype=np.float64),
+        float(gamma),
+        per_pattern,
+    )
+    return per_pattern[c.pattern_index]
 
 
 def gaussian_fourier(c: GaussianConditionals, fmap: FourierMap) -> np.ndarray:

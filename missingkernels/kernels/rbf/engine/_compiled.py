@@ -7,7 +7,8 @@ module carries its own formulas: :mod:`._pairs_compiled` (pattern pairs,
 both metrics), :mod:`._rows_compiled` (the Schur row-pair loop),
 :mod:`._tiles_compiled` (the Euclidean shared-feature row-pair loop),
 :mod:`._linalg_compiled` (factorisations and per-pattern factors) and
-:mod:`._fourier_compiled` (the expected Fourier features, row by row).
+:mod:`._fourier_compiled` (the expected Fourier features, row by row, and
+their normalisers).
 
 All functions release the GIL: the caller runs them on several threads over
 disjoint sets of output rows. A side (rows of one argument of the Gram) is a
@@ -17,7 +18,7 @@ disjoint sets of output rows. A side (rows of one argument of the Gram) is a
 
 from __future__ import annotations
 
-from ._fourier_compiled import fourier_rows
+from ._fourier_compiled import fourier_rows, self_logs
 from ._linalg_compiled import mahalanobis_factors, schur_row_factors
 from ._pairs_compiled import mirror_by_rank, rbf_aligned, rbf_pairs
 from ._rows_compiled import LANES, rbf_rows
@@ -34,4 +35,5 @@ __all__ = [
     "rbf_rows",
     "rbf_tiles",
     "schur_row_factors",
+    "self_logs",
 ]
