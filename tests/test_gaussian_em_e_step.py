@@ -204,3 +204,23 @@ def test_fallback_to_the_batched_route(monkeypatch):
     ):
         for a, b, size in zip(fallback, compiled, magnitude, strict=True):
             np.testing.assert_array_less(np.abs(a - b), tol * size + 1e-300)
+
+
+@pytest.mark.parametrize("d", [1, 7, 8, 9, 20, 63, 64, 65, 100])
+def test_group_patterns_integer_keys_sort_as_byte_strings(d):
+    """Up to 64 features the patterns are sorted as 64-bit integers: the same
+    patterns, order and index as the byte-string keys beyond."""
+    from missingkernels._missing_patterns import group_patterns
+
+    rng = np.random.default_rng(d)
+    missing = rng.random((2000, d)) < rng.choice([0.05, 0.3, 0.9])
+    packed = np.ascontiguousarray(np.packbits(missing, axis=1))
+    keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    unique, index = np.unique(keys, return_inverse=True)
+    expected = np.unpackbits(
+        unique.view(np.uint8).reshape(-1, packed.shape[1]), axis=1, count=d
+    ).astype(bool)
+    patterns, pattern_index = group_patterns(missing)
+    np.testing.assert_array_equal(patterns, expected)
+    np.testing.assert_array_equal(pattern_index, index.reshape(-1))
+    assert pattern_index.dtype == np.intp
