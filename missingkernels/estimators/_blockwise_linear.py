@@ -505,7 +505,14 @@ def fit_squared_hinge(
     while not converged and n_passes < max_passes:
         step = -_solve(H, g, C)
         scan = scan_at(w + step, held)
-        t = _line_search(w, step, o, scan.outputs, y, c, C)
+        # No row changed side: the objective is one quadratic along the step
+        # (outputs are linear in it) and the Newton step its minimiser, to
+        # the rounding the line search would only see as noise.
+        t = (
+            1.0
+            if scan.changed == 0
+            else _line_search(w, step, o, scan.outputs, y, c, C)
+        )
         moved = t * np.abs(scan.outputs - o).max(initial=0.0)
         if t == 1.0:
             w, o = w + step, scan.outputs
