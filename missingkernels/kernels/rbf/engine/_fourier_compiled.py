@@ -1,4 +1,4 @@
-"""Compiled loop of the expected Fourier features of Gaussian conditionals (numba).
+"""Compiled loops of the expected Fourier features of Gaussian conditionals (numba).
 
 For row ``i`` (mean ``mu_i``, covariance ``C_p`` on the missing block ``J_p``
 of its pattern ``p``) and frequency ``w_f`` (formulas in
@@ -20,6 +20,9 @@ frequencies are stored transposed, ``(d, F)``), so that it vectorises; cos,
 sin and exp are written here as such loops (a call of ``math.cos`` per lane
 does not vectorise without Intel's SVML, and numpy's float64 cos took 0.9 s
 for 2 * 10^7 phases on the development machine, the whole budget).
+
+:func:`self_logs` gives genRBF's normaliser of these features, one closed
+form per pattern.
 """
 
 from __future__ import annotations
