@@ -229,3 +229,35 @@ def test_float32_features_converge_to_a_zero_float64_gradient(rng):
     )
     scale = 1.0 + 2.0 * C * np.sum((Z32.astype(np.float64) ** 2).sum(1))
     assert np.abs(g).max() <= 1e-10 * scale
+
+
+def test_dask_passes_keep_the_prepared_blocks_for_every_pass_and_target(rng):
+    """``prepare`` (the rows' conditionals, once) then ``transform`` of what
+    it kept gives the features ``transform`` of the rows gives: the same
+    fit to the bit; ``with_targets`` reuses the kept blocks for another
+    class's labels."""
+    da = pytest.importorskip("dask.array")
+    from missingkernels import ExpectedKernelFeatures
+
+    X = rng.normal(size=(500, 4)) @ rng.normal(size=(4, 4))
+    y = np.where(X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=500) > 0, 1.0, -1.0)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    f = ExpectedKernelFeatures(n_components=64, random_state=0, dtype="float32").fit(X)
+    dX = da.from_array(X, chunks=(120, 4))
+    calls = []
+
+    def prepare(rows):
+        calls.append(len(rows))
+        return f._prepare(rows)
+
+    kept = DaskPasses(
+        dX, np.ones(500), transform=f._transform_prepared, prepare=prepare
+    )
+    for t in (y, -y):
+        ref = fit_squared_hinge(DaskPasses(dX, t, transform=f.transform), C=2.0)
+        fit = fit_squared_hinge(kept.with_targets(t), C=2.0)
+        np.testing.assert_array_equal(fit.coef, ref.coef)
+        assert fit.intercept == ref.intercept and fit.n_passes == ref.n_passes
+    assert sorted(calls) == [20, 120, 120, 120, 120]  # each block once
+    with pytest.raises(ValueError, match="500 targets needed"):
+        kept.with_targets(y[:10])

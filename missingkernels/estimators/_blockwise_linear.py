@@ -38,6 +38,7 @@ References
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -235,12 +236,28 @@ def _add_all(parts: list[tuple[Any, ...]]) -> tuple[Any, ...]:
 
 
 def _split_block(
-    block: np.ndarray, transform: Callable[[np.ndarray], np.ndarray] | None
+    block: Any, transform: Callable[[Any], np.ndarray] | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A dask block's features, targets and weights (its last two columns)."""
-    rows = block[:, :-2]
+    """A dask block's features, targets and weights (its last two columns),
+    or those of a prepared block ``(prepared rows, targets, weights)``."""
+    if isinstance(block, tuple):
+        rows, t, c = block
+    else:
+        rows, t, c = block[:, :-2], block[:, -2], block[:, -1]
     Z = rows if transform is None else transform(rows)
-    return Z, block[:, -2], block[:, -1]
+    return Z, t, c
+
+
+def _with_targets(block: Any, t: np.ndarray) -> Any:
+    if isinstance(block, tuple):
+        return block[0], t, block[2]
+    out = block.copy()
+    out[:, -2] = t
+    return out
+
+
+def _prepare_block(block: np.ndarray, prepare: Callable[[np.ndarray], Any]) -> tuple:
+    return prepare(block[:, :-2]), block[:, -2], block[:, -1]
 
 
 def _dask_block_statistics(
@@ -304,12 +321,18 @@ class DaskPasses:
     transform : callable, optional
         Rows -> features, picklable; None: X holds the features.
     intercept_scaling : float, default=1.0
+    prepare : callable, optional
+        Rows -> what ``transform`` takes instead of the rows, computed once
+        per block and kept (persisted) for every pass: the part of the
+        features that does not depend on the pass (e.g. the conditionals
+        of the rows).
     """
 
     def __init__(
         self, X: Any, t: Any, c: Any = None,
         transform: Callable[[np.ndarray], np.ndarray] | None = None,
         intercept_scaling: float = 1.0,
+        prepare: Callable[[np.ndarray], Any] | None = None,
     ) -> None:  # fmt: skip
         from .._dask_blocks import import_dask
 
@@ -332,15 +355,36 @@ class DaskPasses:
         columns = [
             da.from_array(v, chunks=(X.chunks[0],))[:, None] for v in (self.t, self.c)
         ]
-        self.blocks = da.concatenate([X.astype(np.float64), *columns], axis=1)
-        self.blocks = self.blocks.rechunk({1: -1})
+        blocks = da.concatenate([X.astype(np.float64), *columns], axis=1)
+        self.parts = list(blocks.rechunk({1: -1}).to_delayed().ravel())
+        if prepare is not None:
+            import dask
+
+            part = dask.delayed(_prepare_block, pure=True)
+            self.parts = list(dask.persist(*[part(b, prepare) for b in self.parts]))
+
+    def with_targets(self, t: Any) -> DaskPasses:
+        """These passes (and their kept blocks) with other targets ``t``
+        (the blocks carry their own: those of the first are replaced)."""
+        import dask
+
+        other = copy.copy(self)
+        other.t = np.asarray(t, dtype=np.float64)
+        if len(other.t) != self.n_samples:
+            raise ValueError(f"{self.n_samples} targets needed, got {len(other.t)}.")
+        swap = dask.delayed(_with_targets, pure=True)
+        bounds = zip(self.bounds[:-1], self.bounds[1:], strict=True)
+        other.parts = [
+            swap(part, other.t[lo:hi])
+            for part, (lo, hi) in zip(self.parts, bounds, strict=True)
+        ]
+        return other
 
     def statistics(self) -> tuple[np.ndarray, np.ndarray]:
         import dask
 
         part = dask.delayed(_dask_block_statistics, pure=True)
-        blocks = self.blocks.to_delayed().ravel()
-        root = _tree_sum([part(b, self.transform, self.scaling) for b in blocks])
+        root = _tree_sum([part(b, self.transform, self.scaling) for b in self.parts])
         ((H, b),) = dask.compute(root)
         return H, b
 
@@ -348,7 +392,7 @@ class DaskPasses:
         import dask
 
         part = dask.delayed(_dask_block_scan, pure=True)
-        blocks = self.blocks.to_delayed().ravel()
+        blocks = self.parts
         parts = [
             part(
                 b,

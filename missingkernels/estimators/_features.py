@@ -455,12 +455,18 @@ class ExpectedKernelFeatures(
     ) -> np.ndarray:
         """The expected features of the rows ``X``; a Fourier map computes
         them in ``self.dtype``, into ``out`` where it can (then returned)."""
+        _, c = self.kernel_._conditionals(X)
+        return self._features_of(fmap, c, out)
+
+    def _features_of(
+        self, fmap: Any, c: Any, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """:meth:`_features` of rows given by their conditionals ``c``."""
         from ..kernels.rbf._fourier import FourierMap
 
         if isinstance(fmap, FourierMap):
             fmap = fmap.with_dtype(self.dtype).writing_to(out)
         kernel = self.kernel_
-        _, c = kernel._conditionals(X)
         return expected_features(
             kernel.base_kernel_,
             c,
@@ -509,6 +515,32 @@ class ExpectedKernelFeatures(
                 if Z is not dest:  # (a Fourier map writes into dest)
                     dest[...] = Z
                 advance(len(block))
+        return out
+
+    def _prepare(self, X: Any) -> list[Any]:
+        """The rows, validated, with their conditionals chunk by chunk: what
+        :meth:`_transform_prepared` needs to make their features again
+        without conditioning them again (the passes of an out-of-core fit
+        over the same rows). Nystroem keeps the rows alone."""
+        X = validate_missing_data(self, X, reset=False, encode=self._encode)
+        if self.method_ == "nystroem":
+            return [X]
+        chunks = [X[s : s + _ROWS] for s in range(0, X.shape[0], _ROWS)]
+        return [(rows, self.kernel_._conditionals(rows)[1]) for rows in chunks]
+
+    def _transform_prepared(self, prepared: list[Any]) -> np.ndarray:
+        """:meth:`transform` of rows given by :meth:`_prepare`."""
+        if self.method_ == "nystroem":
+            return self._transform(prepared[0])
+        n = sum(len(rows) for rows, _ in prepared)
+        out = np.empty((n, self._n_features_out), dtype=self.dtype)
+        s = 0
+        for rows, c in prepared:
+            dest = out[s : s + len(rows)]
+            Z = self._features_of(self.feature_map_, c, dest)
+            if Z is not dest:
+                dest[...] = Z
+            s += len(rows)
         return out
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]

@@ -137,12 +137,18 @@ def fit_svc_in_blocks(
     features.fit(X)
     quiet = _quiet(features)
 
-    def passes(t: np.ndarray) -> BlockPasses:
-        def blocks() -> Iterator[tuple[np.ndarray, slice]]:
-            for start in range(0, len(X), BLOCK_ROWS):
-                rows = slice(start, min(start + BLOCK_ROWS, len(X)))
-                yield quiet.transform(X[rows]), rows
+    # The rows' conditionals, computed in the first pass and kept for the
+    # others (they are 40% of the features' time; ~0.6 KB a row).
+    kept: dict[int, Any] = {}
 
+    def blocks() -> Iterator[tuple[np.ndarray, slice]]:
+        for start in range(0, len(X), BLOCK_ROWS):
+            rows = slice(start, min(start + BLOCK_ROWS, len(X)))
+            if start not in kept:
+                kept[start] = quiet._prepare(X[rows])
+            yield quiet._transform_prepared(kept[start]), rows
+
+    def passes(t: np.ndarray) -> BlockPasses:
         return BlockPasses(blocks, t, c)
 
     sample = _sample(estimator, len(X), lambda rows: X[rows], quiet)
@@ -175,8 +181,15 @@ def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
     features.fit(X)
     quiet = _quiet(features)
 
+    # The rows' conditionals, computed once and kept for every pass and
+    # class (they are 40% of the features' time; ~0.6 KB a row).
+    kept = DaskPasses(
+        X, np.ones(X.shape[0]), c, transform=quiet._transform_prepared,
+        prepare=quiet._prepare,
+    )  # fmt: skip
+
     def passes(t: np.ndarray) -> DaskPasses:
-        return DaskPasses(X, t, c, transform=quiet.transform)
+        return kept.with_targets(t)
 
     sample = _sample(
         estimator, X.shape[0], lambda rows: np.asarray(X[rows].compute()), quiet
