@@ -518,7 +518,7 @@ class ExpectedKernelFeatures(
         return out
 
     def _prepare(self, X: Any) -> list[Any]:
-        """The rows, validated, with their conditionals chunk by chunk: what
+        """The rows' numbers and conditionals chunk by chunk: what
         :meth:`_transform_prepared` needs to make their features again
         without conditioning them again (the passes of an out-of-core fit
         over the same rows). Nystroem keeps the rows alone."""
@@ -526,21 +526,21 @@ class ExpectedKernelFeatures(
         if self.method_ == "nystroem":
             return [X]
         chunks = [X[s : s + _ROWS] for s in range(0, X.shape[0], _ROWS)]
-        return [(rows, self.kernel_._conditionals(rows)[1]) for rows in chunks]
+        return [(len(rows), self.kernel_._conditionals(rows)[1]) for rows in chunks]
 
     def _transform_prepared(self, prepared: list[Any]) -> np.ndarray:
         """:meth:`transform` of rows given by :meth:`_prepare`."""
         if self.method_ == "nystroem":
             return self._transform(prepared[0])
-        n = sum(len(rows) for rows, _ in prepared)
+        n = sum(count for count, _ in prepared)
         out = np.empty((n, self._n_features_out), dtype=self.dtype)
         s = 0
-        for rows, c in prepared:
-            dest = out[s : s + len(rows)]
+        for count, c in prepared:
+            dest = out[s : s + count]
             Z = self._features_of(self.feature_map_, c, dest)
             if Z is not dest:
                 dest[...] = Z
-            s += len(rows)
+            s += count
         return out
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]

@@ -151,8 +151,10 @@ def fit_svc_in_blocks(
     def passes(t: np.ndarray) -> BlockPasses:
         return BlockPasses(blocks, t, c)
 
-    sample = _sample(estimator, len(X), lambda rows: X[rows], quiet)
-    return _fit_classes(estimator, features, y, classes, c, passes, sample, X.shape)
+    # The sample in a box that _fit_classes empties: its features are freed
+    # once the starts are fitted.
+    box = [_sample(estimator, len(X), lambda rows: X[rows], quiet)]
+    return _fit_classes(estimator, features, y, classes, c, passes, box, X.shape)
 
 
 def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
@@ -191,10 +193,12 @@ def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
     def passes(t: np.ndarray) -> DaskPasses:
         return kept.with_targets(t)
 
-    sample = _sample(
-        estimator, X.shape[0], lambda rows: np.asarray(X[rows].compute()), quiet
-    )
-    return _fit_classes(estimator, features, y, classes, c, passes, sample, X.shape)
+    box = [
+        _sample(
+            estimator, X.shape[0], lambda rows: np.asarray(X[rows].compute()), quiet
+        )
+    ]
+    return _fit_classes(estimator, features, y, classes, c, passes, box, X.shape)
 
 
 def _quiet(features: Any) -> Any:
@@ -205,11 +209,12 @@ def _quiet(features: Any) -> Any:
 
 def _fit_classes(
     estimator: Any, features: Any, y: np.ndarray, classes: np.ndarray,
-    c: np.ndarray, passes: Callable[[np.ndarray], Passes], sample: Any,
+    c: np.ndarray, passes: Callable[[np.ndarray], Passes], box: list[Any],
     shape: Any,
 ) -> Any:  # fmt: skip
     """One squared-hinge SVM per class against the rest (one for two
-    classes) from the passes, started from the sample's fit; sets the
+    classes) from the passes, started from the fit on the sample in
+    ``box`` (taken out of it, so that it is freed once used); sets the
     estimator's fitted attributes."""
     estimator.route_ = "features"
     for name in ("support_", "support_vectors_", "_support_diagonal"):
@@ -219,10 +224,14 @@ def _fit_classes(
     estimator.dropped_features_ = features.dropped_features_
     started = time.perf_counter()
     problems = [classes[1:]] if len(classes) == 2 else [[k] for k in classes]
+    targets = [np.where(np.isin(y, positive), 1.0, -1.0) for positive in problems]
+    # Every class's start first: the sample's features (50,000 rows) are then
+    # dropped before the passes over all rows.
+    sample = box.pop()
+    starts = [_warm_start(estimator, sample, t, c) for t in targets]
+    del sample
     coef, intercept, n_passes = [], [], 0
-    for positive in problems:
-        t = np.where(np.isin(y, positive), 1.0, -1.0)
-        start = _warm_start(estimator, sample, t, c)
+    for positive, t, start in zip(problems, targets, starts, strict=True):
         fit = fit_squared_hinge(
             passes(t),
             C=float(estimator.C),
