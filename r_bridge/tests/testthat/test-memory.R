@@ -104,6 +104,35 @@ test_that("mk_svm says before it starts when it takes the approximate route, or 
   expect_error(mk_svm(x, y, n_kernel_features = 1e5), "mk_config\\(max_gram_memory = \\.\\.\\.\\)")
 })
 
+test_that("mk_svm makes the features a block of rows at a time when all of them exceed the limit", {
+  skip_if_no_python()
+  set.seed(3)
+  n <- 100000
+  x <- matrix(rnorm(2 * n), n)
+  x[sample(2 * n, n / 5)] <- NA
+  y <- factor(ifelse(rowSums(x, na.rm = TRUE) > 0, "u", "v"), c("u", "v"))
+  # 20 features of every row: 16.0 MB; blocks of 25,000 rows: 12.8 MB
+  old_limit <- mk_config(max_gram_memory = "14MB")
+  on.exit(restore_gram_limit(old_limit), add = TRUE)
+  plan <- mk_memory(x, n_kernel_features = 20)
+  expect_identical(plan$route, "features")
+  expect_identical(plan$needed, plan$blocks)
+  expect_lt(plan$blocks, plan$limit)
+  expect_gt(plan$features, plan$limit)
+  old <- options(missingkernels.memory_message = 0)
+  on.exit(options(old), add = TRUE)
+  expect_message(
+    fit <- mk_svm(x, y, gamma = 0.5, n_kernel_features = 20),
+    "the approximate features route in blocks of rows \\(20 kernel features",
+    class = "missingkernels_memory_message"
+  )
+  expect_identical(fit$route, "features")
+  expect_identical(reticulate::py_to_r(fit$py_model$svm_$loss), "squared_hinge")
+  pred <- predict(fit, x[1:2000, ])
+  expect_length(pred, 2000L)
+  expect_gt(mean(pred == y[1:2000]), 0.8)
+})
+
 test_that("the help of mk_svm says when the approximate route is taken", {
   rd <- tools::Rd_db("missingkernels")[["mk_svm.Rd"]]
   text <- gsub("\\s+", " ", paste(
