@@ -557,8 +557,10 @@ def test_svc_features_route_fits_a_dask_collection_out_of_core(n_classes):
     linear SVM (LinearSVC's squared hinge, one-vs-rest) from blockwise
     statistics with the features made on the workers. Reference: the same
     features in memory and LinearSVC on them (objective within 1e-6 of its
-    tolerance, so the decisions to 1e-4); predict on dask returns a dask
-    array equal to predict in memory."""
+    tolerance, so the decisions to 1e-4), with ``tol=1e-10``; at the default
+    ``tol`` (LIBLINEAR's rule) each class's coefficients are within the
+    stopping norm of those (the objective is 1-strongly convex: |w - w*| <=
+    |g|); predict on dask returns a dask array equal to predict in memory."""
     from sklearn.svm import LinearSVC
 
     from missingkernels import MissingKernelSVC
@@ -570,7 +572,9 @@ def test_svc_features_route_fits_a_dask_collection_out_of_core(n_classes):
     y = np.array(["a", "b", "c"])[y]
     w = rng.uniform(0.5, 2.0, size=900)
     dX, dy = da.from_array(X, chunks=(250, 4)), da.from_array(y, chunks=250)
-    params = {"route": "features", "n_kernel_features": 64, "random_state": 0}
+    params = {
+        "route": "features", "n_kernel_features": 64, "random_state": 0, "tol": 1e-10
+    }  # fmt: skip
     model = MissingKernelSVC(C=2.0, class_weight="balanced", **params)
     model.fit(dX, dy, sample_weight=da.from_array(w, chunks=250))
     assert model.route_ == "features" and list(model.classes_) == sorted(set(y))
@@ -596,6 +600,18 @@ def test_svc_features_route_fits_a_dask_collection_out_of_core(n_classes):
     np.testing.assert_allclose(
         plain.decision_function(X), linear.decision_function(Z), atol=1e-4
     )
+    loose = MissingKernelSVC(**{**params, "tol": 1e-3}).fit(dX, y)
+    X1 = np.hstack([Z, np.ones((len(Z), 1))])
+    problems = classes[1:] if n_classes == 2 else classes
+    for k, positive in enumerate(problems):
+        t = np.where(y == positive, 1.0, -1.0)
+        g0 = 2.0 * X1.T @ t  # the gradient's norm at zero (C = 1)
+        stop = 1e-3 * min(np.sum(t > 0), np.sum(t < 0)) / len(t) * np.linalg.norm(g0)
+        gap = np.append(loose.svm_.coef_[k], loose.svm_.intercept_[k]) - np.append(
+            plain.svm_.coef_[k], plain.svm_.intercept_[k]
+        )
+        assert np.linalg.norm(gap) <= stop
+    assert loose.n_iter_ < plain.n_iter_
 
 
 def test_svc_out_of_core_warm_start_reaches_the_same_fit(monkeypatch, capsys):
@@ -612,7 +628,9 @@ def test_svc_out_of_core_warm_start_reaches_the_same_fit(monkeypatch, capsys):
         np.nan_to_num(X[:, 0] * X[:, 1]) + 0.3 * rng.normal(size=1200) > 0, 1, 0
     )
     dX, dy = da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)
-    params = {"route": "features", "n_kernel_features": 64, "random_state": 0}
+    params = {
+        "route": "features", "n_kernel_features": 64, "random_state": 0, "tol": 1e-10
+    }  # fmt: skip
     cold = MissingKernelSVC(**params).fit(dX, dy)
     monkeypatch.setattr(_out_of_core, "WARM_ROWS", 300)
     warm = MissingKernelSVC(verbose=True, **params).fit(dX, dy)

@@ -34,11 +34,15 @@ References
 ----------
 .. [1] S. S. Keerthi and D. DeCoste, "A modified finite Newton method for fast
    solution of large scale linear SVMs", JMLR 6, 341-361, 2005.
+.. [2] R.-E. Fan, K.-W. Chang, C.-J. Hsieh, X.-R. Wang and C.-J. Lin,
+   "LIBLINEAR: a library for large linear classification", JMLR 9,
+   1871-1874, 2008 (the stopping rule of its primal solvers, ``-e``).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -80,12 +84,15 @@ class Scan:
     ``M = {t_i o_i < 1}``, and ``hessian_change``, the upper triangle of
     ``sum_{M - held} c_i x_i x_i^T - sum_{held - M} c_i x_i x_i^T``: what
     turns the statistics of the rows ``held`` into those of ``M``, from the
-    rows that changed side only (``changed`` of them)."""
+    rows that changed side only (``changed`` of them); ``target_sum``,
+    ``sum_i c_i t_i x_i`` over every row (the gradient at zero, to scale the
+    stopping rule)."""
 
     outputs: np.ndarray
     gradient_sum: np.ndarray
     hessian_change: np.ndarray
     changed: int
+    target_sum: np.ndarray
 
 
 class Passes(Protocol):
@@ -169,6 +176,7 @@ def block_scan(
     size = d + 1 if scaling > 0 else d
     o = np.zeros(n)
     g = np.zeros(size)
+    b = np.zeros(size)
     step = _chunk_rows(d)
     for s in range(0, n, step):
         Zs = np.asarray(Z[s : s + step], dtype=np.float64)
@@ -176,16 +184,21 @@ def block_scan(
             o[s : s + step] = Zs @ w[:d]
             if scaling > 0:
                 o[s : s + step] += w[d] * scaling
+        ct = c[s : s + step] * t[s : s + step]
         r = c[s : s + step] * (o[s : s + step] - t[s : s + step])
         r[t[s : s + step] * o[s : s + step] >= 1.0] = 0.0
-        g[:d] += Zs.T @ r
+        # the rows' two sums in one product
+        both = Zs.T @ np.stack([r, ct], axis=1)
+        g[:d] += both[:, 0]
+        b[:d] += both[:, 1]
         if scaling > 0:
             g[d] += scaling * float(r.sum())
+            b[d] += scaling * float(ct.sum())
     margin = t * o < 1.0
     changed = margin if held is None else margin != held
     signed = np.where(margin, c, -c)[changed]
     H = _weighted_gram(Z[changed], signed, scaling)
-    return Scan(o, g, H, int(changed.sum()))
+    return Scan(o, g, H, int(changed.sum()), b)
 
 
 class BlockPasses:
@@ -221,11 +234,10 @@ class BlockPasses:
                 None if held is None else held[rows],
             )  # fmt: skip
             out[rows] = part.outputs
-            parts.append((part.gradient_sum, part.hessian_change, part.changed))
+            parts.append(_sums(part))
         if not parts:
             raise ValueError("The blocks of features are empty: no row to fit.")
-        g, H, changed = _add_all(parts)
-        return Scan(out, g, H, changed)
+        return Scan(out, *_add_all(parts))
 
 
 def _add_all(parts: list[tuple[Any, ...]]) -> tuple[Any, ...]:
@@ -235,45 +247,72 @@ def _add_all(parts: list[tuple[Any, ...]]) -> tuple[Any, ...]:
     return total
 
 
-def _split_block(
-    block: Any, transform: Callable[[Any], np.ndarray] | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A dask block's features, targets and weights (its last two columns),
-    or those of a prepared block ``(prepared rows, targets, weights)``."""
-    if isinstance(block, tuple):
-        rows, t, c = block
+def _sums(part: Scan) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """What a scan adds over blocks: all but the outputs."""
+    return part.gradient_sum, part.hessian_change, part.changed, part.target_sum
+
+
+@dataclass
+class _Prepared:
+    """A row block made ready for the passes: ``pieces[k]``, what
+    ``prepare`` made of the rows ``bounds[k]:bounds[k + 1]`` of the block."""
+
+    pieces: list[Any]
+    bounds: np.ndarray
+
+
+def _piece_bounds(n: int, piece_rows: int | None) -> np.ndarray:
+    step = n if piece_rows is None else max(1, piece_rows)
+    return np.unique(np.r_[np.arange(0, n, step), n])
+
+
+def _prepare_block(
+    block: np.ndarray, prepare: Callable[[np.ndarray], Any], piece_rows: int | None
+) -> _Prepared:
+    bounds = _piece_bounds(len(block), piece_rows)
+    pieces = [prepare(block[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+    return _Prepared(pieces, bounds)
+
+
+def _features_by_piece(
+    block: Any, transform: Callable[[Any], np.ndarray] | None,
+    piece_rows: int | None,
+) -> Iterator[tuple[slice, np.ndarray]]:  # fmt: skip
+    """The features of a block (rows, or :class:`_Prepared`) piece by piece,
+    with the rows of the block each covers: one piece's features in memory
+    at a time, whatever the size of the block."""
+    if isinstance(block, _Prepared):
+        bounds, pieces = block.bounds, block.pieces
     else:
-        rows, t, c = block[:, :-2], block[:, -2], block[:, -1]
-    Z = rows if transform is None else transform(rows)
-    return Z, t, c
-
-
-def _with_targets(block: Any, t: np.ndarray) -> Any:
-    if isinstance(block, tuple):
-        return block[0], t, block[2]
-    out = block.copy()
-    out[:, -2] = t
-    return out
-
-
-def _prepare_block(block: np.ndarray, prepare: Callable[[np.ndarray], Any]) -> tuple:
-    return prepare(block[:, :-2]), block[:, -2], block[:, -1]
+        bounds = _piece_bounds(len(block), piece_rows)
+        pieces = [block[lo:hi] for lo, hi in itertools.pairwise(bounds)]
+    for lo, hi, piece in zip(bounds[:-1], bounds[1:], pieces, strict=True):
+        yield slice(lo, hi), piece if transform is None else transform(piece)
 
 
 def _dask_block_statistics(
-    block: np.ndarray, transform: Any, scaling: float
-) -> tuple[np.ndarray, np.ndarray]:
-    Z, t, c = _split_block(block, transform)
-    return block_statistics(Z, t, c, scaling)
+    block: Any, t: np.ndarray, c: np.ndarray, transform: Any, scaling: float,
+    piece_rows: int | None,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    return _add_all([
+        block_statistics(Z, t[rows], c[rows], scaling)
+        for rows, Z in _features_by_piece(block, transform, piece_rows)
+    ])  # fmt: skip
 
 
 def _dask_block_scan(
-    block: np.ndarray, transform: Any, w: np.ndarray | None, scaling: float,
-    held: np.ndarray | None,
-) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, int]]:  # fmt: skip
-    Z, t, c = _split_block(block, transform)
-    part = block_scan(Z, t, c, w, scaling, held)
-    return part.outputs, (part.gradient_sum, part.hessian_change, part.changed)
+    block: Any, t: np.ndarray, c: np.ndarray, transform: Any,
+    w: np.ndarray | None, scaling: float, held: np.ndarray | None,
+    piece_rows: int | None,
+) -> tuple[np.ndarray, tuple[Any, ...]]:  # fmt: skip
+    outputs, sums = [], []
+    for rows, Z in _features_by_piece(block, transform, piece_rows):
+        part = block_scan(
+            Z, t[rows], c[rows], w, scaling, None if held is None else held[rows]
+        )
+        outputs.append(part.outputs)
+        sums.append(_sums(part))
+    return np.concatenate(outputs), _add_all(sums)
 
 
 def _tree_sum(parts: list[Any]) -> Any:
@@ -305,10 +344,11 @@ class DaskPasses:
 
     Each worker computes its block's features (``transform`` of the rows,
     e.g. a fitted :class:`~missingkernels.ExpectedKernelFeatures`'s, or the
-    rows themselves) and returns only its outputs (``n`` numbers in all) and
-    the block's sums, ``D x D`` at most, added in a fixed binary tree (the
-    same result on any scheduler, and at most a few such matrices in memory
-    at once).
+    rows themselves) piece by piece and returns only its outputs (``n``
+    numbers in all) and the block's sums, ``D x D`` at most, added in a
+    fixed binary tree (the same result on any scheduler, and at most a few
+    such matrices in memory at once). The targets and weights stay in this
+    process and go to each block's task as slices.
 
     Parameters
     ----------
@@ -319,24 +359,29 @@ class DaskPasses:
     c : array-like of shape (n_samples,), optional
         Row weights (ones).
     transform : callable, optional
-        Rows -> features, picklable; None: X holds the features.
+        Rows (or what ``prepare`` made of them) -> features, picklable;
+        None: X holds the features.
     intercept_scaling : float, default=1.0
     prepare : callable, optional
         Rows -> what ``transform`` takes instead of the rows, computed once
-        per block and kept (persisted) for every pass: the part of the
+        per piece and kept (persisted) for every pass: the part of the
         features that does not depend on the pass (e.g. the conditionals
         of the rows).
+    piece_rows : int, optional
+        Rows whose features a worker makes at once (None: a whole block):
+        bounds the memory of a pass whatever the size of the blocks.
     """
 
     def __init__(
         self, X: Any, t: Any, c: Any = None,
-        transform: Callable[[np.ndarray], np.ndarray] | None = None,
+        transform: Callable[[Any], np.ndarray] | None = None,
         intercept_scaling: float = 1.0,
         prepare: Callable[[np.ndarray], Any] | None = None,
+        piece_rows: int | None = None,
     ) -> None:  # fmt: skip
         from .._dask_blocks import import_dask
 
-        da = import_dask("missingkernels' out-of-core linear fit")
+        import_dask("missingkernels' out-of-core linear fit")
         if any(np.isnan(size) for size in X.chunks[0]):
             raise ValueError(
                 "The row blocks have unknown sizes (a dask DataFrame's): call "
@@ -349,42 +394,43 @@ class DaskPasses:
                 f"X has {X.shape[0]} rows and the targets {self.n_samples}."
             )
         self.c = np.ones(self.n_samples) if c is None else np.asarray(c, float)
+        if self.c.shape != self.t.shape:
+            raise ValueError(f"{self.n_samples} weights needed, got {self.c.shape}.")
         self.scaling = float(intercept_scaling)
         self.transform = transform
+        self.piece_rows = piece_rows
         self.bounds = np.cumsum((0, *X.chunks[0]))
-        columns = [
-            da.from_array(v, chunks=(X.chunks[0],))[:, None] for v in (self.t, self.c)
-        ]
-        blocks = da.concatenate([X.astype(np.float64), *columns], axis=1)
-        self.parts = list(blocks.rechunk({1: -1}).to_delayed().ravel())
+        self.parts = list(X.rechunk({1: -1}).to_delayed().ravel())
         if prepare is not None:
             import dask
 
             part = dask.delayed(_prepare_block, pure=True)
-            self.parts = list(dask.persist(*[part(b, prepare) for b in self.parts]))
+            self.parts = list(
+                dask.persist(*[part(b, prepare, piece_rows) for b in self.parts])
+            )
 
     def with_targets(self, t: Any) -> DaskPasses:
-        """These passes (and their kept blocks) with other targets ``t``
-        (the blocks carry their own: those of the first are replaced)."""
-        import dask
-
+        """These passes (and their kept blocks) with other targets ``t``."""
         other = copy.copy(self)
         other.t = np.asarray(t, dtype=np.float64)
-        if len(other.t) != self.n_samples:
-            raise ValueError(f"{self.n_samples} targets needed, got {len(other.t)}.")
-        swap = dask.delayed(_with_targets, pure=True)
-        bounds = zip(self.bounds[:-1], self.bounds[1:], strict=True)
-        other.parts = [
-            swap(part, other.t[lo:hi])
-            for part, (lo, hi) in zip(self.parts, bounds, strict=True)
-        ]
+        if other.t.shape != self.t.shape:
+            raise ValueError(f"{self.n_samples} targets needed, got {other.t.shape}.")
         return other
+
+    def _slices(self) -> Iterator[tuple[Any, slice]]:
+        bounds = zip(self.bounds[:-1], self.bounds[1:], strict=True)
+        for part, (lo, hi) in zip(self.parts, bounds, strict=True):
+            yield part, slice(lo, hi)
 
     def statistics(self) -> tuple[np.ndarray, np.ndarray]:
         import dask
 
         part = dask.delayed(_dask_block_statistics, pure=True)
-        root = _tree_sum([part(b, self.transform, self.scaling) for b in self.parts])
+        root = _tree_sum([
+            part(b, self.t[rows], self.c[rows], self.transform, self.scaling,
+                 self.piece_rows)
+            for b, rows in self._slices()
+        ])  # fmt: skip
         ((H, b),) = dask.compute(root)
         return H, b
 
@@ -392,22 +438,24 @@ class DaskPasses:
         import dask
 
         part = dask.delayed(_dask_block_scan, pure=True)
-        blocks = self.parts
         parts = [
             part(
                 b,
+                self.t[rows],
+                self.c[rows],
                 self.transform,
                 w,
                 self.scaling,
-                None if held is None else held[lo:hi],
+                None if held is None else held[rows],
+                self.piece_rows,
             )
-            for b, lo, hi in zip(blocks, self.bounds[:-1], self.bounds[1:], strict=True)
+            for b, rows in self._slices()
         ]
         head, tail = dask.delayed(_head, pure=True), dask.delayed(_tail, pure=True)
-        outputs, (g, H, changed) = dask.compute([head(p) for p in parts], _tree_sum(
-            [tail(p) for p in parts]
-        ))  # fmt: skip
-        return Scan(np.concatenate(outputs), g, H, changed)
+        outputs, sums = dask.compute(
+            [head(p) for p in parts], _tree_sum([tail(p) for p in parts])
+        )
+        return Scan(np.concatenate(outputs), *sums)
 
 
 def _solve(H: np.ndarray, b: np.ndarray, C: float) -> np.ndarray:
@@ -506,16 +554,20 @@ def fit_squared_hinge(
         Passes over the rows at most: one to start, then one per Newton step
         whose line search takes the whole step, two otherwise.
     tol : float, default=1e-10
-        Stop when the gradient's largest entry is at most ``tol`` times
-        ``max(1, max |w|)``, when a step moves the outputs by less than
-        ``tol`` relative, or when a step that changed no row's side did not
-        halve the gradient (its rounding floor: sums of ``n`` terms).
+        LIBLINEAR's stopping rule for this objective ([2] of the module; that of
+        ``LinearSVC(dual=False, tol=tol)``): stop when the gradient's norm is
+        at most ``tol * max(min(n_pos, n_neg), 1) / n`` times its norm at
+        zero, ``n_pos`` and ``n_neg`` the rows of each label. Also when a
+        step moves the outputs by less than ``tol`` relative, or when a step
+        that changed no row's side did not halve the gradient (its rounding
+        floor: sums of ``n`` terms).
     coef_init, intercept_init : optional
         Where to start (e.g. the fit on a sample of the rows: fewer rows
         change side, and each pass costs less); zero by default.
     progress : callable, optional
-        Called after each pass with the passes so far, the gradient's
-        largest entry and the rows that changed side.
+        Called after each pass with the passes so far, the gradient's norm
+        divided by the norm at which the passes stop (below 1: done) and the
+        rows that changed side.
 
     Returns
     -------
@@ -528,14 +580,23 @@ def fit_squared_hinge(
     w = _start(passes, coef_init, intercept_init)
     n_passes = 0
 
+    # LIBLINEAR's stop: |g| <= tol max(min(n_pos, n_neg), 1) / n |g(0)|, its
+    # gradient at zero being -2 C sum_i c_i t_i x_i (every row in the margin).
+    fraction = tol * max(int(min(np.sum(y > 0), np.sum(y < 0))), 1) / len(y)
+    stop = 0.0
+
     def scan_at(point: np.ndarray | None, held: np.ndarray | None) -> Scan:
-        nonlocal n_passes
+        nonlocal n_passes, stop
         scan = passes.scan(point, held)
         n_passes += 1
+        if n_passes == 1:
+            stop = fraction * 2.0 * C * float(np.linalg.norm(scan.target_sum))
         if progress is not None:
             at = 0.0 if point is None else point
             g = at + 2.0 * C * scan.gradient_sum
-            progress(n_passes, float(np.abs(g).max()), scan.changed)
+            progress(
+                n_passes, float(np.linalg.norm(g)) / max(stop, 1e-300), scan.changed
+            )
         return scan
 
     scan = scan_at(w, None)
@@ -545,7 +606,7 @@ def fit_squared_hinge(
     # in H (float32 features) slows the Newton steps, not where they stop.
     H, o, held = scan.hessian_change, scan.outputs, y * scan.outputs < 1.0
     g = w + 2.0 * C * scan.gradient_sum
-    converged = _small(g, w, tol)
+    converged = bool(np.linalg.norm(g) <= stop)
     while not converged and n_passes < max_passes:
         step = -_solve(H, g, C)
         scan = scan_at(w + step, held)
@@ -574,12 +635,8 @@ def fit_squared_hinge(
         # reached its rounding floor.
         floor = scan.changed == 0 and np.abs(g).max() > 0.5 * np.abs(g_before).max()
         converged = (
-            _small(g, w, tol)
+            bool(np.linalg.norm(g) <= stop)
             or floor
             or moved <= tol * max(1.0, np.abs(o).max(initial=0.0))
         )
     return _split(w, _scaling(passes), n_passes, converged)
-
-
-def _small(g: np.ndarray, w: np.ndarray, tol: float) -> bool:
-    return bool(np.abs(g).max() <= tol * max(1.0, np.abs(w).max()))

@@ -50,10 +50,12 @@ from ._scaling import fit_standardization_blocks
 
 __all__ = [
     "BLOCK_ROWS",
+    "PIECE_BYTES",
     "WARM_ROWS",
     "blocks_why",
     "fit_svc_blocks",
     "fit_svc_in_blocks",
+    "piece_rows",
 ]
 
 #: Rows per block when the rows are in memory and their features are not.
@@ -61,6 +63,14 @@ BLOCK_ROWS = 25_000
 
 #: Rows of the sample whose fit starts the out-of-core Newton steps.
 WARM_ROWS = 50_000
+
+#: Bytes of the features a dask worker makes at once (a piece of its block).
+PIECE_BYTES = 2**25
+
+
+def piece_rows(m: int) -> int:
+    """Rows per piece of a block: float32 features of :data:`PIECE_BYTES`."""
+    return max(256, PIECE_BYTES // (4 * max(1, m)))
 
 
 def _labels(estimator: Any, y: Any, n: int) -> np.ndarray:
@@ -187,7 +197,7 @@ def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
     # class (they are 40% of the features' time; ~0.6 KB a row).
     kept = DaskPasses(
         X, np.ones(X.shape[0]), c, transform=quiet._transform_prepared,
-        prepare=quiet._prepare,
+        prepare=quiet._prepare, piece_rows=piece_rows(estimator._n_kernel_features()),
     )  # fmt: skip
 
     def passes(t: np.ndarray) -> DaskPasses:
@@ -235,6 +245,7 @@ def _fit_classes(
         fit = fit_squared_hinge(
             passes(t),
             C=float(estimator.C),
+            tol=float(estimator.tol),
             coef_init=None if start is None else start.coef,
             intercept_init=0.0 if start is None else start.intercept,
             progress=_progress(estimator, positive, len(problems)),
@@ -282,7 +293,9 @@ def _warm_start(estimator: Any, sample: Any, t: np.ndarray, c: np.ndarray) -> An
     rows, Z = sample
     passes = BlockPasses(lambda: iter([(Z, slice(0, len(rows)))]), t[rows], c[rows])
     scale = len(t) / len(rows)
-    fit: LinearFit = fit_squared_hinge(passes, C=float(estimator.C) * scale)
+    fit: LinearFit = fit_squared_hinge(
+        passes, C=float(estimator.C) * scale, tol=float(estimator.tol)
+    )
     report(estimator, f"start: the fit on {len(rows)} rows, {fit.n_passes} passes")
     return fit
 
@@ -296,7 +309,8 @@ def _progress(estimator: Any, positive: Any, n_problems: int) -> Any:
     def progress(k: int, gradient: float, changed: int) -> None:
         report(
             estimator,
-            f"pass {k}{which}: {changed} rows changed side, gradient {gradient:.2e}",
+            f"pass {k}{which}: {changed} rows changed side, gradient {gradient:.2e} "
+            "of the stopping norm (tol)",
         )
 
     return progress
