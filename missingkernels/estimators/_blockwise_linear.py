@@ -135,20 +135,28 @@ def block_statistics(
     return H, b
 
 
-def _weighted_gram(Z: np.ndarray, c: np.ndarray, scaling: float) -> np.ndarray:
+def _syrk_rows(Z: np.ndarray) -> int:
+    """Rows per rank-k update: 32 MB of ``Z``'s rows (weighted copy)."""
+    return max(256, _CHUNK_BYTES // (Z.itemsize * max(1, Z.shape[1])))
+
+
+def _weighted_gram(
+    Z: np.ndarray, c: np.ndarray, scaling: float, out: np.ndarray | None = None
+) -> np.ndarray:
     """The upper triangle of ``sum c_i x_i x_i^T`` (``x_i = [z_i, scaling]``),
-    in float64; ``c`` may be negative. The ``D x D`` products run in ``Z``'s
-    precision (float32 features: half the time of float64, each chunk's sum
-    rounded to float32 before it is added in float64), two symmetric
-    rank-k updates (positive and negative weights) per chunk."""
+    in float64, added to ``out`` if given (its upper triangle); ``c`` may be
+    negative. The ``D x D`` products run in ``Z``'s precision (float32
+    features: half the time of float64, each chunk's sum rounded to float32
+    before it is added in float64), two symmetric rank-k updates (positive
+    and negative weights) per chunk."""
     from scipy.linalg import blas
 
     n, d = Z.shape
     size = d + 1 if scaling > 0 else d
-    H = np.zeros((size, size))
+    H = np.zeros((size, size)) if out is None else out
     single = Z.dtype == np.float32
     syrk = blas.ssyrk if single else blas.dsyrk
-    step = max(256, _chunk_rows(d))
+    step = _syrk_rows(Z)
     for s in range(0, n, step):
         Zs, cs = Z[s : s + step], c[s : s + step]
         for sign, keep in ((1.0, cs > 0), (-1.0, cs < 0)):
@@ -156,22 +164,62 @@ def _weighted_gram(Z: np.ndarray, c: np.ndarray, scaling: float) -> np.ndarray:
                 continue
             root = np.sqrt(np.abs(cs[keep])).astype(Z.dtype)
             A = Zs[keep] * root[:, None]
-            # A^T A from the transposed (Fortran-ordered) view: no copy.
+            # A^T A from the transposed (Fortran-ordered) view: no copy; its
+            # lower triangle is zero.
             H[:d, :d] += sign * np.asarray(syrk(1.0, A.T, trans=0, lower=0), float)
     if scaling > 0:
         step = _chunk_rows(d)
         for s in range(0, n, step):
             Zs = np.asarray(Z[s : s + step], dtype=np.float64)
             H[:d, d] += scaling * (Zs.T @ c[s : s + step])
-        H[d, d] = scaling**2 * float(np.sum(c))
-    return np.triu(H)
+        H[d, d] += scaling**2 * float(np.sum(c))
+    return H
 
 
-def block_scan(
+class _GramBuffer:
+    """``sum c_i x_i x_i^T`` over rows given a few at a time (the rows of
+    each piece that changed side): kept until they fill a rank-k update, so
+    that a block of many small pieces costs the updates of its rows, not one
+    ``D x D`` matrix per piece."""
+
+    def __init__(self, scaling: float) -> None:
+        self.scaling = scaling
+        self.rows: list[np.ndarray] = []
+        self.weights: list[np.ndarray] = []
+        self.count = 0
+        self.H: np.ndarray | None = None
+
+    def add(self, Z: np.ndarray, c: np.ndarray) -> None:
+        if self.H is None:
+            size = Z.shape[1] + (1 if self.scaling > 0 else 0)
+            self.H = np.zeros((size, size))
+        if len(Z):
+            self.rows.append(Z)
+            self.weights.append(c)
+            self.count += len(Z)
+            if self.count >= _syrk_rows(Z):
+                self.flush()
+
+    def flush(self) -> None:
+        if self.count:
+            Z = np.concatenate(self.rows) if len(self.rows) > 1 else self.rows[0]
+            c = np.concatenate(self.weights)
+            self.H = _weighted_gram(Z, c, self.scaling, out=self.H)
+        self.rows, self.weights, self.count = [], [], 0
+
+    def result(self) -> np.ndarray:
+        self.flush()
+        assert self.H is not None, "no rows were added"
+        return self.H
+
+
+def _outputs_and_sums(
     Z: np.ndarray, t: np.ndarray, c: np.ndarray, w: np.ndarray | None,
-    scaling: float, held: np.ndarray | None,
-) -> Scan:  # fmt: skip
-    """:meth:`Passes.scan` over one block of rows."""
+    scaling: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """The outputs at ``w`` (None: zero) of a block's rows, the sum over its
+    margin of ``c_i (o_i - t_i) x_i`` and over all its rows of
+    ``c_i t_i x_i``."""
     n, d = Z.shape
     size = d + 1 if scaling > 0 else d
     o = np.zeros(n)
@@ -194,10 +242,27 @@ def block_scan(
         if scaling > 0:
             g[d] += scaling * float(r.sum())
             b[d] += scaling * float(ct.sum())
+    return o, g, b
+
+
+def _side_changes(
+    t: np.ndarray, o: np.ndarray, c: np.ndarray, held: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows whose side of the margin differs from ``held`` (None: the
+    rows in the margin), and their signed weights (+: entered)."""
     margin = t * o < 1.0
     changed = margin if held is None else margin != held
-    signed = np.where(margin, c, -c)[changed]
-    H = _weighted_gram(Z[changed], signed, scaling)
+    return changed, np.where(margin, c, -c)[changed]
+
+
+def block_scan(
+    Z: np.ndarray, t: np.ndarray, c: np.ndarray, w: np.ndarray | None,
+    scaling: float, held: np.ndarray | None,
+) -> Scan:  # fmt: skip
+    """:meth:`Passes.scan` over one block of rows."""
+    o, g, b = _outputs_and_sums(Z, t, c, w, scaling)
+    changed, signed = _side_changes(t, o, c, held)
+    H = np.triu(_weighted_gram(Z[changed], signed, scaling))
     return Scan(o, g, H, int(changed.sum()), b)
 
 
@@ -305,14 +370,20 @@ def _dask_block_scan(
     w: np.ndarray | None, scaling: float, held: np.ndarray | None,
     piece_rows: int | None,
 ) -> tuple[np.ndarray, tuple[Any, ...]]:  # fmt: skip
-    outputs, sums = [], []
+    outputs, gradients, targets, changes = [], [], [], 0
+    gram = _GramBuffer(scaling)
     for rows, Z in _features_by_piece(block, transform, piece_rows):
-        part = block_scan(
-            Z, t[rows], c[rows], w, scaling, None if held is None else held[rows]
+        o, g, b = _outputs_and_sums(Z, t[rows], c[rows], w, scaling)
+        changed, signed = _side_changes(
+            t[rows], o, c[rows], None if held is None else held[rows]
         )
-        outputs.append(part.outputs)
-        sums.append(_sums(part))
-    return np.concatenate(outputs), _add_all(sums)
+        gram.add(Z[changed], signed)
+        outputs.append(o)
+        gradients.append(g)
+        targets.append(b)
+        changes += int(changed.sum())
+    sums = (np.sum(gradients, 0), gram.result(), changes, np.sum(targets, 0))
+    return np.concatenate(outputs), sums
 
 
 def _tree_sum(parts: list[Any]) -> Any:

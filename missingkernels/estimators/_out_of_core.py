@@ -65,7 +65,7 @@ BLOCK_ROWS = 25_000
 WARM_ROWS = 50_000
 
 #: Bytes of the features a dask worker makes at once (a piece of its block).
-PIECE_BYTES = 2**25
+PIECE_BYTES = 2**26
 
 
 def piece_rows(m: int) -> int:
