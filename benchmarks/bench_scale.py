@@ -21,7 +21,7 @@ test accuracy:
 - ``outofcore``: ``MissingKernelSVC(route="features").fit`` on a dask array
   (dask's threads, this process): standardisation, density and feature map
   from block sums, LinearSVC's squared hinge from blockwise D x D
-  statistics (``--ooc-features`` float64 features, never all in memory),
+  statistics (``--ooc-features`` float32 features, never all in memory),
   ``predict`` on a dask array.
 - ``hgb``: HistGradientBoostingClassifier (defaults) on the rows with NaN,
   the reference beside every n.
@@ -49,7 +49,7 @@ GAMMA = 0.05  # on standardised data with 20 features, gamma="scale"
 C = 1.0
 D_LINEAR = 8192  # the in-memory feature route (float64, LinearSVC)
 D_STREAM = 512  # float32 features of every row kept: 2 GB at 10^6 rows
-D_OUT_OF_CORE = 2048  # default of --ooc-features
+D_OUT_OF_CORE = 2560  # default of --ooc-features: the 10^6 line of issue 49
 OOC_CHUNK = 25000  # rows per dask block of the out-of-core route
 
 
