@@ -16,6 +16,7 @@ from missingkernels.estimators._blockwise_linear import (
     BlockPasses,
     DaskPasses,
     fit_least_squares,
+    fit_squared_epsilon_insensitive,
     fit_squared_hinge,
 )
 
@@ -329,3 +330,79 @@ def test_dask_pieces_bound_the_features_in_memory_and_change_no_sum(rng):
     fa = fit_squared_hinge(whole, C=3.0)
     fb = fit_squared_hinge(pieces, C=3.0)
     np.testing.assert_allclose(fb.coef, fa.coef, rtol=0, atol=1e-9)
+
+
+def _svr_objective(w, b, Z, t, C, c, epsilon):
+    r = np.abs(t - (Z @ w + b)) - epsilon
+    return 0.5 * (w @ w + b * b) + C * np.sum(c * np.maximum(0.0, r) ** 2)
+
+
+def _svr_gradient(w, b, Z, t, C, c, epsilon):
+    X = np.hstack([Z, np.ones((len(Z), 1))])
+    full = np.append(w, b)
+    o = X @ full
+    r = np.abs(t - o) - epsilon
+    tau = t - epsilon * np.sign(t - o)
+    return full + 2.0 * C * X.T @ (c * np.where(r > 0, o - tau, 0.0))
+
+
+@pytest.mark.parametrize(("C", "epsilon"), [(0.1, 0.0), (1.0, 0.3), (20.0, 1.5)])
+def test_squared_epsilon_insensitive_is_linearsvr_objective_minimiser(rng, C, epsilon):
+    """LinearSVR(loss="squared_epsilon_insensitive", dual=False) at a tight
+    tolerance is the reference; ours must reach a zero gradient (to the
+    rounding of D x D solves on sums of n terms of size C |x|^2), an
+    objective never above liblinear's, and its coefficients. epsilon = 1.5
+    leaves most rows in the tube; the heavy-tailed targets make rows jump
+    from one side of the tube to the other within a step."""
+    from sklearn.svm import LinearSVR
+
+    Z, _ = _problem(rng, n=1200, d=30)
+    t = Z @ rng.normal(size=30) + 2.0 + rng.standard_t(df=2, size=1200)
+    c = rng.uniform(0.5, 2.0, size=len(t))
+    fit = fit_squared_epsilon_insensitive(
+        BlockPasses(_blocks(Z, 200), t, c), C=C, epsilon=epsilon
+    )
+    assert fit.converged and fit.n_passes <= 40
+    g = _svr_gradient(fit.coef, fit.intercept, Z, t, C, c, epsilon)
+    scale = 1.0 + 2.0 * C * np.sum(c * (Z**2).sum(1)) * (1.0 + np.abs(t).max())
+    assert np.abs(g).max() <= 1e-10 * scale
+    ref = LinearSVR(
+        C=C, epsilon=epsilon, loss="squared_epsilon_insensitive", dual=False,
+        tol=1e-12, max_iter=100_000,
+    ).fit(Z, t, sample_weight=c)  # fmt: skip
+    f_ours = _svr_objective(fit.coef, fit.intercept, Z, t, C, c, epsilon)
+    f_ref = _svr_objective(ref.coef_, ref.intercept_[0], Z, t, C, c, epsilon)
+    assert f_ours <= f_ref * (1.0 + 1e-12)
+    np.testing.assert_allclose(fit.coef, ref.coef_, rtol=0, atol=1e-5)
+    assert abs(fit.intercept - ref.intercept_[0]) <= 1e-5
+
+
+def test_squared_epsilon_insensitive_stops_by_liblinears_rule(rng):
+    """LIBLINEAR's rule for -s 11: |g| <= tol |g(0)|, g(0) over the rows
+    outside the tube at zero; the value left is at most |g|^2 / 2."""
+    Z, _ = _problem(rng, n=2000, d=40)
+    t = 3.0 * (Z @ rng.normal(size=40)) + rng.normal(size=2000)
+    C, epsilon, tol = 5.0, 0.2, 1e-3
+    norms = []
+    fit = fit_squared_epsilon_insensitive(
+        BlockPasses(_blocks(Z, 300), t), C=C, epsilon=epsilon, tol=tol,
+        progress=lambda k, g, changed: norms.append(g),
+    )  # fmt: skip
+    best = fit_squared_epsilon_insensitive(
+        BlockPasses(_blocks(Z, 300), t), C=C, epsilon=epsilon, tol=1e-14
+    )
+    ones = np.ones(len(t))
+    g0 = _svr_gradient(np.zeros(40), 0.0, Z, t, C, ones, epsilon)
+    g = _svr_gradient(fit.coef, fit.intercept, Z, t, C, ones, epsilon)
+    assert np.linalg.norm(g) <= tol * np.linalg.norm(g0)
+    assert all(r > 1.0 for r in norms[:-1]) and norms[-1] <= 1.0
+    gap = _svr_objective(
+        fit.coef, fit.intercept, Z, t, C, ones, epsilon
+    ) - _svr_objective(best.coef, best.intercept, Z, t, C, ones, epsilon)
+    assert -1e-9 <= gap <= 0.5 * np.linalg.norm(g) ** 2
+    with pytest.raises(ValueError, match="epsilon must be"):
+        fit_squared_epsilon_insensitive(BlockPasses(_blocks(Z, 300), t), epsilon=-1)
+    bad = t.copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match="finite targets"):
+        fit_squared_epsilon_insensitive(BlockPasses(_blocks(Z, 300), bad))

@@ -614,6 +614,56 @@ def test_svc_features_route_fits_a_dask_collection_out_of_core(n_classes):
     assert loose.n_iter_ < plain.n_iter_
 
 
+def test_svr_features_route_fits_a_dask_collection_out_of_core():
+    """MissingKernelSVR(route="features").fit(dask X, dask y): the same out-of-
+    core fit with LinearSVR's squared epsilon-insensitive loss, on the target
+    standardised as in memory. Reference: LinearSVR on the in-memory route's
+    features (tol 1e-10; predictions to 1e-4 standard deviations of y);
+    predict on dask returns a dask array; a target with NaN is refused
+    naming the rows."""
+    from sklearn.svm import LinearSVR
+
+    from missingkernels import MissingKernelSVR
+
+    rng = np.random.default_rng(8)
+    X = _data(seed=8, n=900, d=4)
+    y = 100.0 + 5.0 * np.nan_to_num(X[:, 0] - X[:, 1]) ** 2 / 100
+    y = y + rng.standard_t(df=3, size=900)
+    w = rng.uniform(0.5, 2.0, size=900)
+    dX, dy = da.from_array(X, chunks=(250, 4)), da.from_array(y, chunks=250)
+    params = {
+        "route": "features", "n_kernel_features": 64, "random_state": 0,
+        "tol": 1e-10, "C": 3.0, "epsilon": 0.3,
+    }  # fmt: skip
+    model = MissingKernelSVR(**params)
+    model.fit(dX, dy, sample_weight=da.from_array(w, chunks=250))
+    assert model.route_ == "features"
+    assert model.svm_.loss == "squared_epsilon_insensitive"
+    reference = MissingKernelSVR(**params).fit(X, y)
+    for name in ("x_center_", "x_scale_", "y_center_", "y_scale_"):
+        np.testing.assert_allclose(
+            getattr(model, name), getattr(reference, name), rtol=1e-12
+        )
+    Z = reference.features_.transform((X - reference.x_center_) / reference.x_scale_)
+    ys = (y - reference.y_center_) / reference.y_scale_
+    linear = LinearSVR(
+        C=3.0, epsilon=0.3, loss="squared_epsilon_insensitive", dual=False,
+        tol=1e-10, max_iter=100_000,
+    ).fit(Z, ys, sample_weight=w)  # fmt: skip
+    ours = (model.predict(X) - model.y_center_) / model.y_scale_
+    np.testing.assert_allclose(ours, linear.predict(Z), rtol=0, atol=1e-4)
+    pred = model.predict(dX)
+    assert hasattr(pred, "dask")
+    # each block's products of 64 features may be summed in another order
+    np.testing.assert_allclose(
+        pred.compute(), model.predict(X), rtol=0, atol=64 * 2.2e-16 * np.abs(y).max()
+    )
+    bad = y.copy()
+    bad[[5, 9]] = np.nan
+    with pytest.raises(ValueError, match=r"2 missing values.*rows 5, 9"):
+        MissingKernelSVR(**params).fit(dX, da.from_array(bad, chunks=250))
+
+
 def test_svc_out_of_core_warm_start_reaches_the_same_fit(monkeypatch, capsys):
     """From the fit on a random sample (C scaled to the rows' number) the
     Newton steps reach the minimiser reached from zero: decisions equal to

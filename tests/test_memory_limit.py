@@ -177,7 +177,9 @@ def test_features_above_the_limit_are_made_in_blocks_of_the_rows(monkeypatch):
     limit = 3000 * m * 8  # all the float64 features: just above
     monkeypatch.setattr(_out_of_core, "BLOCK_ROWS", 700)
     with config_context(max_gram_memory=limit):
-        svc = MissingKernelSVC(gamma=0.5, n_kernel_features=m, random_state=0)
+        svc = MissingKernelSVC(
+            gamma=0.5, n_kernel_features=m, random_state=0, tol=1e-10
+        )
         svc.fit(X, y)
     assert svc.route_ == "features" and svc.svm_.loss == "squared_hinge"
     Xs = (X - svc.x_center_) / svc.x_scale_
@@ -196,3 +198,43 @@ def test_features_above_the_limit_are_made_in_blocks_of_the_rows(monkeypatch):
     with config_context(max_gram_memory=1000):
         with pytest.raises(ValueError, match="neither route fits"):
             MissingKernelSVC(n_kernel_features=m)._choose_route(3000, 2)
+
+
+def test_svr_features_above_the_limit_are_made_in_blocks_of_the_rows(monkeypatch):
+    """The regressor takes the same route: LinearSVR's squared
+    epsilon-insensitive loss from blockwise statistics, on the standardised
+    target (epsilon in its standard deviations, as in memory). Reference:
+    LinearSVR on all the same features in memory at tol 1e-10, predictions
+    to 1e-4 standard deviations of y."""
+    from sklearn.svm import LinearSVR
+
+    from missingkernels import MissingKernelSVR
+    from missingkernels.estimators import _out_of_core
+
+    X, _ = _data(3000)
+    rng = np.random.default_rng(3)
+    y = 50.0 + 10.0 * np.nan_to_num(X[:, 0] * X[:, 1]) + rng.normal(size=3000)
+    m = 200
+    limit = 3000 * m * 8
+    monkeypatch.setattr(_out_of_core, "BLOCK_ROWS", 700)
+    with config_context(max_gram_memory=limit):
+        svr = MissingKernelSVR(
+            gamma=0.5, n_kernel_features=m, random_state=0, tol=1e-10, epsilon=0.2
+        ).fit(X, y)
+        assert "in blocks" in svr._choose_route(3000, 2)[2]
+    assert svr.route_ == "features"
+    assert svr.svm_.loss == "squared_epsilon_insensitive"
+    assert svr.y_center_ == pytest.approx(np.mean(y), rel=1e-12)
+    Z = svr.features_.transform((X - svr.x_center_) / svr.x_scale_)
+    ref = LinearSVR(
+        C=1.0,
+        epsilon=0.2,
+        loss="squared_epsilon_insensitive",
+        dual=False,
+        tol=1e-10,
+        max_iter=100_000,
+    ).fit(Z, (y - svr.y_center_) / svr.y_scale_)
+    np.testing.assert_allclose(
+        (svr.predict(X) - svr.y_center_) / svr.y_scale_, ref.predict(Z),
+        rtol=0, atol=1e-4,
+    )  # fmt: skip

@@ -57,6 +57,8 @@ __all__ = [
     "Passes",
     "block_statistics",
     "fit_least_squares",
+    "SquaredLoss",
+    "fit_squared_epsilon_insensitive",
     "fit_squared_hinge",
 ]
 
@@ -77,16 +79,44 @@ class LinearFit:
     converged: bool
 
 
+@dataclass(frozen=True)
+class SquaredLoss:
+    """A row's loss ``max(0, e_i)^2`` as a function of its output ``o_i``:
+    the squared hinge (``epsilon`` None; labels ``t_i`` in {-1, +1},
+    ``e_i = 1 - t_i o_i``) or the squared epsilon-insensitive loss
+    (``e_i = |t_i - o_i| - epsilon``). Where ``e_i > 0`` (the row is
+    *active*: in the margin, or outside the tube) the loss is
+    ``(o_i - tau_i)^2`` with ``tau_i`` :meth:`target`, so that the objective
+    is a ridge problem on the active rows."""
+
+    epsilon: float | None = None
+
+    def active(self, t: np.ndarray, o: np.ndarray) -> np.ndarray:
+        if self.epsilon is None:
+            return np.asarray(t * o < 1.0)
+        return np.asarray(np.abs(t - o) > self.epsilon)
+
+    def target(self, t: np.ndarray, o: np.ndarray) -> np.ndarray:
+        """``tau_i``: ``t_i`` (the hinge: ``t_i^2 = 1``), or the edge of the
+        tube on the row's side, ``t_i - epsilon sign(t_i - o_i)``."""
+        if self.epsilon is None:
+            return t
+        return np.asarray(t - self.epsilon * np.sign(t - o))
+
+
+HINGE = SquaredLoss()
+
+
 @dataclass
 class Scan:
     """One pass at a point ``w``: the outputs ``o_i = w^T x_i`` of every row,
-    ``gradient_sum = sum_M c_i (o_i - t_i) x_i`` over the margin
-    ``M = {t_i o_i < 1}``, and ``hessian_change``, the upper triangle of
-    ``sum_{M - held} c_i x_i x_i^T - sum_{held - M} c_i x_i x_i^T``: what
+    ``gradient_sum = sum_M c_i (o_i - tau_i) x_i`` over the active rows
+    ``M`` (:class:`SquaredLoss`), and ``hessian_change``, the upper triangle
+    of ``sum_{M - held} c_i x_i x_i^T - sum_{held - M} c_i x_i x_i^T``: what
     turns the statistics of the rows ``held`` into those of ``M``, from the
-    rows that changed side only (``changed`` of them); ``target_sum``,
-    ``sum_i c_i t_i x_i`` over every row (the gradient at zero, to scale the
-    stopping rule)."""
+    rows that changed side only (``changed`` of them); ``target_sum``, the
+    same sum as ``-gradient_sum`` at ``w = 0`` (``sum_i c_i t_i x_i`` for the
+    hinge), to scale the stopping rule."""
 
     outputs: np.ndarray
     gradient_sum: np.ndarray
@@ -109,9 +139,12 @@ class Passes(Protocol):
         """``sum c_i x_i x_i^T`` and ``sum c_i t_i x_i`` over every row."""
         ...
 
-    def scan(self, w: np.ndarray | None, held: np.ndarray | None) -> Scan:
-        """The :class:`Scan` at ``w`` (None: zero), ``held`` the rows whose
-        statistics the caller holds (None: none)."""
+    def scan(
+        self, w: np.ndarray | None, held: np.ndarray | None,
+        loss: SquaredLoss = HINGE,
+    ) -> Scan:  # fmt: skip
+        """The :class:`Scan` at ``w`` (None: zero) for ``loss``, ``held`` the
+        rows whose statistics the caller holds (None: none)."""
         ...
 
 
@@ -215,11 +248,11 @@ class _GramBuffer:
 
 def _outputs_and_sums(
     Z: np.ndarray, t: np.ndarray, c: np.ndarray, w: np.ndarray | None,
-    scaling: float,
+    scaling: float, loss: SquaredLoss,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """The outputs at ``w`` (None: zero) of a block's rows, the sum over its
-    margin of ``c_i (o_i - t_i) x_i`` and over all its rows of
-    ``c_i t_i x_i``."""
+    active rows of ``c_i (o_i - tau_i) x_i`` and the same at zero, negated
+    (:attr:`Scan.target_sum`)."""
     n, d = Z.shape
     size = d + 1 if scaling > 0 else d
     o = np.zeros(n)
@@ -232,9 +265,12 @@ def _outputs_and_sums(
             o[s : s + step] = Zs @ w[:d]
             if scaling > 0:
                 o[s : s + step] += w[d] * scaling
-        ct = c[s : s + step] * t[s : s + step]
-        r = c[s : s + step] * (o[s : s + step] - t[s : s + step])
-        r[t[s : s + step] * o[s : s + step] >= 1.0] = 0.0
+        t_s, o_s, c_s = t[s : s + step], o[s : s + step], c[s : s + step]
+        r = c_s * (o_s - loss.target(t_s, o_s))
+        r[~loss.active(t_s, o_s)] = 0.0
+        zero = np.zeros(len(t_s))
+        ct = c_s * loss.target(t_s, zero)
+        ct[~loss.active(t_s, zero)] = 0.0
         # the rows' two sums in one product
         both = Zs.T @ np.stack([r, ct], axis=1)
         g[:d] += both[:, 0]
@@ -246,22 +282,23 @@ def _outputs_and_sums(
 
 
 def _side_changes(
-    t: np.ndarray, o: np.ndarray, c: np.ndarray, held: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
+    t: np.ndarray, o: np.ndarray, c: np.ndarray, held: np.ndarray | None,
+    loss: SquaredLoss,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """The rows whose side of the margin differs from ``held`` (None: the
-    rows in the margin), and their signed weights (+: entered)."""
-    margin = t * o < 1.0
+    active rows), and their signed weights (+: entered)."""
+    margin = loss.active(t, o)
     changed = margin if held is None else margin != held
     return changed, np.where(margin, c, -c)[changed]
 
 
 def block_scan(
     Z: np.ndarray, t: np.ndarray, c: np.ndarray, w: np.ndarray | None,
-    scaling: float, held: np.ndarray | None,
+    scaling: float, held: np.ndarray | None, loss: SquaredLoss = HINGE,
 ) -> Scan:  # fmt: skip
     """:meth:`Passes.scan` over one block of rows."""
-    o, g, b = _outputs_and_sums(Z, t, c, w, scaling)
-    changed, signed = _side_changes(t, o, c, held)
+    o, g, b = _outputs_and_sums(Z, t, c, w, scaling, loss)
+    changed, signed = _side_changes(t, o, c, held, loss)
     H = np.triu(_weighted_gram(Z[changed], signed, scaling))
     return Scan(o, g, H, int(changed.sum()), b)
 
@@ -290,13 +327,16 @@ class BlockPasses:
             raise ValueError("The blocks of features are empty: no row to fit.")
         return _add_all(parts)
 
-    def scan(self, w: np.ndarray | None, held: np.ndarray | None) -> Scan:
+    def scan(
+        self, w: np.ndarray | None, held: np.ndarray | None,
+        loss: SquaredLoss = HINGE,
+    ) -> Scan:  # fmt: skip
         out = np.empty(self.n_samples)
         parts = []
         for Z, rows in self.blocks():
             part = block_scan(
                 Z, self.t[rows], self.c[rows], w, self.scaling,
-                None if held is None else held[rows],
+                None if held is None else held[rows], loss,
             )  # fmt: skip
             out[rows] = part.outputs
             parts.append(_sums(part))
@@ -368,14 +408,14 @@ def _dask_block_statistics(
 def _dask_block_scan(
     block: Any, t: np.ndarray, c: np.ndarray, transform: Any,
     w: np.ndarray | None, scaling: float, held: np.ndarray | None,
-    piece_rows: int | None,
+    piece_rows: int | None, loss: SquaredLoss,
 ) -> tuple[np.ndarray, tuple[Any, ...]]:  # fmt: skip
     outputs, gradients, targets, changes = [], [], [], 0
     gram = _GramBuffer(scaling)
     for rows, Z in _features_by_piece(block, transform, piece_rows):
-        o, g, b = _outputs_and_sums(Z, t[rows], c[rows], w, scaling)
+        o, g, b = _outputs_and_sums(Z, t[rows], c[rows], w, scaling, loss)
         changed, signed = _side_changes(
-            t[rows], o, c[rows], None if held is None else held[rows]
+            t[rows], o, c[rows], None if held is None else held[rows], loss
         )
         gram.add(Z[changed], signed)
         outputs.append(o)
@@ -505,7 +545,10 @@ class DaskPasses:
         ((H, b),) = dask.compute(root)
         return H, b
 
-    def scan(self, w: np.ndarray | None, held: np.ndarray | None) -> Scan:
+    def scan(
+        self, w: np.ndarray | None, held: np.ndarray | None,
+        loss: SquaredLoss = HINGE,
+    ) -> Scan:  # fmt: skip
         import dask
 
         part = dask.delayed(_dask_block_scan, pure=True)
@@ -519,6 +562,7 @@ class DaskPasses:
                 self.scaling,
                 None if held is None else held[rows],
                 self.piece_rows,
+                loss,
             )
             for b, rows in self._slices()
         ]
@@ -561,7 +605,7 @@ def _split(w: np.ndarray, scaling: float, n_passes: int, converged: bool) -> Lin
 
 def _line_search(
     w: np.ndarray, step: np.ndarray, o: np.ndarray, o_new: np.ndarray,
-    y: np.ndarray, c: np.ndarray, C: float,
+    y: np.ndarray, c: np.ndarray, C: float, loss: SquaredLoss,
 ) -> float:  # fmt: skip
     """The exact minimiser over ``t`` in ``[0, 1]`` of the objective along
     ``w + t step`` (outputs ``o + t (o_new - o)``): the root of its derivative,
@@ -570,15 +614,10 @@ def _line_search(
     a0, a1 = float(w @ step), float(step @ step)
 
     def slope(t: float) -> float:
-        margin = 1.0 - y * (o + t * delta)
-        inside = margin > 0
-        return (
-            a0
-            + t * a1
-            - 2.0
-            * C
-            * float(np.sum(c[inside] * y[inside] * delta[inside] * margin[inside]))
-        )
+        at = o + t * delta
+        on = loss.active(y, at)
+        r = at[on] - loss.target(y[on], at[on])
+        return a0 + t * a1 + 2.0 * C * float(np.sum(c[on] * delta[on] * r))
 
     if slope(1.0) <= 0.0:
         return 1.0
@@ -625,9 +664,9 @@ def fit_squared_hinge(
         Passes over the rows at most: one to start, then one per Newton step
         whose line search takes the whole step, two otherwise.
     tol : float, default=1e-10
-        LIBLINEAR's stopping rule for this objective ([2] of the module; that of
-        ``LinearSVC(dual=False, tol=tol)``): stop when the gradient's norm is
-        at most ``tol * max(min(n_pos, n_neg), 1) / n`` times its norm at
+        LIBLINEAR's stopping rule for this objective ([2] of the module; that
+        of ``LinearSVC(dual=False, tol=tol)``): stop when the gradient's norm
+        is at most ``tol * max(min(n_pos, n_neg), 1) / n`` times its norm at
         zero, ``n_pos`` and ``n_neg`` the rows of each label. Also when a
         step moves the outputs by less than ``tol`` relative, or when a step
         that changed no row's side did not halve the gradient (its rounding
@@ -647,18 +686,64 @@ def fit_squared_hinge(
     y = np.asarray(passes.t, dtype=np.float64)
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("fit_squared_hinge needs labels in {-1, +1}.")
+    fraction = tol * max(int(min(np.sum(y > 0), np.sum(y < 0))), 1) / len(y)
+    return _finite_newton(
+        passes, HINGE, C=C, max_passes=max_passes, tol=tol, fraction=fraction,
+        coef_init=coef_init, intercept_init=intercept_init, progress=progress,
+    )  # fmt: skip
+
+
+def fit_squared_epsilon_insensitive(
+    passes: Passes, *, C: float = 1.0, epsilon: float = 0.0,
+    max_passes: int = 50, tol: float = 1e-10,
+    coef_init: np.ndarray | None = None, intercept_init: float = 0.0,
+    progress: Progress | None = None,
+) -> LinearFit:  # fmt: skip
+    """Minimise LinearSVR's primal objective with the squared
+    epsilon-insensitive loss, out of core::
+
+        1/2 ||w||^2 + sum_i C_i max(0, |t_i - w^T x_i| - epsilon)^2
+
+    The same finite Newton method as :func:`fit_squared_hinge`, on the rows
+    outside the tube; ``tol`` is LIBLINEAR's rule for this objective (that of
+    ``LinearSVR(loss="squared_epsilon_insensitive", dual=False, tol=tol)``):
+    stop when the gradient's norm is at most ``tol`` times its norm at zero.
+    The other parameters are :func:`fit_squared_hinge`'s; ``epsilon >= 0``
+    is the half-width of the tube, in the units of the targets.
+
+    Returns
+    -------
+    fit : LinearFit
+    """
+    if not (np.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}.")
+    if not np.all(np.isfinite(passes.t)):
+        raise ValueError("fit_squared_epsilon_insensitive needs finite targets.")
+    return _finite_newton(
+        passes, SquaredLoss(float(epsilon)), C=C, max_passes=max_passes,
+        tol=tol, fraction=tol, coef_init=coef_init,
+        intercept_init=intercept_init, progress=progress,
+    )  # fmt: skip
+
+
+def _finite_newton(
+    passes: Passes, loss: SquaredLoss, *, C: float, max_passes: int,
+    tol: float, fraction: float, coef_init: np.ndarray | None,
+    intercept_init: float, progress: Progress | None,
+) -> LinearFit:  # fmt: skip
+    """The finite Newton method of the module on ``loss``; stops when the
+    gradient's norm is at most ``fraction`` times its norm at zero (or at
+    the floors :func:`fit_squared_hinge` describes)."""
+    y = np.asarray(passes.t, dtype=np.float64)
     c = np.asarray(passes.c, dtype=np.float64)
     w = _start(passes, coef_init, intercept_init)
     n_passes = 0
-
-    # LIBLINEAR's stop: |g| <= tol max(min(n_pos, n_neg), 1) / n |g(0)|, its
-    # gradient at zero being -2 C sum_i c_i t_i x_i (every row in the margin).
-    fraction = tol * max(int(min(np.sum(y > 0), np.sum(y < 0))), 1) / len(y)
+    # The gradient at zero is -2 C target_sum (the rows active at zero).
     stop = 0.0
 
     def scan_at(point: np.ndarray | None, held: np.ndarray | None) -> Scan:
         nonlocal n_passes, stop
-        scan = passes.scan(point, held)
+        scan = passes.scan(point, held, loss)
         n_passes += 1
         if n_passes == 1:
             stop = fraction * 2.0 * C * float(np.linalg.norm(scan.target_sum))
@@ -672,23 +757,22 @@ def fit_squared_hinge(
 
     scan = scan_at(w, None)
     w = np.zeros(len(scan.gradient_sum)) if w is None else w
-    # H: the statistics of the margin's rows, kept up to date from the rows
+    # H: the statistics of the active rows, kept up to date from the rows
     # that change side; the gradient comes exact from each pass, so rounding
     # in H (float32 features) slows the Newton steps, not where they stop.
-    H, o, held = scan.hessian_change, scan.outputs, y * scan.outputs < 1.0
+    H, o = scan.hessian_change, scan.outputs
+    held = loss.active(y, o)
     g = w + 2.0 * C * scan.gradient_sum
     converged = bool(np.linalg.norm(g) <= stop)
     while not converged and n_passes < max_passes:
         step = -_solve(H, g, C)
         scan = scan_at(w + step, held)
-        # No row changed side: the objective is one quadratic along the step
-        # (outputs are linear in it) and the Newton step its minimiser, to
-        # the rounding the line search would only see as noise.
-        t = (
-            1.0
-            if scan.changed == 0
-            else _line_search(w, step, o, scan.outputs, y, c, C)
-        )
+        # No row changed side (nor crossed the tube): the objective is one
+        # quadratic along the step (outputs are linear in it) and the Newton
+        # step its minimiser, to the rounding the line search would only see
+        # as noise.
+        same = scan.changed == 0 and _same_sides(loss, y, o, scan.outputs)
+        t = 1.0 if same else _line_search(w, step, o, scan.outputs, y, c, C, loss)
         moved = t * np.abs(scan.outputs - o).max(initial=0.0)
         if t == 1.0:
             w, o = w + step, scan.outputs
@@ -699,15 +783,26 @@ def fit_squared_hinge(
             scan = scan_at(w, held)
             o = scan.outputs
         H = H + scan.hessian_change
-        held = y * o < 1.0
+        held = loss.active(y, o)
         g, g_before = w + 2.0 * C * scan.gradient_sum, g
         # With the margin fixed the steps contract the gradient (by the
         # relative error of H, 1e-3 or less); one that does not halve it has
         # reached its rounding floor.
-        floor = scan.changed == 0 and np.abs(g).max() > 0.5 * np.abs(g_before).max()
+        floor = same and np.abs(g).max() > 0.5 * np.abs(g_before).max()
         converged = (
             bool(np.linalg.norm(g) <= stop)
             or floor
             or moved <= tol * max(1.0, np.abs(o).max(initial=0.0))
         )
     return _split(w, _scaling(passes), n_passes, converged)
+
+
+def _same_sides(
+    loss: SquaredLoss, y: np.ndarray, o: np.ndarray, o_new: np.ndarray
+) -> bool:
+    """Whether no active row went from one side of the tube to the other
+    (never, for the hinge: it has one side)."""
+    if loss.epsilon is None:
+        return True
+    both = loss.active(y, o) & loss.active(y, o_new)
+    return bool(np.all(np.sign(y - o)[both] == np.sign(y - o_new)[both]))

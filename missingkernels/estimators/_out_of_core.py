@@ -1,19 +1,23 @@
-"""The features route of :class:`~missingkernels.MissingKernelSVC` on dask.
+"""The features route of the kernel SVMs out of core (dask, or rows whose
+features do not fit in memory).
 
-``MissingKernelSVC(route="features").fit(X, y)`` with a dask Array or
-DataFrame ``X`` never holds the training rows, nor their features, in
-memory: the standardisation and the kernel's density are fitted from sums
-over row blocks (:func:`~._scaling.fit_standardization_blocks`,
+``MissingKernelSVC(route="features").fit(X, y)`` (or
+``MissingKernelSVR``'s) with a dask Array or DataFrame ``X`` never holds
+the training rows, nor their features, in memory: the standardisation and
+the kernel's density are fitted from sums over row blocks
+(:func:`~._scaling.fit_standardization_blocks`,
 :class:`~missingkernels.ExpectedKernelFeatures` out of core), then each
-class's linear SVM is fitted from blockwise ``D x D`` statistics, the
-workers computing each block's expected features
-(:mod:`._blockwise_linear`). The labels, weights and one output per row are
-the only per-row arrays in the driver.
+linear SVM is fitted from blockwise ``D x D`` statistics, the workers
+computing each block's expected features (:mod:`._blockwise_linear`). The
+labels or targets, weights and one output per row are the only per-row
+arrays in the driver.
 
-The linear SVM minimises LinearSVC's primal objective, the squared hinge
-(the in-memory route fits the hinge loss, whose statistics are not a fixed
-size sum): the same ``C``, ``class_weight`` and ``sample_weight``, classes
-one-vs-rest. It starts from the same fit on a random sample of
+The linear SVM minimises LinearSVC's primal objective, the squared hinge,
+or LinearSVR's with the squared epsilon-insensitive loss (the in-memory
+route fits the losses without the square, whose statistics are not a fixed
+size sum): the same ``C``, ``epsilon``, ``class_weight`` and
+``sample_weight``, classes one-vs-rest, the target standardised as in
+memory. It starts from the same fit on a random sample of
 :data:`WARM_ROWS` rows in memory (``C`` scaled by ``n / WARM_ROWS``, so that
 the sample weighs as much as all rows against the penalty): from there few
 rows change side, and each pass over all rows costs little more than their
@@ -25,25 +29,31 @@ Monte Carlo error); the Newton steps' gradients are float64.
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from sklearn.svm import LinearSVC
+from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._config import format_bytes
 from .._dask_blocks import as_row_blocks, import_dask, is_dask_collection
-from .._validation import check_sample_weight
+from .._validation import (
+    _check_numeric_target,
+    check_sample_weight,
+    check_target_missing,
+)
 from ._base import report
 from ._blockwise_linear import (
     BlockPasses,
     DaskPasses,
     LinearFit,
     Passes,
+    fit_squared_epsilon_insensitive,
     fit_squared_hinge,
 )
 from ._scaling import fit_standardization_blocks
@@ -53,8 +63,8 @@ __all__ = [
     "PIECE_BYTES",
     "WARM_ROWS",
     "blocks_why",
-    "fit_svc_blocks",
-    "fit_svc_in_blocks",
+    "fit_svm_blocks",
+    "fit_svm_in_blocks",
     "piece_rows",
 ]
 
@@ -114,6 +124,39 @@ def _row_weights(
     return np.asarray(w, dtype=np.float64)
 
 
+def _targets_and_weights(
+    estimator: Any, y: Any, n: int, sample_weight: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The labels and classes (a classifier) or the targets as numbers
+    (a regressor; classes None) in memory, checked, and each row's weight."""
+    if estimator._task == "classification":
+        labels = _labels(estimator, y, n)
+        classes = _classes(estimator, labels)
+        return labels, _row_weights(estimator, labels, classes, sample_weight), classes
+    if is_dask_collection(y):
+        y = y.compute()
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1 or len(y) != n:
+        raise ValueError(
+            f"{type(estimator).__name__}: X has {n} rows; y must be one number "
+            f"per row, got shape {y.shape}."
+        )
+    check_target_missing(estimator, y)
+    _check_numeric_target(estimator, y)
+    y = np.asarray(y, dtype=np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(
+            f"{type(estimator).__name__}: the target y has infinite values; "
+            "drop or cap those rows before fitting."
+        )
+    if is_dask_collection(sample_weight):
+        sample_weight = sample_weight.compute()
+    w = check_sample_weight(estimator, sample_weight, n)
+    return y, np.ones(n) if w is None else np.asarray(w, dtype=np.float64), None
+
+
 def blocks_memory(n: int, m: int) -> int:
     """Bytes of the features route in blocks, beyond the rows: two blocks of
     float32 features in flight (and a float32 copy each), three ``m x m``
@@ -127,20 +170,18 @@ def blocks_why(n: int, m: int) -> str:
     return (
         f"fitted in blocks of {min(n, BLOCK_ROWS)} rows, the features never all "
         f"in memory (about {format_bytes(blocks_memory(n, m))} beside the rows; "
-        "LinearSVC's squared hinge from D x D statistics)"
+        "the squared hinge or epsilon-insensitive loss from D x D statistics)"
     )
 
 
-def fit_svc_in_blocks(
+def fit_svm_in_blocks(
     estimator: Any, X: np.ndarray, y: np.ndarray, sample_weight: Any
 ) -> Any:
-    """The features route on rows in memory (standardised already) whose
-    features exceed the memory limit: the map fitted on the rows, then the
-    linear SVMs from passes that make and drop the features of
-    :data:`BLOCK_ROWS` rows at a time (no dask needed)."""
-    y = _labels(estimator, y, len(X))
-    classes = _classes(estimator, y)
-    c = _row_weights(estimator, y, classes, sample_weight)
+    """The features route on rows in memory (standardised already, and the
+    regressor's target) whose features exceed the memory limit: the map
+    fitted on the rows, then the linear SVMs from passes that make and drop
+    the features of :data:`BLOCK_ROWS` rows at a time (no dask needed)."""
+    y, c, classes = _targets_and_weights(estimator, y, len(X), sample_weight)
     features = estimator._make_features(estimator._n_kernel_features())
     features.set_params(dtype="float32")
     features._in_blocks = True  # its features are never all made at once
@@ -161,25 +202,26 @@ def fit_svc_in_blocks(
     def passes(t: np.ndarray) -> BlockPasses:
         return BlockPasses(blocks, t, c)
 
-    # The sample in a box that _fit_classes empties: its features are freed
-    # once the starts are fitted.
+    # The sample in a box that the fit empties: its features are freed once
+    # the starts are fitted.
     box = [_sample(estimator, len(X), lambda rows: X[rows], quiet)]
-    return _fit_classes(estimator, features, y, classes, c, passes, box, X.shape)
+    return _fit_linear(estimator, features, y, classes, c, passes, box, X.shape)
 
 
-def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
-    """Fit ``estimator`` (a MissingKernelSVC, ``route="features"``) on the
-    row blocks of a dask collection ``X``; ``y`` and ``sample_weight`` in
-    memory or on dask. Sets the attributes the in-memory features route
-    sets; ``svm_`` is a :class:`~sklearn.svm.LinearSVC` (squared hinge)
+def fit_svm_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
+    """Fit ``estimator`` (a MissingKernelSVC or MissingKernelSVR,
+    ``route="features"``) on the row blocks of a dask collection ``X``;
+    ``y`` and ``sample_weight`` in memory or on dask. Sets the attributes
+    the in-memory features route sets; ``svm_`` is a
+    :class:`~sklearn.svm.LinearSVC` (squared hinge) or
+    :class:`~sklearn.svm.LinearSVR` (squared epsilon-insensitive loss)
     holding the fitted coefficients."""
     import_dask(f"{type(estimator).__name__}.fit")
     X = as_row_blocks(estimator, X, reset=True, purpose=type(estimator).__name__)
     if any(np.isnan(size) for size in X.chunks[0]):
         X = X.compute_chunk_sizes()  # a DataFrame's blocks: one pass to count
-    y = _labels(estimator, y, X.shape[0])
-    classes = _classes(estimator, y)
-    c = _row_weights(estimator, y, classes, sample_weight)
+    y, c, classes = _targets_and_weights(estimator, y, X.shape[0], sample_weight)
+    y = estimator._fit_target(y)  # the regressor's, standardised
     if estimator._standardizes():
         estimator.x_center_, estimator.x_scale_ = fit_standardization_blocks(
             estimator, X
@@ -208,7 +250,7 @@ def fit_svc_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
             estimator, X.shape[0], lambda rows: np.asarray(X[rows].compute()), quiet
         )
     ]
-    return _fit_classes(estimator, features, y, classes, c, passes, box, X.shape)
+    return _fit_linear(estimator, features, y, classes, c, passes, box, X.shape)
 
 
 def _quiet(features: Any) -> Any:
@@ -217,15 +259,16 @@ def _quiet(features: Any) -> Any:
     return copy.copy(features).set_params(verbose=0)
 
 
-def _fit_classes(
-    estimator: Any, features: Any, y: np.ndarray, classes: np.ndarray,
+def _fit_linear(
+    estimator: Any, features: Any, y: np.ndarray, classes: np.ndarray | None,
     c: np.ndarray, passes: Callable[[np.ndarray], Passes], box: list[Any],
     shape: Any,
 ) -> Any:  # fmt: skip
-    """One squared-hinge SVM per class against the rest (one for two
-    classes) from the passes, started from the fit on the sample in
-    ``box`` (taken out of it, so that it is freed once used); sets the
-    estimator's fitted attributes."""
+    """The linear SVM(s) from the passes, started from the fit on the sample
+    in ``box`` (taken out of it, so that it is freed once used): one
+    squared-hinge SVM per class against the rest (one for two classes), or
+    the squared epsilon-insensitive SVR; sets the estimator's fitted
+    attributes."""
     estimator.route_ = "features"
     for name in ("support_", "support_vectors_", "_support_diagonal"):
         estimator.__dict__.pop(name, None)
@@ -233,16 +276,28 @@ def _fit_classes(
     estimator.kernel_ = features.kernel_
     estimator.dropped_features_ = features.dropped_features_
     started = time.perf_counter()
-    problems = [classes[1:]] if len(classes) == 2 else [[k] for k in classes]
-    targets = [np.where(np.isin(y, positive), 1.0, -1.0) for positive in problems]
-    # Every class's start first: the sample's features (50,000 rows) are then
+    if classes is None:
+        svm: Any = LinearSVR(
+            C=estimator.C, epsilon=estimator.epsilon,
+            loss="squared_epsilon_insensitive", dual=False, tol=estimator.tol,
+        )  # fmt: skip
+        problems: list[Any] = [None]
+        targets = [y]
+    else:
+        svm = LinearSVC(
+            C=estimator.C, loss="squared_hinge", dual=False, tol=estimator.tol
+        )
+        svm.classes_ = classes
+        problems = [classes[1:]] if len(classes) == 2 else [[k] for k in classes]
+        targets = [np.where(np.isin(y, positive), 1.0, -1.0) for positive in problems]
+    # Every start first: the sample's features (50,000 rows) are then
     # dropped before the passes over all rows.
     sample = box.pop()
     starts = [_warm_start(estimator, sample, t, c) for t in targets]
     del sample
     coef, intercept, n_passes = [], [], 0
     for positive, t, start in zip(problems, targets, starts, strict=True):
-        fit = fit_squared_hinge(
+        fit = _fit_problem(estimator)(
             passes(t),
             C=float(estimator.C),
             tol=float(estimator.tol),
@@ -253,16 +308,14 @@ def _fit_classes(
         coef.append(fit.coef)
         intercept.append(fit.intercept)
         n_passes = max(n_passes, fit.n_passes)
-    svm = LinearSVC(C=estimator.C, loss="squared_hinge", dual=False)
-    svm.classes_ = classes
-    svm.coef_ = np.vstack(coef)
+    svm.coef_ = coef[0] if classes is None else np.vstack(coef)
     svm.intercept_ = np.asarray(intercept)
-    svm.n_features_in_ = svm.coef_.shape[1]
+    svm.n_features_in_ = svm.coef_.shape[-1]
     svm.n_iter_ = n_passes
     estimator.svm_ = svm
     report(
         estimator,
-        f"{len(problems)} linear SVM(s) on {svm.coef_.shape[1]} features fitted "
+        f"{len(problems)} linear SVM(s) on {svm.n_features_in_} features fitted "
         f"in blocks in {time.perf_counter() - started:.2f} s: at most "
         f"{n_passes} passes over the rows",
     )
@@ -270,6 +323,16 @@ def _fit_classes(
     estimator.n_iter_ = n_passes
     estimator.shape_fit_ = tuple(shape)
     return estimator
+
+
+def _fit_problem(estimator: Any) -> Callable[..., LinearFit]:
+    """The out-of-core fit of the estimator's loss (its ``C``, ``tol`` and
+    start are the caller's)."""
+    if estimator._task == "classification":
+        return fit_squared_hinge
+    return functools.partial(
+        fit_squared_epsilon_insensitive, epsilon=float(estimator.epsilon)
+    )
 
 
 def _sample(
@@ -286,14 +349,14 @@ def _sample(
 
 
 def _warm_start(estimator: Any, sample: Any, t: np.ndarray, c: np.ndarray) -> Any:
-    """The squared hinge's minimiser on the sample, ``C`` scaled to the
-    rows' number, or None."""
+    """The loss's minimiser on the sample, ``C`` scaled to the rows'
+    number, or None."""
     if sample is None:
         return None
     rows, Z = sample
     passes = BlockPasses(lambda: iter([(Z, slice(0, len(rows)))]), t[rows], c[rows])
     scale = len(t) / len(rows)
-    fit: LinearFit = fit_squared_hinge(
+    fit: LinearFit = _fit_problem(estimator)(
         passes, C=float(estimator.C) * scale, tol=float(estimator.tol)
     )
     report(estimator, f"start: the fit on {len(rows)} rows, {fit.n_passes} passes")
@@ -304,7 +367,11 @@ def _progress(estimator: Any, positive: Any, n_problems: int) -> Any:
     """The report of each pass (``verbose``), or None."""
     if not estimator.verbose:
         return None
-    which = f" (class {positive[0]!r} against the rest)" if n_problems > 2 else ""
+    which = (
+        f" (class {positive[0]!r} against the rest)"
+        if positive is not None and n_problems > 2
+        else ""
+    )
 
     def progress(k: int, gradient: float, changed: int) -> None:
         report(

@@ -10,14 +10,11 @@ from sklearn.base import ClassifierMixin
 from sklearn.svm import SVC, LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
-from .._config import max_gram_memory
-from .._dask_blocks import is_dask_collection, rowwise_on_dask
+from .._dask_blocks import rowwise_on_dask
 from .._sklearn_compat import Interval, StrOptions, _fit_context, available_if
 from .._validation import check_sample_weight
 from ._calibration import calibrated_proba, fit_calibration, ovr_from_ovo
-from ._features import feature_memory
 from ._missing_cost import MissingCostMixin
-from ._out_of_core import blocks_memory
 from ._svm_base import _SVM_CONSTRAINTS, _BaseMissingKernelSVM
 
 # Pickles written before MissingKernelSVR moved to its own module name this one.
@@ -367,25 +364,9 @@ class MissingKernelSVC(ClassifierMixin, MissingCostMixin, _BaseMissingKernelSVM)
         self.n_components = n_components
         self.random_state = random_state
 
-    def _fits_blocks(self, X: Any) -> bool:
-        # The features route out of core; the calibration of probability=True
-        # scores held-out rows in memory (the rows are then read).
-        return (
-            self.route == "features" and not self.probability and is_dask_collection(X)
-        )
-
-    def _fits_features_in_blocks(self, n: int, d: int, m: int) -> bool:
-        # Above the memory limit the features route runs on blocks of the
-        # rows in memory, as on dask, if the blocks fit; not with nominal
-        # columns, nor the calibration of probability=True (held-out rows).
-        nominal = getattr(self, "is_nominal_", None)
-        limit = max_gram_memory()[0]
-        return (
-            not self.probability
-            and (nominal is None or not np.any(nominal))
-            and feature_memory(n, d, m) > limit
-            and blocks_memory(n, m) <= limit
-        )
+    def _calibrates(self) -> bool:
+        # probability=True's calibration scores held-out rows in memory.
+        return bool(self.probability)
 
     def _make_linear(self) -> LinearSVC:
         return LinearSVC(

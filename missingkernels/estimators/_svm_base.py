@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._config import format_bytes, gram_memory, max_gram_memory
+from .._dask_blocks import is_dask_collection
 from .._fit_cache import fit_kernel_gram
 from .._registry import get_kernel
 from .._sklearn_compat import Interval, StrOptions
@@ -35,7 +36,7 @@ from ._base import (
     with_settings,
 )
 from ._features import feature_memory
-from ._out_of_core import blocks_why
+from ._out_of_core import blocks_memory, blocks_why
 from ._scaling import (
     apply_standardization,
     fit_standardization,
@@ -131,10 +132,23 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
             f"least {format_bytes(min(gram, features))})."
         )
 
+    def _calibrates(self) -> bool:
+        """Whether the fit scores held-out rows (then it needs the rows in
+        memory, and no route runs in blocks)."""
+        return False
+
     def _fits_features_in_blocks(self, n: int, d: int, m: int) -> bool:
         """Whether the features route fits ``n`` rows in memory blockwise
-        (its features above the memory limit, never all held at once)."""
-        return False
+        (its features above the memory limit, never all held at once, if
+        the blocks fit); not with nominal columns."""
+        nominal = getattr(self, "is_nominal_", None)
+        limit = max_gram_memory()[0]
+        return (
+            not self._calibrates()
+            and (nominal is None or not np.any(nominal))
+            and feature_memory(n, d, m) > limit
+            and blocks_memory(n, m) <= limit
+        )
 
     def _in_blocks_why(self, n: int, d: int, m: int, gram: int, within: str) -> str:
         return (
@@ -170,17 +184,20 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         raise NotImplementedError
 
     def _fits_blocks(self, X: Any) -> bool:
-        """Whether ``fit`` takes ``X`` out of core (the classifier's features
-        route on a dask collection); otherwise a dask collection is read into
-        memory."""
-        return False
+        """Whether ``fit`` takes ``X`` out of core (the features route on a
+        dask collection); otherwise a dask collection is read into memory."""
+        return (
+            self.route == "features"
+            and not self._calibrates()
+            and is_dask_collection(X)
+        )
 
     @with_settings
     def _fit_svm(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         if self._fits_blocks(X):
-            from ._out_of_core import fit_svc_blocks
+            from ._out_of_core import fit_svm_blocks
 
-            return fit_svc_blocks(self, X, y, sample_weight)
+            return fit_svm_blocks(self, X, y, sample_weight)
         # The kernel drops the features too sparse to learn from.
         X, y = validate_missing_data_xy(
             self, X, y, task=self._task, require_observed_columns=False,
@@ -277,9 +294,9 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
         the memory limit, in blocks of rows (the squared hinge)."""
         n, d = X.shape
         if self._fits_features_in_blocks(n, d, m):
-            from ._out_of_core import fit_svc_in_blocks
+            from ._out_of_core import fit_svm_in_blocks
 
-            return fit_svc_in_blocks(self, X, y, sample_weight)
+            return fit_svm_in_blocks(self, X, y, sample_weight)
         self.features_ = self._make_features(m)
         Z = self.features_.fit_transform(X)
         self.kernel_ = self.features_.kernel_

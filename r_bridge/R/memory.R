@@ -109,11 +109,12 @@ mk_config <- function(max_gram_memory, fit_cache_memory) {
 #' approximates the exact one (the error falls like
 #' \eqn{1/\sqrt{m}}{1/sqrt(m)} in the number \eqn{m}{m} of features), so
 #' its predictions differ slightly from an exact fit's; \code{fit$route}
-#' says which route a fit took. A classification whose features of every
-#' row would exceed the limit makes them a block of 25,000 rows at a time
-#' instead (the features never all in memory: for a million rows and 2,000
-#' features about 0.9 GiB beside the data, against 15 GiB for all of them),
-#' and fits the linear SVM on the squared hinge from blockwise statistics;
+#' says which route a fit took. A fit whose features of every row would
+#' exceed the limit makes them a block of 25,000 rows at a time instead (the
+#' features never all in memory: for a million rows and 2,000 features about
+#' 0.9 GiB beside the data, against 15 GiB for all of them), and fits the
+#' linear SVM on the squared hinge (classification) or the squared
+#' epsilon-insensitive loss (regression) from blockwise statistics;
 #' \code{blocks} says what that needs. If neither route fits within the limit the
 #' fit stops before it starts, saying what each needs. \code{route =
 #' "exact"} or \code{"features"} (arguments of \code{mk_svm}) forces one.
@@ -202,8 +203,8 @@ mk_memory <- function(x = NULL, data = NULL, n = NULL, d = NULL, route = "auto",
   )
   failed <- inherits(chosen, "error")
   route <- if (failed) NA_character_ else reticulate::py_to_r(chosen[0L])
-  # Features above the limit are made a block of rows at a time (a
-  # classifier without probabilities): the blocks are what it needs.
+  # Features above the limit are made a block of rows at a time (without
+  # probabilities): the blocks are what it needs.
   blocks <- NA_real_
   if (!failed && route == "features" && features > limit$max_gram_memory) {
     out_of_core <- reticulate::import("missingkernels.estimators._out_of_core", convert = FALSE)
