@@ -63,11 +63,10 @@ def _nominal_message(estimator: Any, what: str) -> str:
     )
     if getattr(type(estimator), "_encode", None) is not None:
         return (
-            f"{message} In memory, {name} takes such columns as nominal: "
-            "transform the DataFrame partition by partition with its own "
-            "method, e.g. X.map_partitions(lambda part: "
-            "pandas.DataFrame(est.transform(part), index=part.index)), or "
-            "compute the frame (X.compute()) if it fits in memory."
+            f"{message} In memory, {name} takes such columns as nominal: fit "
+            "it on the computed frame (X.compute(), or a sample of its rows) "
+            "if it fits in memory; a fitted one predicts or transforms a dask "
+            "DataFrame with such columns partition by partition."
         )
     return (
         f"{message} Encode them as numbers first, e.g. one-hot columns "
@@ -175,6 +174,8 @@ def map_rows(estimator: Any, X: Any, method: Callable[..., Any], purpose: str) -
             f"{purpose} takes a dask Array or DataFrame; got {type(X).__name__}. "
             "Call the estimator's own method on in-memory data."
         )
+    if _mixed_frame(estimator, X):
+        return _map_partitions(X, method)
     X = as_row_blocks(estimator, X, reset=False, purpose=purpose)
     probe = np.asarray(_quiet(method, np.full((1, X.shape[1]), np.nan)))
     width = probe.shape[1:]  # () for one value per row, (k,) for k
@@ -187,6 +188,46 @@ def map_rows(estimator: Any, X: Any, method: Callable[..., Any], purpose: str) -
         dtype=probe.dtype,
         meta=np.empty((0, *width), dtype=probe.dtype),
     )
+
+
+def _mixed_frame(estimator: Any, X: Any) -> bool:
+    """Whether ``X`` is a dask DataFrame with columns that are not numbers
+    and the estimator takes such tables in memory (it has an ``_encode``):
+    then each partition goes to its in-memory method as a pandas frame."""
+    return (
+        hasattr(X, "dtypes")
+        and hasattr(X, "map_partitions")
+        and getattr(type(estimator), "_encode", None) is not None
+        and not all(_numeric(t) for t in X.dtypes)
+    )
+
+
+def _map_partitions(X: Any, method: Callable[..., Any]) -> Any:
+    """``method(partition)`` over the partitions of a dask DataFrame (pandas
+    frames, their column names and dtypes kept: the estimator encodes them
+    as in memory), as a lazy dask array of unknown row-chunk sizes. A row
+    whose entries are all missing, computed now, gives the output's width
+    and dtype, and checks the columns against the fitted ones."""
+    import dask
+    import dask.array as da
+
+    meta = X._meta  # an empty pandas frame of X's columns and dtypes
+    probe = np.asarray(method(meta.reindex([0])))
+    width = probe.shape[1:]
+    parts = [
+        da.from_delayed(
+            dask.delayed(_as_array)(method, part),
+            shape=(np.nan, *width),
+            dtype=probe.dtype,
+            meta=np.empty((0, *width), dtype=probe.dtype),
+        )
+        for part in X.to_delayed()
+    ]
+    return da.concatenate(parts, axis=0)
+
+
+def _as_array(method: Callable[..., Any], part: Any) -> np.ndarray:
+    return np.asarray(method(part))
 
 
 def _quiet(method: Callable[..., Any], block: np.ndarray) -> Any:

@@ -144,30 +144,46 @@ def test_non_numeric_dask_array_is_refused():
         GaussianEMDensity().fit(X)
 
 
-def test_nominal_dask_columns_point_to_the_in_memory_path():
-    """An estimator that takes nominal columns in memory is not told to
-    encode them: the message says how to apply it partition by partition."""
+def test_nominal_dask_columns_are_read_partition_by_partition():
+    """An estimator that takes nominal columns in memory takes a dask
+    DataFrame with such columns in transform / predict: each partition goes
+    to its in-memory method as a pandas frame (categories encoded as
+    fitted), giving the in-memory result; columns that differ from the
+    fitted ones are refused before any partition runs. Fitting on such a
+    frame is refused with the remedy (compute it, or encode as numbers)."""
     import pandas as pd
 
-    from missingkernels import ExpectedKernelFeatures
+    from missingkernels import ExpectedKernelFeatures, MissingKernelSVC
     from missingkernels.dask import expected_features
 
     dd = pytest.importorskip("dask.dataframe")
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(
-        {"x": rng.normal(size=40), "colour": rng.choice(["red", "blue"], 40)}
+        {
+            "x": rng.normal(size=60),
+            "colour": rng.choice(["red", "blue", None], 60),
+            "size": pd.Categorical(rng.choice(["S", "M", "L"], 60)),
+        }
     )
+    frame.loc[::7, "x"] = np.nan
+    y = np.where(np.nan_to_num(frame["x"]) + (frame["colour"] == "red") > 0.5, 1, 0)
     est = ExpectedKernelFeatures(n_components=20, random_state=0).fit(frame)
-    X = dd.from_pandas(frame, npartitions=2)
-    remedy = r"takes such columns as nominal.*map_partitions"
-    with pytest.raises(ValueError, match=remedy) as info:
-        expected_features(est, X)
-    assert "OrdinalEncoder" not in str(info.value)
-    # The remedy works and gives the in-memory features.
-    Z = X.map_partitions(
-        lambda part: pd.DataFrame(est.transform(part), index=part.index)
-    ).compute()
-    np.testing.assert_allclose(Z.to_numpy(), est.transform(frame))
+    X = dd.from_pandas(frame, npartitions=3)
+    for Z in (est.transform(X), expected_features(est, X)):
+        assert hasattr(Z, "dask")
+        np.testing.assert_allclose(Z.compute(), est.transform(frame), atol=1e-12)
+    svc = MissingKernelSVC(random_state=0).fit(frame, y)
+    pred = svc.predict(X)
+    assert hasattr(pred, "dask")
+    np.testing.assert_array_equal(pred.compute(), svc.predict(frame))
+    np.testing.assert_allclose(
+        svc.decision_function(X).compute(), svc.decision_function(frame), atol=1e-12
+    )
+    renamed = dd.from_pandas(frame.rename(columns={"size": "height"}), npartitions=3)
+    with pytest.raises(ValueError, match="feature names"):
+        est.transform(renamed)
+    with pytest.raises(ValueError, match=r"takes such columns as nominal"):
+        MissingKernelSVC(route="features").fit(X, y)
 
 
 def test_too_few_used_rows_on_dask():
