@@ -133,6 +133,32 @@ test_that("mk_svm makes the features a block of rows at a time when all of them 
   expect_gt(mean(pred == y[1:2000]), 0.8)
 })
 
+test_that("mk_svm regression makes the features a block of rows at a time too", {
+  skip_if_no_python()
+  set.seed(4)
+  n <- 100000
+  x <- matrix(rnorm(2 * n), n)
+  x[sample(2 * n, n / 5)] <- NA
+  y <- 10 + 3 * ifelse(is.na(x[, 1]), 0, x[, 1]) + rnorm(n, sd = 0.5)
+  old_limit <- mk_config(max_gram_memory = "14MB")
+  on.exit(restore_gram_limit(old_limit), add = TRUE)
+  old <- options(missingkernels.memory_message = 0)
+  on.exit(options(old), add = TRUE)
+  expect_message(
+    fit <- mk_svm(x, y, gamma = 0.5, n_kernel_features = 20),
+    "the approximate features route in blocks of rows \\(20 kernel features",
+    class = "missingkernels_memory_message"
+  )
+  expect_identical(fit$route, "features")
+  expect_identical(
+    reticulate::py_to_r(fit$py_model$svm_$loss), "squared_epsilon_insensitive"
+  )
+  pred <- predict(fit, x[1:2000, ])
+  expect_length(pred, 2000L)
+  # the target's own spread is about 3: the fit explains most of it
+  expect_lt(sqrt(mean((pred - y[1:2000])^2)), 1.5)
+})
+
 test_that("the help of mk_svm says when the approximate route is taken", {
   rd <- tools::Rd_db("missingkernels")[["mk_svm.Rd"]]
   text <- gsub("\\s+", " ", paste(
