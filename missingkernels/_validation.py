@@ -421,7 +421,7 @@ def _validate(
     if y is not None:
         check_target_missing(estimator, y)
     if y is not None and task == "regression":
-        _check_numeric_target(estimator, y)
+        check_numeric_target(estimator, y)
     original = X
     if encode is not None:
         # A table's nominal columns become category codes first.
@@ -585,7 +585,7 @@ def check_target_missing(estimator: Any, y: Any) -> None:
     )
 
 
-def _check_numeric_target(estimator: Any, y: Any) -> None:
+def check_numeric_target(estimator: Any, y: Any) -> None:
     """ValueError naming the problem when a regression target is not numbers."""
     try:
         np.asarray(y, dtype=np.float64)

@@ -43,7 +43,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from .._config import format_bytes
 from .._dask_blocks import as_row_blocks, import_dask, is_dask_collection
 from .._validation import (
-    _check_numeric_target,
+    check_numeric_target,
     check_sample_weight,
     check_target_missing,
 )
@@ -144,7 +144,7 @@ def _targets_and_weights(
             f"per row, got shape {y.shape}."
         )
     check_target_missing(estimator, y)
-    _check_numeric_target(estimator, y)
+    check_numeric_target(estimator, y)
     y = np.asarray(y, dtype=np.float64)
     if not np.all(np.isfinite(y)):
         raise ValueError(
