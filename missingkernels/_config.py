@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 __all__ = ["config_context", "get_config", "set_config"]
 
 MAX_GRAM_MEMORY_ENV = "MISSINGKERNELS_MAX_GRAM_MEMORY"
@@ -88,7 +90,8 @@ def parse_memory(
     raise TypeError(f"{what} must be a number of bytes or a string, got {value!r}.")
 
 
-def _physical_memory() -> int | None:
+def physical_memory() -> int | None:
+    """The machine's memory in bytes, or None where it cannot be read."""
     try:
         return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, ValueError, OSError):
@@ -103,7 +106,7 @@ def max_gram_memory() -> tuple[int, str]:
     env = os.environ.get(MAX_GRAM_MEMORY_ENV)
     if env:
         return parse_memory(env, MAX_GRAM_MEMORY_ENV), f"${MAX_GRAM_MEMORY_ENV}"
-    physical = _physical_memory()
+    physical = physical_memory()
     if physical is None:
         return _FALLBACK_MEMORY, "the default"
     return physical // 2, "half the machine's memory"
@@ -147,6 +150,25 @@ def format_bytes(n: float) -> str:
             return f"{n:.0f} B" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TiB"  # pragma: no cover - the loop returns
+
+
+def arrays_bytes(value: Any, _seen: set[int] | None = None) -> int:
+    """The bytes of the numpy arrays in ``value``: an array, or tuples,
+    lists, dicts and objects' attributes holding them, each array counted
+    once (a lower bound of its memory, and of its pickle's size)."""
+    seen = set() if _seen is None else _seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif hasattr(value, "__dict__") and not isinstance(value, type):
+        value = list(vars(value).values())
+    if isinstance(value, tuple | list):
+        return sum(arrays_bytes(v, seen) for v in value)
+    return 0
 
 
 def gram_memory(n_rows: int, n_cols: int) -> int:

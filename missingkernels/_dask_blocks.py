@@ -30,6 +30,7 @@ __all__ = [
     "as_row_blocks",
     "block_map",
     "block_sums",
+    "cluster_memory",
     "import_dask",
     "is_dask_collection",
     "map_rows",
@@ -50,6 +51,33 @@ def is_dask_collection(X: Any) -> bool:
 def import_dask(purpose: str) -> ModuleType:
     """``dask.array``, or an ImportError naming ``purpose`` and the extra."""
     return import_optional("dask.array", "dask", purpose)
+
+
+def cluster_memory() -> int | None:
+    """The total memory limit of the workers of the current
+    ``dask.distributed`` client (dask's default scheduler then), or None
+    without one (or without workers). A worker without a limit counts as
+    its machine's memory."""
+    import sys
+
+    if "distributed" not in sys.modules:  # no client without it
+        return None
+    from distributed import default_client
+
+    try:
+        client = default_client()
+    except ValueError:  # no client
+        return None
+    from ._config import physical_memory
+
+    workers = client.scheduler_info(n_workers=-1)["workers"].values()
+    total = 0
+    for worker in workers:
+        limit = worker.get("memory_limit") or physical_memory()
+        if limit is None:
+            return None
+        total += int(limit)
+    return total or None
 
 
 def _nominal_message(estimator: Any, what: str) -> str:

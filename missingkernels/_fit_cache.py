@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ._config import fit_cache_memory
+from ._config import arrays_bytes, fit_cache_memory
 
 _lock = threading.Lock()
 _entries: OrderedDict[tuple, bytes] = OrderedDict()
@@ -149,19 +149,9 @@ def _lookup(key: tuple) -> Any:
     return pickle.loads(blob)
 
 
-def _arrays_bytes(value: Any) -> int:
-    """The bytes of the arrays in ``value`` (a fit, or a tuple of fits and
-    arrays), a lower bound of its pickle's size."""
-    if isinstance(value, np.ndarray):
-        return int(value.nbytes)
-    if isinstance(value, tuple | list):
-        return sum(_arrays_bytes(v) for v in value)
-    return 0
-
-
 def _store(key: tuple, value: Any, limit: int) -> None:
     global _size
-    if _arrays_bytes(value) > limit:
+    if arrays_bytes(value) > limit:
         return  # would not fit: not even pickled (a large Gram, a copy saved)
     try:
         blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)

@@ -269,6 +269,43 @@ def test_dask_passes_keep_the_prepared_blocks_for_every_pass_and_target(rng):
         kept.with_targets(y[:10])
 
 
+@pytest.mark.parametrize("keep_rows", [0, 119, 120, 250, 499])
+def test_dask_passes_prepare_again_the_blocks_beyond_keep_rows(rng, keep_rows):
+    """``keep_rows`` keeps the prepared form of the first blocks that fit
+    within it and prepares the others again at every pass: the same
+    features to the bit (the same pieces, the same arithmetic), so the same
+    fit as keeping every block."""
+    da = pytest.importorskip("dask.array")
+    from missingkernels import ExpectedKernelFeatures
+
+    X = rng.normal(size=(500, 4)) @ rng.normal(size=(4, 4))
+    y = np.where(X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=500) > 0, 1.0, -1.0)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    f = ExpectedKernelFeatures(n_components=64, random_state=0, dtype="float32").fit(X)
+    dX = da.from_array(X, chunks=(120, 4))  # blocks end at 120, 240, 360, 480
+    calls = []
+
+    def prepare(rows):
+        calls.append(len(rows))
+        return f._prepare(rows)
+
+    passes = DaskPasses(
+        dX, y, transform=f._transform_prepared, prepare=prepare, keep_rows=keep_rows
+    )
+    assert passes.kept_rows == 120 * (min(keep_rows, 480) // 120)
+    kept_blocks = passes.kept_rows // 120
+    all_kept = DaskPasses(dX, y, transform=f._transform_prepared, prepare=f._prepare)
+    fit = fit_squared_hinge(passes, C=2.0)
+    ref = fit_squared_hinge(all_kept, C=2.0)
+    np.testing.assert_array_equal(fit.coef, ref.coef)
+    assert fit.intercept == ref.intercept and fit.n_passes == ref.n_passes
+    # kept blocks prepared once; the others once more at every pass
+    again = len(calls) - kept_blocks
+    assert again == (5 - kept_blocks) * fit.n_passes
+    with pytest.raises(ValueError, match="prepare needs a transform"):
+        DaskPasses(dX, y, prepare=f._prepare)
+
+
 @pytest.mark.parametrize("tol", [1e-2, 1e-3])
 def test_liblinears_stopping_rule_and_the_objective_it_guarantees(rng, tol):
     """``tol`` is LIBLINEAR's (LinearSVC(dual=False)'s): stop at the first

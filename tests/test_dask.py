@@ -705,3 +705,60 @@ def test_svc_out_of_core_warm_start_reaches_the_same_fit(monkeypatch, capsys):
     np.testing.assert_allclose(
         warm.decision_function(X), cold.decision_function(X), rtol=0, atol=1e-7
     )
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.4])
+def test_out_of_core_fits_keep_the_conditionals_that_fit_the_budget(
+    monkeypatch, capsys, fraction
+):
+    """Conditionals beyond the memory budget are computed again at each
+    pass instead of kept: the same features (the same rows and arithmetic),
+    so the same fit to the bit, on dask and on rows in memory in blocks;
+    the verbose report says how many rows were kept and within what."""
+    from missingkernels import MissingKernelSVC
+    from missingkernels.estimators import _out_of_core
+
+    X = _data(seed=9, n=1200, d=4)
+    y = (np.nan_to_num(X[:, 0] * X[:, 1]) > 0).astype(int)
+    dX = da.from_array(X, chunks=(300, 4))
+    params = {"route": "features", "n_kernel_features": 64, "random_state": 0}
+    everything = MissingKernelSVC(**params).fit(dX, y)
+    quiet = everything.features_
+    Xs = (X - everything.x_center_) / everything.x_scale_
+    per_row = quiet._prepared_bytes(quiet._prepare(Xs)) / len(X)
+    budget = int(fraction * per_row * len(X))
+    monkeypatch.setattr(_out_of_core, "keep_budget", lambda: (budget, "a test"))
+    part = MissingKernelSVC(verbose=True, **params).fit(dX, y)
+    out = capsys.readouterr().out
+    kept = int(budget // per_row) if budget else 0
+    assert f"the first {kept} rows' kept" in out and "a test" in out
+    np.testing.assert_array_equal(part.svm_.coef_, everything.svm_.coef_)
+    np.testing.assert_array_equal(part.svm_.intercept_, everything.svm_.intercept_)
+    # rows in memory whose features go in blocks: the same choice
+    monkeypatch.setattr(_out_of_core, "BLOCK_ROWS", 250)
+    ref = _out_of_core.fit_svm_in_blocks(MissingKernelSVC(**params), Xs, y, None)
+    monkeypatch.setattr(_out_of_core, "keep_budget", lambda: (budget, "a test"))
+    fit = _out_of_core.fit_svm_in_blocks(MissingKernelSVC(**params), Xs, y, None)
+    np.testing.assert_array_equal(fit.svm_.coef_, ref.svm_.coef_)
+
+
+def test_the_keep_budget_is_half_the_workers_memory_on_a_cluster():
+    """On a ``dask.distributed`` client the conditionals may take half the
+    workers' memory limits (the rest for features, sums and dask); without
+    one, the package's memory limit (the process holds them)."""
+    distributed = pytest.importorskip("distributed")
+    from missingkernels import config_context
+    from missingkernels.estimators._out_of_core import keep_budget
+
+    with config_context(max_gram_memory=3 * 2**30):
+        assert keep_budget()[0] == 3 * 2**30
+    with (
+        warnings.catch_warnings(),
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False,
+            dashboard_address=None, memory_limit="1GiB",
+        ) as cluster,
+        distributed.Client(cluster),
+    ):  # fmt: skip
+        budget, source = keep_budget()
+    assert budget == 2**30 and "workers" in source

@@ -238,3 +238,20 @@ def test_svr_features_above_the_limit_are_made_in_blocks_of_the_rows(monkeypatch
         (svr.predict(X) - svr.y_center_) / svr.y_scale_, ref.predict(Z),
         rtol=0, atol=1e-4,
     )  # fmt: skip
+
+
+def test_arrays_bytes_counts_every_array_once_through_containers_and_objects():
+    """The bytes of the arrays an object holds, through tuples, lists,
+    dicts and attributes, each array once (shared, or in a cycle)."""
+    from missingkernels._config import arrays_bytes
+
+    class Holder:
+        pass
+
+    a, b = np.zeros(10), np.zeros((3, 4), dtype=np.float32)
+    h = Holder()
+    h.a, h.more, h.me = a, {"b": b, "again": a, "n": 3}, None
+    h.me = h  # a cycle
+    assert arrays_bytes(h) == 80 + 48
+    assert arrays_bytes([h, (a, [b])]) == 80 + 48
+    assert arrays_bytes("text") == 0 and arrays_bytes(Holder) == 0

@@ -42,6 +42,7 @@ References
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -49,6 +50,8 @@ from typing import Any, Protocol
 
 import numpy as np
 from scipy import linalg
+
+from .._config import arrays_bytes
 
 __all__ = [
     "BlockPasses",
@@ -379,6 +382,21 @@ def _prepare_block(
     return _Prepared(pieces, bounds)
 
 
+def _prepare_and_transform(
+    prepare: Callable[[np.ndarray], Any], transform: Callable[[Any], np.ndarray],
+    rows: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    return transform(prepare(rows))
+
+
+def _register_sizeof() -> None:
+    """Tell dask the memory of a kept block (it counts objects it does not
+    know as a few bytes, and a worker would not spill them)."""
+    from dask.sizeof import sizeof
+
+    sizeof.register(_Prepared)(lambda block: arrays_bytes(block.pieces))
+
+
 def _features_by_piece(
     block: Any, transform: Callable[[Any], np.ndarray] | None,
     piece_rows: int | None,
@@ -481,6 +499,11 @@ class DaskPasses:
     piece_rows : int, optional
         Rows whose features a worker makes at once (None: a whole block):
         bounds the memory of a pass whatever the size of the blocks.
+    keep_rows : int, optional
+        With ``prepare``: the blocks whose prepared rows are kept, the first
+        ones up to this many rows (None: all); the others are prepared again
+        at each pass (the memory of the kept ones against the time of
+        preparing again).
     """
 
     def __init__(
@@ -489,6 +512,7 @@ class DaskPasses:
         intercept_scaling: float = 1.0,
         prepare: Callable[[np.ndarray], Any] | None = None,
         piece_rows: int | None = None,
+        keep_rows: int | None = None,
     ) -> None:  # fmt: skip
         from .._dask_blocks import import_dask
 
@@ -512,13 +536,27 @@ class DaskPasses:
         self.piece_rows = piece_rows
         self.bounds = np.cumsum((0, *X.chunks[0]))
         self.parts = list(X.rechunk({1: -1}).to_delayed().ravel())
+        # Each block's transform: of its kept prepared rows, else of its rows.
+        self.transforms: list[Any] = [transform] * len(self.parts)
+        n_kept = 0
         if prepare is not None:
             import dask
 
+            if transform is None:
+                raise ValueError("prepare needs a transform of what it makes.")
+            _register_sizeof()
+            n_kept = len(self.parts)
+            if keep_rows is not None:
+                n_kept = int(np.searchsorted(self.bounds[1:], keep_rows, "right"))
             part = dask.delayed(_prepare_block, pure=True)
-            self.parts = list(
-                dask.persist(*[part(b, prepare, piece_rows) for b in self.parts])
+            kept = dask.persist(
+                *[part(b, prepare, piece_rows) for b in self.parts[:n_kept]]
             )
+            self.parts[:n_kept] = kept
+            again = functools.partial(_prepare_and_transform, prepare, transform)
+            self.transforms[n_kept:] = [again] * (len(self.parts) - n_kept)
+        #: Rows whose prepared form is kept.
+        self.kept_rows = int(self.bounds[n_kept])
 
     def with_targets(self, t: Any) -> DaskPasses:
         """These passes (and their kept blocks) with other targets ``t``."""
@@ -528,19 +566,21 @@ class DaskPasses:
             raise ValueError(f"{self.n_samples} targets needed, got {other.t.shape}.")
         return other
 
-    def _slices(self) -> Iterator[tuple[Any, slice]]:
+    def _slices(self) -> Iterator[tuple[Any, slice, Any]]:
         bounds = zip(self.bounds[:-1], self.bounds[1:], strict=True)
-        for part, (lo, hi) in zip(self.parts, bounds, strict=True):
-            yield part, slice(lo, hi)
+        for part, (lo, hi), transform in zip(
+            self.parts, bounds, self.transforms, strict=True
+        ):
+            yield part, slice(lo, hi), transform
 
     def statistics(self) -> tuple[np.ndarray, np.ndarray]:
         import dask
 
         part = dask.delayed(_dask_block_statistics, pure=True)
         root = _tree_sum([
-            part(b, self.t[rows], self.c[rows], self.transform, self.scaling,
+            part(b, self.t[rows], self.c[rows], transform, self.scaling,
                  self.piece_rows)
-            for b, rows in self._slices()
+            for b, rows, transform in self._slices()
         ])  # fmt: skip
         ((H, b),) = dask.compute(root)
         return H, b
@@ -557,14 +597,14 @@ class DaskPasses:
                 b,
                 self.t[rows],
                 self.c[rows],
-                self.transform,
+                transform,
                 w,
                 self.scaling,
                 None if held is None else held[rows],
                 self.piece_rows,
                 loss,
             )
-            for b, rows in self._slices()
+            for b, rows, transform in self._slices()
         ]
         head, tail = dask.delayed(_head, pure=True), dask.delayed(_tail, pure=True)
         outputs, sums = dask.compute(

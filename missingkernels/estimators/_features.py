@@ -16,7 +16,7 @@ from sklearn.base import (
 )
 from sklearn.utils import check_random_state
 
-from .._config import format_bytes, gram_memory, max_gram_memory
+from .._config import arrays_bytes, format_bytes, gram_memory, max_gram_memory
 from .._dask_blocks import as_row_blocks, is_dask_collection, rowwise_on_dask
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import dropped_features, validate_missing_data
@@ -527,6 +527,17 @@ class ExpectedKernelFeatures(
             return [X]
         chunks = [X[s : s + _ROWS] for s in range(0, X.shape[0], _ROWS)]
         return [(len(rows), self.kernel_._conditionals(rows)[1]) for rows in chunks]
+
+    def _prepared_bytes(self, prepared: list[Any]) -> int:
+        """The memory what :meth:`_prepare` made takes while it is used:
+        its arrays, and for Fourier features their conditional covariances
+        once more (the engine packs them for as long as they live)."""
+        held = arrays_bytes(prepared)
+        if self.method_ == "fourier":
+            held += sum(
+                arrays_bytes(getattr(c, "covariances", ())) for _, c in prepared
+            )
+        return held
 
     def _transform_prepared(self, prepared: list[Any]) -> np.ndarray:
         """:meth:`transform` of rows given by :meth:`_prepare`."""

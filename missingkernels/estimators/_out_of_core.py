@@ -40,8 +40,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._config import format_bytes
-from .._dask_blocks import as_row_blocks, import_dask, is_dask_collection
+from .._config import format_bytes, max_gram_memory
+from .._dask_blocks import (
+    as_row_blocks,
+    cluster_memory,
+    import_dask,
+    is_dask_collection,
+)
 from .._validation import (
     check_numeric_target,
     check_sample_weight,
@@ -60,12 +65,15 @@ from ._scaling import fit_standardization_blocks
 
 __all__ = [
     "BLOCK_ROWS",
+    "MEASURE_ROWS",
     "PIECE_BYTES",
     "WARM_ROWS",
     "blocks_why",
     "fit_svm_blocks",
     "fit_svm_in_blocks",
+    "keep_budget",
     "piece_rows",
+    "rows_to_keep",
 ]
 
 #: Rows per block when the rows are in memory and their features are not.
@@ -73,6 +81,9 @@ BLOCK_ROWS = 25_000
 
 #: Rows of the sample whose fit starts the out-of-core Newton steps.
 WARM_ROWS = 50_000
+
+#: Rows on which the memory of the kept conditionals is measured.
+MEASURE_ROWS = 2_000
 
 #: Bytes of the features a dask worker makes at once (a piece of its block).
 PIECE_BYTES = 2**26
@@ -189,15 +200,19 @@ def fit_svm_in_blocks(
     quiet = _quiet(features)
 
     # The rows' conditionals, computed in the first pass and kept for the
-    # others (they are 40% of the features' time; ~0.6 KB a row).
+    # others where the memory allows (they are 40% of the features' time).
+    keep = rows_to_keep(estimator, quiet, X[:MEASURE_ROWS], len(X))
     kept: dict[int, Any] = {}
 
     def blocks() -> Iterator[tuple[np.ndarray, slice]]:
         for start in range(0, len(X), BLOCK_ROWS):
             rows = slice(start, min(start + BLOCK_ROWS, len(X)))
-            if start not in kept:
-                kept[start] = quiet._prepare(X[rows])
-            yield quiet._transform_prepared(kept[start]), rows
+            prepared = kept.get(start)
+            if prepared is None:
+                prepared = quiet._prepare(X[rows])
+                if rows.stop <= keep:
+                    kept[start] = prepared
+            yield quiet._transform_prepared(prepared), rows
 
     def passes(t: np.ndarray) -> BlockPasses:
         return BlockPasses(blocks, t, c)
@@ -236,10 +251,12 @@ def fit_svm_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
     quiet = _quiet(features)
 
     # The rows' conditionals, computed once and kept for every pass and
-    # class (they are 40% of the features' time; ~0.6 KB a row).
+    # class where the memory allows (they are 40% of the features' time).
+    head = np.asarray(X[:MEASURE_ROWS].compute())
     kept = DaskPasses(
         X, np.ones(X.shape[0]), c, transform=quiet._transform_prepared,
         prepare=quiet._prepare, piece_rows=piece_rows(estimator._n_kernel_features()),
+        keep_rows=rows_to_keep(estimator, quiet, head, X.shape[0]),
     )  # fmt: skip
 
     def passes(t: np.ndarray) -> DaskPasses:
@@ -251,6 +268,38 @@ def fit_svm_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
         )
     ]
     return _fit_linear(estimator, features, y, classes, c, passes, box, X.shape)
+
+
+def keep_budget() -> tuple[int, str]:
+    """The memory the rows' kept conditionals may take, and where it comes
+    from: half the memory limits of the ``dask.distributed`` workers (the
+    rest for the features, sums and dask's own), else the package's memory
+    limit (``max_gram_memory``), the process holding them."""
+    workers = cluster_memory()
+    if workers is not None:
+        return workers // 2, "half the dask workers' memory limits"
+    limit, source = max_gram_memory()
+    return limit, f"the memory limit, {source}"
+
+
+def rows_to_keep(estimator: Any, features: Any, head: np.ndarray, n: int) -> int:
+    """How many of the ``n`` rows keep their conditionals for every pass
+    (the first ones): all, or as many as :func:`keep_budget` holds, their
+    memory per row measured on the rows ``head``."""
+    per_row = features._prepared_bytes(features._prepare(head)) / max(1, len(head))
+    budget, source = keep_budget()
+    keep = n if per_row * n <= budget else int(budget // max(per_row, 1.0))
+    report(
+        estimator,
+        f"the rows' conditionals take about {format_bytes(per_row * n)}: "
+        + (
+            "kept for every pass"
+            if keep == n
+            else f"the first {keep} rows' kept, the others' computed again at each pass"
+        )
+        + f" (within {format_bytes(budget)}: {source})",
+    )
+    return keep
 
 
 def _quiet(features: Any) -> Any:
