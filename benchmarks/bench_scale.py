@@ -23,6 +23,11 @@ test accuracy:
   from block sums, LinearSVC's squared hinge from blockwise D x D
   statistics (``--ooc-features`` float32 features, never all in memory),
   ``predict`` on a dask array.
+- ``cluster``: the same fit and predict on a dask.distributed LocalCluster of
+  2 worker processes with a memory limit each (``WORKER_MEMORY``), the rows
+  drawn block by block on the workers (n >= --cluster-min; every route's
+  rows are then drawn by the same blocks, :func:`make_block`); the peaks of
+  the driver and of each worker.
 - ``hgb``: HistGradientBoostingClassifier (defaults) on the rows with NaN,
   the reference beside every n.
 
@@ -33,11 +38,13 @@ Usage::
 
     python benchmarks/bench_scale.py                 # n = 1e4, 1e5, 1e6
     python benchmarks/bench_scale.py --n 10000 --quick
+    python benchmarks/bench_scale.py --n 10000000 --routes cluster hgb --quick
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -51,6 +58,7 @@ D_LINEAR = 8192  # the in-memory feature route (float64, LinearSVC)
 D_STREAM = 512  # float32 features of every row kept: 2 GB at 10^6 rows
 D_OUT_OF_CORE = 2560  # default of --ooc-features: the 10^6 line of issue 49
 OOC_CHUNK = 25000  # rows per dask block of the out-of-core route
+WORKER_MEMORY = "4GiB"  # memory limit of each LocalCluster worker (route cluster)
 
 
 def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -64,7 +72,38 @@ def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def run(route: str, n: int, n_features: int = D_OUT_OF_CORE) -> dict:
+def _mixing(d: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The features' mixing matrix and their standard deviations."""
+    A = np.random.default_rng(seed).normal(size=(d, d)) / np.sqrt(d)
+    return A, np.sqrt((A**2).sum(axis=0))  # X = Z A, Z standard normal
+
+
+def make_block(k: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Block ``k`` of ``rows`` rows of the data of :func:`make_data`, drawn
+    on its own (seed ``(1, k)``) and standardised by the features'
+    theoretical standard deviations: rows made where they are used, for n
+    beyond memory."""
+    A, std = _mixing()
+    rng = np.random.default_rng([1, k])
+    X = rng.normal(size=(rows, len(A))) @ A / std
+    y = (X[:, 0] * X[:, 1] + np.sin(2 * X[:, 2]) + 0.5 * X[:, 3] > 0).astype(int)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    return X, y
+
+
+def make_blocks(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """All the blocks of :func:`make_block` for ``n`` rows, in memory."""
+    parts = [make_block(k, rows) for k, rows in enumerate(_block_rows(n))]
+    return np.vstack([X for X, _ in parts]), np.concatenate([y for _, y in parts])
+
+
+def _block_rows(n: int) -> list[int]:
+    return [min(OOC_CHUNK, n - s) for s in range(0, n, OOC_CHUNK)]
+
+
+def run(
+    route: str, n: int, n_features: int = D_OUT_OF_CORE, blockwise: bool = False
+) -> dict:
     """One route at one n, in this process; returns the measurements."""
     import resource
 
@@ -72,10 +111,14 @@ def run(route: str, n: int, n_features: int = D_OUT_OF_CORE) -> dict:
 
     from missingkernels import ExpectedKernelFeatures, MissingKernelSVC
 
-    X, y = make_data(n)
+    workers: list[float] = []
+    if route != "cluster":  # (it draws its rows on the workers)
+        X, y = make_blocks(n) if blockwise else make_data(n)
     cut = int(0.8 * n)
     start = time.perf_counter()
-    if route in ("exact", "features"):
+    if route == "cluster":
+        accuracy, workers = _cluster_route(n, n_features)
+    elif route in ("exact", "features"):
         model = MissingKernelSVC(
             gamma=GAMMA, C=C, route=route, n_kernel_features=D_LINEAR, random_state=0
         ).fit(X[:cut], y[:cut])
@@ -121,7 +164,7 @@ def run(route: str, n: int, n_features: int = D_OUT_OF_CORE) -> dict:
         / 2**20
     )  # GiB
     return {"route": route, "n": n, "seconds": seconds, "peak_gib": peak,
-            "accuracy": accuracy}  # fmt: skip
+            "accuracy": accuracy, "workers_peak_gib": workers}  # fmt: skip
 
 
 def _dask_route(X: np.ndarray, y: np.ndarray, cut: int) -> float:
@@ -168,6 +211,56 @@ def _out_of_core_route(X: np.ndarray, y: np.ndarray, cut: int, m: int) -> float:
     print(f"passes over the rows: {model.n_iter_}", file=sys.stderr)
     pred = model.predict(da.from_array(X[cut:], chunks=chunks)).compute()
     return float(np.mean(pred == y[cut:]))
+
+
+def _cluster_route(n: int, m: int) -> tuple[float, list[float]]:
+    """The out-of-core route on a LocalCluster of 2 worker processes with
+    bounded memory (:data:`WORKER_MEMORY` each), the rows drawn block by
+    block on the workers (:func:`make_block`): no process holds them all.
+    Returns the test accuracy and each worker's peak memory (GiB)."""
+    import dask
+    import dask.array as da
+    from dask.distributed import Client, LocalCluster
+
+    from missingkernels import MissingKernelSVC
+
+    rows = _block_rows(n)
+    cut = int(0.8 * n)
+    assert cut % OOC_CHUNK == 0, "n: a multiple of 5 blocks"
+    n_train = cut // OOC_CHUNK
+    blocks = [dask.delayed(make_block, pure=True)(k, r) for k, r in enumerate(rows)]
+    X = [
+        da.from_delayed(b[0], shape=(r, 20), dtype=float)
+        for b, r in zip(blocks, rows, strict=True)
+    ]
+    y = [
+        da.from_delayed(b[1], shape=(r,), dtype=int)
+        for b, r in zip(blocks, rows, strict=True)
+    ]
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, memory_limit=WORKER_MEMORY,
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+    ):  # fmt: skip
+        model = MissingKernelSVC(
+            gamma=GAMMA, C=C, route="features", n_kernel_features=m, random_state=0,
+            verbose=1,
+        )  # fmt: skip
+        with contextlib.redirect_stdout(sys.stderr):  # the reports, as they come
+            model.fit(da.concatenate(X[:n_train]), da.concatenate(y[:n_train]))
+        print(f"passes over the rows: {model.n_iter_}", file=sys.stderr)
+        pred = model.predict(da.concatenate(X[n_train:]))
+        accuracy = float((pred == da.concatenate(y[n_train:])).mean().compute())
+        peaks = client.run(_peak_gib)
+    return accuracy, sorted(peaks.values())
+
+
+def _peak_gib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
 def gram_error(n: int = 2000) -> list[tuple[int, float]]:
@@ -222,19 +315,27 @@ def main() -> None:
     parser.add_argument("--ooc-max", type=int, default=10**6)
     parser.add_argument("--ooc-features", type=int, default=D_OUT_OF_CORE)
     parser.add_argument(
+        "--cluster-min", type=int, default=10**7,
+        help="from this n: the LocalCluster route, every route's rows drawn "
+        "block by block (make_block)",
+    )  # fmt: skip
+    parser.add_argument(
         "--routes", nargs="*", help="only these routes (default: all that apply)"
     )
     parser.add_argument("--quick", action="store_true", help="skip the Gram error")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run(args.one[0], int(args.one[1]), args.ooc_features)))
+        n = int(args.one[1])
+        r = run(args.one[0], n, args.ooc_features, n >= args.cluster_min)
+        print(json.dumps(r))
         return
     print(f"{'n':>8} {'route':>9} {'seconds':>8} {'peak GiB':>9} {'accuracy':>9}")
     done_rows: list[dict] = []
     for n in args.n:
         routes = ["stream"] + (["dask"] if n <= args.dask_max else [])
-        routes += (["outofcore"] if n <= args.ooc_max else []) + ["hgb"]
+        routes += ["outofcore"] if n <= args.ooc_max else []
+        routes += (["cluster"] if n >= args.cluster_min else []) + ["hgb"]
         if n <= args.linear_max:
             routes.insert(0, "features")
         if n <= args.exact_max:
@@ -246,18 +347,21 @@ def main() -> None:
                 [
                     *(sys.executable, __file__, "--one", route, str(n)),
                     *("--ooc-features", str(args.ooc_features)),
+                    *("--cluster-min", str(args.cluster_min)),
                 ],
-                capture_output=True,
+                stdout=subprocess.PIPE,  # (its reports and errors: on stderr)
                 text=True,
             )
             if done.returncode:
-                print(f"{n:>8} {route:>9} failed: {done.stderr.strip()[-300:]}")
+                print(f"{n:>8} {route:>9} failed (its error above)")
                 continue
             r = json.loads(done.stdout.strip().splitlines()[-1])
             done_rows.append(r)
+            workers = " ".join(f"{w:.2f}" for w in r.get("workers_peak_gib", []))
             print(
                 f"{n:>8} {route:>9} {r['seconds']:>8.1f} {r['peak_gib']:>9.2f} "
-                f"{r['accuracy']:>9.4f}",
+                f"{r['accuracy']:>9.4f}"
+                + (f"  (workers' peaks {workers})" * bool(workers)),
                 flush=True,
             )
     summary(done_rows)

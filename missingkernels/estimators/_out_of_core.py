@@ -272,12 +272,13 @@ def fit_svm_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
 
 def keep_budget() -> tuple[int, str]:
     """The memory the rows' kept conditionals may take, and where it comes
-    from: half the memory limits of the ``dask.distributed`` workers (the
-    rest for the features, sums and dask's own), else the package's memory
-    limit (``max_gram_memory``), the process holding them."""
+    from: 40% of the memory limits of the ``dask.distributed`` workers
+    (which spill to disk from 60-70% of their limit; the rest for the
+    features, sums and the worker itself), else the package's memory limit
+    (``max_gram_memory``), this process holding them."""
     workers = cluster_memory()
     if workers is not None:
-        return workers // 2, "half the dask workers' memory limits"
+        return int(0.4 * workers), "40% of the dask workers' memory limits"
     limit, source = max_gram_memory()
     return limit, f"the memory limit, {source}"
 
