@@ -81,26 +81,66 @@ def cluster_memory() -> int | None:
 
 
 def _nominal_message(estimator: Any, what: str) -> str:
-    """The error for non-numeric dask input: the block-wise path reads
-    numbers only, whatever the estimator takes in memory (mixed-type tables
-    for those with an ``_encode``)."""
-    name = type(estimator).__name__
-    message = (
-        f"{name} on a dask collection reads numeric columns only (NaN for "
-        f"missing entries), block by block; {what} not numeric."
-    )
-    if getattr(type(estimator), "_encode", None) is not None:
-        return (
-            f"{message} In memory, {name} takes such columns as nominal: fit "
-            "it on the computed frame (X.compute(), or a sample of its rows) "
-            "if it fits in memory; a fitted one predicts or transforms a dask "
-            "DataFrame with such columns partition by partition."
-        )
+    """The error for non-numeric dask input to an estimator that reads
+    numbers only (one without an ``_encode``: no mixed-type tables)."""
     return (
-        f"{message} Encode them as numbers first, e.g. one-hot columns "
+        f"{type(estimator).__name__} on a dask collection reads numeric "
+        f"columns only (NaN for missing entries), block by block; {what} not "
+        "numeric. Encode them as numbers first, e.g. one-hot columns "
         "(pandas.get_dummies per partition, with the categories of the "
-        "training rows)."
+        "training rows), or use an estimator that takes nominal columns."
     )
+
+
+def _takes_tables(estimator: Any) -> bool:
+    return getattr(type(estimator), "_encode", None) is not None
+
+
+def _fit_coding(estimator: Any, X: Any) -> Any:
+    """Fit the coding of the nominal columns of a dask DataFrame or Array
+    (an estimator that takes tables, at fit) from one pass that gathers the
+    distinct values of the columns that may be nominal; returns the rows
+    coded as numbers, a dask array (the collection itself when no column
+    needs coding)."""
+    import dask
+
+    from ._table_encoding import (
+        distinct_rows,
+        encode_table,
+        merge_distinct_rows,
+        nominal_candidates,
+    )
+
+    frame = hasattr(X, "to_delayed") and hasattr(X, "dtypes")
+    meta = X._meta if frame else np.empty((0, X.shape[1]), dtype=X.dtype)
+    candidates = nominal_candidates(estimator, meta)
+    rows = meta
+    if candidates.any():
+        blocks = X.to_delayed() if frame else _blocks(X.rechunk({1: -1}))
+        found = dask.delayed(distinct_rows, pure=True)
+        parts = dask.compute(*[found(b, candidates) for b in blocks])
+        rows = merge_distinct_rows(list(parts), candidates)
+    encode_table(estimator, rows, reset=True)
+    encoding = getattr(estimator, "_table_encoding", None)
+    if encoding is None or encoding.trivial:
+        return X
+    if frame:
+        meta = X._meta.astype({c: np.float64 for c in X.columns})
+        return X.map_partitions(_coded_frame, estimator, meta=meta)
+    coded = functools.partial(_coded, estimator)
+    return X.rechunk({1: -1}).map_blocks(coded, dtype=np.float64)
+
+
+def _coded(estimator: Any, rows: Any) -> np.ndarray:
+    from ._table_encoding import encode_table
+
+    return np.asarray(encode_table(estimator, rows, reset=False), dtype=np.float64)
+
+
+def _coded_frame(part: Any, estimator: Any) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame(_coded(estimator, part), columns=part.columns, index=part.index)
 
 
 def as_row_blocks(estimator: Any, X: Any, *, reset: bool, purpose: str) -> Any:
@@ -124,36 +164,41 @@ def as_row_blocks(estimator: Any, X: Any, *, reset: bool, purpose: str) -> Any:
     Returns
     -------
     X : dask Array of shape (n_samples, n_features), dtype float64
-        Chunked by rows only (row-chunk sizes may be unknown for a DataFrame).
+        Chunked by rows only, the row-chunk sizes known.
     """
     from ._sklearn_compat import _check_feature_names, _check_n_features
 
     import_dask(purpose)
     name = type(estimator).__name__
-    if hasattr(X, "dtypes") and hasattr(X, "to_dask_array"):  # a DataFrame
+    frame = hasattr(X, "dtypes") and hasattr(X, "to_dask_array")
+    if not frame and (not hasattr(X, "ndim") or not hasattr(X, "dtype")):
+        raise TypeError(
+            f"{name}: expected a dask Array or DataFrame, got {type(X).__name__}; "
+            "call .to_dask_array() on other collections."
+        )
+    if frame:
+        import pandas as pd
+
+        # scikit-learn reads the names of a pandas frame: an empty one with
+        # the same columns gives the in-memory checks without reading data.
+        _check_feature_names(estimator, pd.DataFrame(columns=X.columns), reset=reset)
+    else:
+        _check_feature_names(estimator, X, reset=reset)
+    if reset and _takes_tables(estimator) and (frame or X.ndim == 2):
+        # Nominal columns coded as in memory (the estimator records the
+        # coding): numbers from here on.
+        X = _fit_coding(estimator, X)
+        frame = hasattr(X, "dtypes") and hasattr(X, "to_dask_array")
+    if frame:
         dtypes = list(X.dtypes)
         bad = [
             str(c) for c, t in zip(X.columns, dtypes, strict=True) if not _numeric(t)
         ]
         if bad:
             raise ValueError(_nominal_message(estimator, f"columns {bad} are"))
-        import pandas as pd
-
-        # scikit-learn reads the names of a pandas frame: an empty one with
-        # the same columns gives the in-memory checks without reading data.
-        _check_feature_names(estimator, pd.DataFrame(columns=X.columns), reset=reset)
-        X = X.to_dask_array()
-    elif not hasattr(X, "ndim") or not hasattr(X, "dtype"):
-        raise TypeError(
-            f"{name}: expected a dask Array or DataFrame, got {type(X).__name__}; "
-            "call .to_dask_array() on other collections."
-        )
-    else:
-        if not _numeric(X.dtype):
-            raise ValueError(
-                _nominal_message(estimator, f"the array's dtype {X.dtype} is")
-            )
-        _check_feature_names(estimator, X, reset=reset)
+        X = X.to_dask_array(lengths=True)  # (one pass counts each block's rows)
+    elif not _numeric(X.dtype):
+        raise ValueError(_nominal_message(estimator, f"the array's dtype {X.dtype} is"))
     if X.ndim != 2:
         raise ValueError(
             f"Expected a 2D array, got a {X.ndim}D dask array instead "

@@ -24,7 +24,14 @@ import numpy as np
 
 from ._validation import describe_features, missing_objects, user_stacklevel
 
-__all__ = ["TableEncoding", "UnknownCategoryWarning", "encode_table"]
+__all__ = [
+    "TableEncoding",
+    "UnknownCategoryWarning",
+    "distinct_rows",
+    "encode_table",
+    "merge_distinct_rows",
+    "nominal_candidates",
+]
 
 
 class UnknownCategoryWarning(UserWarning):
@@ -438,6 +445,93 @@ def encode_table(estimator: Any, X: Any, *, reset: bool) -> Any:
     if encoding is None or encoding.trivial:
         return X
     return _apply(estimator, encoding, X)
+
+
+def nominal_candidates(estimator: Any, X: Any) -> np.ndarray:
+    """Per column of ``X``, whether fitting the coding reads its values: a
+    column not numeric by its dtype, or declared nominal by the estimator's
+    ``nominal_features``. Reads the dtypes and names only (``X`` may hold no
+    row, e.g. a dask DataFrame's empty meta)."""
+    _, names, hints = _columns_of(X)
+    candidates = np.array([hint != "numeric" for hint in hints], dtype=bool)
+    wanted = _wanted_nominal(
+        estimator, getattr(estimator, "nominal_features", FROM_DTYPE), names, hints
+    )
+    return candidates if wanted is None else candidates | wanted
+
+
+def _first_occurrences(col: Any, hint: str | None) -> np.ndarray:
+    """Positions of the first occurrence of each distinct observed value."""
+    if hint in ("categorical", "ordered"):
+        values = np.asarray(col.cat.codes.to_numpy())
+        observed = np.flatnonzero(values >= 0)
+    else:
+        raw = col.to_numpy() if hasattr(col, "to_numpy") else np.asarray(col)
+        if raw.dtype.kind in "biuf":
+            values = raw.astype(np.float64)
+            observed = np.flatnonzero(~np.isnan(values))
+        else:
+            raw = np.asarray(raw, dtype=object)
+            observed = np.flatnonzero(~_missing_mask(raw))
+            first: dict[Any, int] = {}
+            for i in observed:
+                first.setdefault(_key(raw[i]), int(i))
+            return np.fromiter(first.values(), dtype=np.intp, count=len(first))
+    _, where = np.unique(values[observed], return_index=True)
+    return observed[np.sort(where)]
+
+
+def distinct_rows(X: Any, candidates: np.ndarray) -> Any:
+    """The rows of ``X`` (a pandas DataFrame or a 2-D array) that fitting
+    the coding needs: in each candidate column (:func:`nominal_candidates`)
+    its distinct observed values, in the others their first entry, each
+    column's values repeated to the same length. The coding fitted on them
+    is the one fitted on ``X``; so is the one fitted on the rows of several
+    blocks' results stacked (:func:`merge_distinct_rows`)."""
+    frame = _is_frame(X)
+    values, _, hints = _columns_of(X if frame else X[:0])
+    n = X.shape[0]
+    positions = []
+    for j, hint in enumerate(hints):
+        col = values[j] if frame else X[:, j]
+        found = _first_occurrences(col, hint) if candidates[j] else np.zeros(0)
+        # (no value: the first entry, missing or not, keeps the dtype)
+        positions.append(found if len(found) else np.zeros(min(n, 1), np.intp))
+    length = max((len(p) for p in positions), default=0)
+    if frame:
+        import pandas as pd
+
+        columns = [
+            X.iloc[np.resize(p, length), j].reset_index(drop=True)
+            for j, p in enumerate(positions)
+        ]
+        out = pd.concat(columns, axis=1) if columns else X.iloc[:0]
+        out.columns = X.columns
+        return out
+    columns = [X[np.resize(p, length), j] for j, p in enumerate(positions)]
+    return np.stack(columns, axis=1) if columns else X[:0]
+
+
+def merge_distinct_rows(parts: list[Any], candidates: np.ndarray) -> Any:
+    """:func:`distinct_rows` of the blocks' :func:`distinct_rows` stacked
+    (pandas categoricals on the union of their blocks' categories: sorted
+    when unordered, so that the order of the blocks does not matter)."""
+    if not _is_frame(parts[0]):
+        return distinct_rows(np.concatenate(parts, axis=0), candidates)
+    import pandas as pd
+
+    parts = [p.copy() for p in parts]
+    for name in parts[0].columns:
+        dtypes = [p[name].dtype for p in parts]
+        if all(getattr(t, "name", "") == "category" for t in dtypes):
+            union = list(dict.fromkeys(c for t in dtypes for c in t.categories))
+            ordered = bool(dtypes[0].ordered)
+            if not ordered and any(list(t.categories) != union for t in dtypes):
+                union = list(_sort_labels(union))
+            kind = pd.CategoricalDtype(union, ordered=ordered)
+            for p in parts:
+                p[name] = p[name].astype(kind)
+    return distinct_rows(pd.concat(parts, ignore_index=True), candidates)
 
 
 def _fit_encoding(estimator: Any, X: Any) -> TableEncoding | None:

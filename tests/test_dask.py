@@ -149,8 +149,7 @@ def test_nominal_dask_columns_are_read_partition_by_partition():
     DataFrame with such columns in transform / predict: each partition goes
     to its in-memory method as a pandas frame (categories encoded as
     fitted), giving the in-memory result; columns that differ from the
-    fitted ones are refused before any partition runs. Fitting on such a
-    frame is refused with the remedy (compute it, or encode as numbers)."""
+    fitted ones are refused before any partition runs."""
     import pandas as pd
 
     from missingkernels import ExpectedKernelFeatures, MissingKernelSVC
@@ -182,8 +181,214 @@ def test_nominal_dask_columns_are_read_partition_by_partition():
     renamed = dd.from_pandas(frame.rename(columns={"size": "height"}), npartitions=3)
     with pytest.raises(ValueError, match="feature names"):
         est.transform(renamed)
-    with pytest.raises(ValueError, match=r"takes such columns as nominal"):
-        MissingKernelSVC(route="features").fit(X, y)
+
+
+def _mixed_frame(n=900, seed=0):
+    """Numeric, text, categorical and boolean columns with missing entries;
+    the classes depend on both kinds."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "x": rng.normal(size=n) * 3.0 + 1.0,
+        "z": rng.normal(size=n),
+        "colour": rng.choice(["red", "blue", "green"], n).astype(object),
+        "size": pd.Categorical(rng.choice(["S", "M", "L"], n)),
+        "flag": rng.random(n) < 0.3,
+    })  # fmt: skip
+    frame.loc[rng.random(n) < 0.3, "x"] = np.nan
+    frame.loc[rng.random(n) < 0.2, "colour"] = None
+    frame.loc[rng.random(n) < 0.1, "size"] = None
+    signal = np.nan_to_num(frame["x"] - 1.0) / 3.0 + 1.5 * (frame["colour"] == "red")
+    y = (signal + 0.5 * frame["z"] + 0.3 * rng.normal(size=n) > 0.5).astype(int)
+    return frame, np.asarray(y)
+
+
+def test_the_coding_of_nominal_columns_is_fitted_out_of_core():
+    """A dask DataFrame's (or object array's) nominal columns get the coding
+    fitted in memory on the same rows (kinds, categories and codes), from
+    one pass that gathers their distinct values, also when the partitions
+    hold different categories; a column mixing numbers and text is refused
+    as in memory."""
+    import dask
+
+    from missingkernels import MissingKernelSVC
+    from missingkernels._dask_blocks import as_row_blocks
+    from missingkernels._table_encoding import encode_table
+
+    dd = pytest.importorskip("dask.dataframe")
+    frame, _ = _mixed_frame(n=300)
+    # categoricals of unknown categories in dask: each partition lists those
+    # it holds, and the first holds no "L"
+    frame["size"] = frame["size"].astype(object)
+    frame.loc[:99, "size"] = frame.loc[:99, "size"].replace("L", "M")
+    X = dd.from_pandas(frame, npartitions=3, sort=False)
+    X = X.assign(size=X["size"].astype("category"))
+    assert X.npartitions == 3 and not X["size"].cat.known
+    whole = frame.assign(size=frame["size"].astype("category"))
+    memory, blocks = MissingKernelSVC(), MissingKernelSVC()
+    coded = encode_table(memory, whole, reset=True)
+    rows = as_row_blocks(blocks, X, reset=True, purpose="test")
+    np.testing.assert_array_equal(blocks.is_nominal_, memory.is_nominal_)
+    for a, b in zip(
+        blocks.nominal_categories_, memory.nominal_categories_, strict=True
+    ):
+        assert (a is None and b is None) or list(a) == list(b)
+    np.testing.assert_array_equal(rows.compute(), np.asarray(coded))
+    assert list(blocks.feature_names_in_) == list(frame.columns)
+    # an object dask array: every column nominal, as in memory
+    text = np.asarray(frame[["colour"]].fillna("none"), dtype=object)
+    on_dask = MissingKernelSVC()
+    as_row_blocks(on_dask, da.from_array(text, chunks=(70, 1)), reset=True, purpose="t")
+    in_memory = MissingKernelSVC()
+    encode_table(in_memory, text, reset=True)
+    assert list(on_dask.nominal_categories_[0]) == list(
+        in_memory.nominal_categories_[0]
+    )
+    mixed = frame.assign(colour=frame["colour"].where(frame.index % 50 != 7, 3.5))
+    with (
+        dask.config.set({"dataframe.convert-string": False}),  # (keep objects)
+        pytest.raises(ValueError, match="mixes numbers and strings"),
+    ):
+        as_row_blocks(
+            MissingKernelSVC(), dd.from_pandas(mixed, npartitions=3), reset=True,
+            purpose="t",
+        )  # fmt: skip
+
+
+def test_latent_class_density_on_a_dask_frame_equals_in_memory():
+    """LatentClassDensity on the blocks of a frame with nominal columns:
+    the EM's iterates are the in-memory fit's (every row in the k-means
+    start, at most _START_ROWS) up to the order of the additions, ~1e-16
+    relative per pass. A slow EM (two overlapping classes) and SQUAREM's
+    step lengths can carry that to ~1e-9 by the stopping rule at tol=1e-5;
+    at tol=1e-10 both runs end within ~1e-10 / (1 - rate) of the same
+    optimum: 1e-7 holds for rates up to 0.999."""
+    from missingkernels.densities import LatentClassDensity
+
+    dd = pytest.importorskip("dask.dataframe")
+    frame, _ = _mixed_frame(n=600, seed=2)
+    for K in (1, 2):
+        memory = LatentClassDensity(n_components=K, tol=1e-10).fit(frame)
+        blocks = LatentClassDensity(n_components=K, tol=1e-10).fit(
+            dd.from_pandas(frame, npartitions=4)
+        )
+        assert memory.converged_ and blocks.converged_
+        assert blocks.loglik_ == pytest.approx(memory.loglik_, rel=1e-12)
+        fitted = ["weights_", "means_", "covariances_", "category_probabilities_"]
+        for name in fitted:
+            for a, b in zip(getattr(blocks, name), getattr(memory, name), strict=True):
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-7, err_msg=name)
+
+
+def test_latent_class_density_on_dask_starts_from_a_sample_of_many_rows(monkeypatch):
+    """Beyond _START_ROWS rows the k-means start reads a uniform sample
+    (here about 100 of 600); on two well-separated classes EM over all the
+    blocks then reaches the in-memory fit's optimum, up to the prior: its
+    centre is the within-cluster variance of the start's clusters, so the
+    MAP optimum moves by about prior_rows / n times the centre's change
+    (the likelihood by ~1e-6 relative, the class means by ~1e-2 on classes
+    6 apart); the sample is drawn again the same way (the same fit twice)."""
+    import pandas as pd
+
+    from missingkernels.densities import LatentClassDensity, _latent_class
+
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(6)
+    k = rng.random(600) < 0.4
+    frame = pd.DataFrame({
+        "x": np.where(k, 3.0, -3.0) + rng.normal(size=600),
+        "z": np.where(k, -2.0, 2.0) + rng.normal(size=600),
+        "colour": np.where(k ^ (rng.random(600) < 0.1), "red", "blue").astype(object),
+    })  # fmt: skip
+    frame.loc[rng.random(600) < 0.3, "x"] = np.nan
+    frame.loc[rng.random(600) < 0.2, "colour"] = None
+    monkeypatch.setattr(_latent_class, "_START_ROWS", 100)
+    params = {"n_components": 2, "tol": 1e-10}
+    memory = LatentClassDensity(**params).fit(frame)
+    X = dd.from_pandas(frame, npartitions=4)
+    blocks = LatentClassDensity(**params).fit(X)
+    assert blocks.loglik_ == pytest.approx(memory.loglik_, rel=1e-5)
+    order = np.argsort(blocks.means_[:, 0]), np.argsort(memory.means_[:, 0])
+    np.testing.assert_allclose(
+        blocks.means_[order[0]], memory.means_[order[1]], rtol=0, atol=0.05
+    )
+    again = LatentClassDensity(**params).fit(X)
+    np.testing.assert_array_equal(again.means_, blocks.means_)
+
+
+def test_the_mixed_kernel_and_its_nystroem_features_fit_a_dask_frame():
+    """The mixed kernel fitted on the blocks (density, the numeric columns'
+    centre and gamma="scale") equals the in-memory kernel; its Nystroem
+    features draw the same landmark rows (reading those alone), so the
+    same feature Gram ``Z Z^T`` up to the conditioning of the landmarks'
+    Gram (its inverse amplifies the kernel's rounding)."""
+    from missingkernels import ExpectedKernelFeatures, get_kernel
+
+    dd = pytest.importorskip("dask.dataframe")
+    frame, _ = _mixed_frame(n=600, seed=3)
+    X = dd.from_pandas(frame, npartitions=3)
+    memory, blocks = get_kernel("mixed_rbf").fit(frame), get_kernel("mixed_rbf").fit(X)
+    assert blocks.base_kernel_.gamma_ == pytest.approx(
+        memory.base_kernel_.gamma_, rel=1e-12
+    )
+    K_mem = memory(frame.iloc[:80], frame.iloc[80:200])
+    np.testing.assert_allclose(
+        blocks(frame.iloc[:80], frame.iloc[80:200]), K_mem, rtol=0, atol=1e-12
+    )
+    f_mem = ExpectedKernelFeatures(n_components=40, random_state=0).fit(frame)
+    f_dask = ExpectedKernelFeatures(n_components=40, random_state=0).fit(X)
+    assert f_dask.method_ == f_mem.method_ == "nystroem"
+    np.testing.assert_array_equal(f_dask.landmarks_, f_mem.landmarks_)
+    L = f_mem.landmarks_
+    eigenvalues = np.linalg.eigvalsh(f_mem.kernel_(L, L.copy()))
+    kept = eigenvalues[eigenvalues > eigenvalues.max() * 1e-12]
+    # |dK| <= 1e-12 entrywise; through the pseudo-inverse, times 1 / lambda_min
+    tol = 40 * 1e-12 / kept.min()
+    Z_mem, Z_dask = f_mem.transform(frame), f_dask.transform(frame)
+    np.testing.assert_allclose(Z_dask @ Z_dask.T, Z_mem @ Z_mem.T, rtol=0, atol=tol)
+
+
+def test_svc_fits_a_dask_frame_with_nominal_columns_out_of_core():
+    """MissingKernelSVC(route="features").fit on a dask DataFrame with
+    nominal columns: the coding, standardisation (numeric columns only),
+    latent-class density and Nystroem map as in memory, the squared hinge
+    from blockwise statistics. Reference: LinearSVC (squared hinge, tol
+    1e-10) on the fitted map's features of the coded rows in memory;
+    predict on a dask frame returns a dask array equal to the in-memory
+    predictions."""
+    from sklearn.svm import LinearSVC
+
+    from missingkernels import MissingKernelSVC
+    from missingkernels._table_encoding import encode_table
+
+    dd = pytest.importorskip("dask.dataframe")
+    frame, y = _mixed_frame(n=900, seed=4)
+    X = dd.from_pandas(frame, npartitions=3)
+    params = {
+        "route": "features", "n_kernel_features": 60, "random_state": 0, "tol": 1e-10
+    }  # fmt: skip
+    model = MissingKernelSVC(**params).fit(X, da.from_array(y, chunks=300))
+    memory = MissingKernelSVC(**{**params, "tol": 1e-4}).fit(frame, y)
+    np.testing.assert_array_equal(model.is_nominal_, memory.is_nominal_)
+    np.testing.assert_allclose(model.x_center_, memory.x_center_, rtol=1e-12)
+    np.testing.assert_allclose(model.x_scale_, memory.x_scale_, rtol=1e-12)
+    assert type(model.kernel_).__name__ == "MixedRBFKernel"
+    assert type(model.density_).__name__ == "LatentClassDensity"
+    # the same landmark rows, standardised by sums added in another order
+    np.testing.assert_allclose(
+        model.features_.landmarks_, memory.features_.landmarks_, rtol=0, atol=1e-12
+    )
+    coded = np.asarray(encode_table(memory, frame, reset=False), dtype=float)
+    Z = model.features_.transform((coded - model.x_center_) / model.x_scale_)
+    linear = LinearSVC(C=1.0, loss="squared_hinge", dual=False, tol=1e-10).fit(Z, y)
+    np.testing.assert_allclose(
+        model.decision_function(frame), linear.decision_function(Z), atol=1e-4
+    )
+    pred = model.predict(X)
+    assert hasattr(pred, "dask")
+    np.testing.assert_array_equal(pred.compute(), model.predict(frame))
+    assert np.mean(model.predict(frame) == y) > 0.8
 
 
 def test_too_few_used_rows_on_dask():
@@ -540,8 +745,8 @@ def test_expected_features_fit_on_dask_out_of_core():
     """ExpectedKernelFeatures.fit on a dask array: the kernel fitted on the
     blocks, the same frequencies drawn (same random_state): features equal to
     the in-memory fit's to the rounding of the kernel's state (1e-10);
-    fit_transform returns them lazily. Nystroem, which keeps landmark rows,
-    reads the rows in memory as before and gives the in-memory map."""
+    fit_transform returns them lazily. Nystroem reads only its landmark
+    rows, the ones the in-memory fit draws, and gives its map."""
     from missingkernels import ExpectedKernelFeatures
 
     X = _data(seed=10, n=1200, d=4)
@@ -559,11 +764,16 @@ def test_expected_features_fit_on_dask_out_of_core():
         Z[:100].compute(), expected.transform(X[:100]), atol=1e-10
     )
     nystroem = {"method": "nystroem", "n_components": 30, "random_state": 0}
-    np.testing.assert_allclose(
-        ExpectedKernelFeatures(**nystroem).fit(dX).transform(X[:50]),
-        ExpectedKernelFeatures(**nystroem).fit(X).transform(X[:50]),
-        atol=1e-12,
-    )
+    on_dask = ExpectedKernelFeatures(**nystroem).fit(dX)
+    in_memory = ExpectedKernelFeatures(**nystroem).fit(X)
+    np.testing.assert_array_equal(on_dask.landmarks_, in_memory.landmarks_)
+    # The kernels agree to ~1e-16 relative (sums in another order); the
+    # landmarks' inverse Gram amplifies that by up to 1 / lambda_min.
+    L = in_memory.landmarks_
+    eigenvalues = np.linalg.eigvalsh(in_memory.kernel_(L, L.copy()))
+    tol = 30 * 1e-15 / eigenvalues[eigenvalues > eigenvalues.max() * 1e-12].min()
+    Z, Z_ref = on_dask.transform(X[:50]), in_memory.transform(X[:50])
+    np.testing.assert_allclose(Z @ Z.T, Z_ref @ Z_ref.T, rtol=0, atol=tol)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])

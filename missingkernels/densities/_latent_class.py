@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -27,6 +27,7 @@ from ._base_em import (
 )
 from ._mixture import (
     _MIN_RESP,
+    _START_ROWS,
     _centre_labels,
     _initial_parameters,
     gaussian_m_step,
@@ -111,6 +112,73 @@ def _latent_class_sums(data: _MixedEMData, params: Params, fill: bool) -> tuple:
         assert data.groups is not None
         cov_sum[k] = _pattern_cov_sum(data.groups, cond.blocks, p, resp[:, k])
     return float(row.sum()), resp.sum(axis=0), counts, weighted, scatter, cov_sum
+
+
+def _mixed_rows(
+    X: np.ndarray, nominal: np.ndarray, sizes: tuple[int, ...],
+    center: np.ndarray, scale: np.ndarray,
+) -> tuple[np.ndarray, Any, np.ndarray, np.ndarray]:  # fmt: skip
+    """The rows with an observed entry as EM reads them: the numeric columns
+    standardised (zero where missing) and their pattern groups (None without
+    numeric columns), the nominal codes one-hot and their missing mask."""
+    X = np.asarray(X, dtype=np.float64)
+    X = X[~np.isnan(X).all(axis=1)]
+    Xn, codes = X[:, ~nominal], X[:, nominal]
+    mask = np.isnan(Xn)
+    Z0 = np.where(mask, 0.0, (Xn - center) / scale)
+    groups = pattern_groups(mask) if Xn.shape[1] else None
+    return Z0, groups, one_hot_codes(codes, sizes), np.isnan(codes)
+
+
+def _rows_data(
+    X: np.ndarray, nominal: np.ndarray, sizes: tuple[int, ...], like: _MixedEMData
+) -> _MixedEMData:
+    """``like`` (its standardisation, prior and frequencies) on the rows
+    ``X`` in memory."""
+    Z0, groups, onehot, absent = _mixed_rows(X, nominal, sizes, like.center, like.scale)
+    return replace(
+        like, Z0=Z0, groups=groups, n=len(Z0), source=None, onehot=onehot,
+        nominal_missing=absent,
+        n_patterns=0 if groups is None else groups.n_patterns,
+    )  # fmt: skip
+
+
+def _block_sums(
+    block: np.ndarray, nominal: np.ndarray, sizes: tuple[int, ...],
+    center: np.ndarray, scale: np.ndarray, params: Params, fill: bool,
+) -> tuple:  # fmt: skip
+    """:func:`_latent_class_sums` of a raw row block."""
+    Z0, groups, onehot, absent = _mixed_rows(block, nominal, sizes, center, scale)
+    data = _MixedEMData(
+        Z0, groups, center, scale, 0.0, len(Z0), 0, onehot=onehot,
+        nominal_missing=absent, sizes=sizes,
+    )  # fmt: skip
+    return _latent_class_sums(data, params, fill)
+
+
+def _block_moments(
+    block: np.ndarray, nominal: np.ndarray, sizes: tuple[int, ...],
+    center: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Per block, over the rows with an observed entry: the numeric columns'
+    squared deviations from ``center``, their distinct missing patterns
+    (packed), and the count of each category."""
+    block = np.asarray(block, dtype=np.float64)
+    block = block[~np.isnan(block).all(axis=1)]
+    Xn = block[:, ~nominal]
+    missing = np.isnan(Xn)
+    squares = (np.where(missing, 0.0, Xn - center) ** 2).sum(axis=0)
+    packed = np.packbits(missing, axis=1)
+    keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1])))
+    counts = one_hot_codes(block[:, nominal], sizes).sum(axis=0)
+    return squares, np.unique(keys.ravel()), counts
+
+
+def _sample_block(block: np.ndarray, index: int, fraction: float, seed: int) -> Any:
+    if fraction >= 1.0:
+        return np.asarray(block)
+    keep = np.random.default_rng([seed, index]).random(len(block)) < fraction
+    return np.asarray(block)[keep]
 
 
 class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
@@ -313,20 +381,59 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
 
     # -- fitting -----------------------------------------------------------
     def _fit_dask(self, X: Any) -> None:
-        raise ValueError(
-            f"{type(self).__name__} fits in memory; pass a numpy array or "
-            "DataFrame (e.g. the dask collection's .compute())."
+        """:meth:`_fit` on the row blocks of a dask array (nominal columns
+        coded already), out of core: one pass checks the values and sums
+        each column, a second sums the numeric columns' squared deviations
+        and counts the categories, then every EM iteration is one pass (the
+        E-step's sums per block, the M-step here). The k-means start reads
+        at most ``_START_ROWS`` rows (all of them when there are no more: the
+        iterates are then the in-memory fit's, up to the order of the
+        additions; otherwise a uniform sample of about that many)."""
+        from .._dask_blocks import block_map, summarise_columns
+
+        if getattr(self, "nominal_categories_", None) is None:
+            self.nominal_categories_: list[Any] = [None] * X.shape[1]
+            self.is_nominal_ = np.zeros(X.shape[1], dtype=bool)
+        nominal = self._nominal_mask()
+        sizes = self._sizes()
+        summary = summarise_columns(
+            self, X, min_samples=2, require_observed_columns=True
         )
+        self._check_n_rows(summary.n_used)
+        center = summary.mean[~nominal]
+        parts = block_map(X, _block_moments, nominal, sizes, center)
+        squares = sum(part[0] for part in parts)
+        n_patterns = len(np.unique(np.concatenate([part[1] for part in parts])))
+        counts = sum(part[2] for part in parts)
+        observed = summary.counts[~nominal]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = np.sqrt(squares / observed)
+        constant = summary.constant[~nominal]
+        scale[constant] = 1.0
+        ridge, prior_rows, centre = _starting_prior(self, constant)
+        if not (~nominal).any():
+            ridge = 0.0
+        data = _MixedEMData(
+            None, None, center, scale, ridge, summary.n_used, n_patterns,
+            source=X, prior_rows=prior_rows, centre=centre, sizes=sizes,
+            frequencies=self._normalise(np.asarray(counts)[None, :], sizes)[0],
+        )  # fmt: skip
+        self._fit_em(data, observed)
 
     def _split(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
         """Numeric columns, nominal codes, and each nominal column's size."""
         nominal = self._nominal_mask()
-        sizes = tuple(
+        return X[:, ~nominal], X[:, nominal], self._sizes()
+
+    def _sizes(self) -> tuple[int, ...]:
+        """The number of categories of each nominal column."""
+        return tuple(
             len(c)
-            for c, is_nom in zip(self.nominal_categories_, nominal, strict=True)
+            for c, is_nom in zip(
+                self.nominal_categories_, self._nominal_mask(), strict=True
+            )
             if is_nom and c is not None
         )
-        return X[:, ~nominal], X[:, nominal], sizes
 
     def _nominal_mask(self) -> np.ndarray:
         mask = getattr(self, "is_nominal_", None)
@@ -344,7 +451,7 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
 
     def _fit(self, X: np.ndarray) -> None:
         if getattr(self, "nominal_categories_", None) is None:
-            self.nominal_categories_: list[Any] = [None] * X.shape[1]
+            self.nominal_categories_ = [None] * X.shape[1]
             self.is_nominal_ = np.zeros(X.shape[1], dtype=bool)
         Xn, codes, sizes = self._split(X)
         used = ~np.isnan(X).all(axis=1)
@@ -382,14 +489,26 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
         self, data: _EMData, params: Params, iteration: int
     ) -> tuple[float, Params]:
         assert isinstance(data, _MixedEMData)
-        sums = _latent_class_sums(data, params, True)
+        sums = self._sums(data, params, True)
         objective = float(sums[0]) + self._log_prior(data, params)
         return objective, self._m_step(data, params, sums[1:], iteration)
 
     def _objective(self, data: _EMData, params: Params) -> float:
         assert isinstance(data, _MixedEMData)
-        loglik = _latent_class_sums(data, params, False)[0]
+        loglik = self._sums(data, params, False)[0]
         return float(loglik) + self._log_prior(data, params)
+
+    def _sums(self, data: _MixedEMData, params: Params, fill: bool) -> tuple:
+        """:func:`_latent_class_sums` over all the rows: in memory, or
+        block by block (added in block order)."""
+        if data.source is None:
+            return _latent_class_sums(data, params, fill)
+        from .._dask_blocks import block_sums
+
+        return block_sums(
+            data.source, _block_sums, self._nominal_mask(), data.sizes,
+            data.center, data.scale, params, fill,
+        )  # fmt: skip
 
     def _valid_params(self, data: _EMData, params: Params) -> Params | None:
         """An extrapolation SQUAREM may take: positive class weights summing
@@ -442,17 +561,36 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
 
     def _starts(self, data: _EMData) -> list[Any]:
         """k-means labels of the rows (standardised numeric columns, one-hot
-        nominal columns, missing entries at their means), one per start."""
-        assert isinstance(data, _MixedEMData) and data.onehot is not None
+        nominal columns, missing entries at their means), one per start,
+        with the rows they label (out of core, those of :meth:`_start_rows`)."""
+        assert isinstance(data, _MixedEMData)
         K = self.n_components
-        seeds = integer_seeds(self.random_state, self.n_init)
+        if data.source is None:
+            rows = data
+            seeds = integer_seeds(self.random_state, self.n_init)
+        else:
+            seeds = integer_seeds(self.random_state, self.n_init + 1)
+            rows = self._start_rows(data, int(seeds[-1]))
+            seeds = seeds[:-1]
         if K == 1:
-            return [np.zeros(data.n, dtype=np.intp)]
-        features = self._start_features(data)
+            return [(rows, np.zeros(rows.n, dtype=np.intp))]
+        features = self._start_features(rows)
         return [
-            KMeans(K, n_init=1, random_state=int(seed)).fit_predict(features)
+            (rows, KMeans(K, n_init=1, random_state=int(seed)).fit_predict(features))
             for seed in seeds
         ]
+
+    def _start_rows(self, data: _MixedEMData, seed: int) -> _MixedEMData:
+        """The rows of the k-means start of a fit out of core, in memory:
+        all of them when there are at most ``_START_ROWS``, else about that
+        many drawn uniformly, block by block, with a generator seeded by
+        ``seed`` and the block's position."""
+        from .._dask_blocks import block_map
+
+        fraction = min(1.0, _START_ROWS / data.n)
+        parts = block_map(data.source, _sample_block, fraction, seed, pass_index=True)
+        rows = np.concatenate(parts, axis=0)
+        return _rows_data(rows, self._nominal_mask(), data.sizes, data)
 
     @staticmethod
     def _start_features(data: _MixedEMData) -> np.ndarray:
@@ -471,29 +609,30 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
 
     def _centre_prior(self, data: _EMData, starts: list[Any]) -> _EMData:
         assert isinstance(data, _MixedEMData)
-        if data.Z0 is None or not data.Z0.shape[1] or data.groups is None:
+        rows = starts[0][0]
+        if rows.Z0 is None or not rows.Z0.shape[1] or rows.groups is None:
             return data
-        labels = _centre_labels(self._start_features(data), int(self.n_components))
-        return within_centre(data, data.Z0, data.groups.missing, labels)
+        labels = _centre_labels(self._start_features(rows), int(self.n_components))
+        return within_centre(data, rows.Z0, rows.groups.missing, labels)
 
     def _initial(self, data: _EMData, start: Any) -> Params:
-        assert isinstance(data, _MixedEMData) and data.onehot is not None
-        assert data.Z0 is not None
-        labels = start
+        rows, labels = start
+        assert isinstance(rows, _MixedEMData) and rows.onehot is not None
+        assert rows.Z0 is not None
         K = self.n_components
-        p = data.Z0.shape[1]
+        p = rows.Z0.shape[1]
         if p:
-            assert data.groups is not None
-            pi, m, S = _initial_parameters(data.Z0, data.groups.missing, labels, K)
+            assert rows.groups is not None
+            pi, m, S = _initial_parameters(rows.Z0, rows.groups.missing, labels, K)
         else:
-            pi = np.maximum(np.bincount(labels, minlength=K) / data.n, 1.0 / data.n)
+            pi = np.maximum(np.bincount(labels, minlength=K) / rows.n, 1.0 / rows.n)
             m, S = np.zeros((K, 0)), np.zeros((K, 0, 0))
         pi = pi / pi.sum()
         # Class PMFs of the start: the cluster's observed frequencies, with a
         # half count everywhere so that no category starts impossible.
-        counts = np.zeros((K, data.onehot.shape[1]))
-        np.add.at(counts, labels, data.onehot)
-        theta = self._normalise(counts + 0.5, data.sizes)
+        counts = np.zeros((K, rows.onehot.shape[1]))
+        np.add.at(counts, labels, rows.onehot)
+        theta = self._normalise(counts + 0.5, rows.sizes)
         return pi, theta, m, S
 
     @staticmethod

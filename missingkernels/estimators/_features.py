@@ -280,22 +280,22 @@ class ExpectedKernelFeatures(
         finally:
             forget_training_rows(self.kernel_)
 
-    def _fit_blocks(self, X: Any) -> bool:
+    def _fit_blocks(self, X: Any) -> None:
         """:meth:`fit` on the row blocks of a dask collection, out of core:
         the kernel fitted on the blocks (or, with ``density_rows``, in memory
-        on that many rows drawn from them), the map from its fitted state;
-        the features of the training rows are never all in memory. False
-        when the kernel has no expected map here (Nystroem is needed)."""
+        on that many rows drawn from them), the map from its fitted state,
+        or Nystroem on landmarks drawn as in memory (only their rows read);
+        the features of the training rows are never all in memory."""
         X = as_row_blocks(self, X, reset=True, purpose=f"{type(self).__name__}.fit")
         rng = check_random_state(self.random_state)
-        self._fit_kernel(X, rng)
+        rows = self._fit_kernel(X, rng)
         if self.method != "nystroem":
             # The map needs the fitted state only; two rows probe the table.
             self._fit_expected(X[:2].compute(), rng)
         if self.feature_map_ is None:
-            return False
+            # Uniform landmarks: the rows the in-memory fit draws, read alone.
+            self._fit_nystroem(rows, rng)
         report(self, f"{self._n_features_out} features ({self.method_} map)")
-        return True
 
     def _fit_kernel(self, X: Any, rng: np.random.RandomState) -> Any:
         """Fit the kernel on the training rows (with ``density_rows``, on that
@@ -315,18 +315,20 @@ class ExpectedKernelFeatures(
         return X
 
     def _fits_blocks(self) -> bool:
-        """Whether a dask collection is fitted out of core: a map that needs
-        no training rows (not Nystroem) over a kernel fitted out of core."""
+        """Whether a dask collection is fitted out of core: a kernel fitted
+        out of core, and a map that needs no training rows or uniform
+        Nystroem landmarks (k-means landmarks read every row)."""
         base = getattr(self._make_kernel(), "_base_kernel_class", None)
         fits = getattr(base, "fits_blocks", None)
-        return self.method != "nystroem" and callable(fits) and bool(fits())
+        return self.landmarks == "uniform" and callable(fits) and bool(fits())
 
     def _fit(self, X: Any) -> None:
         if is_dask_collection(X):
-            if self._fits_blocks() and self._fit_blocks(X):
+            if self._fits_blocks():
+                self._fit_blocks(X)
                 return
-            # Nystroem keeps landmark rows: the rows are read into memory.
-            X = as_row_blocks(self, X, reset=True, purpose="ExpectedKernelFeatures")
+            # A kernel fitted in memory: the rows are read (and checked,
+            # and their nominal columns coded, as in memory).
             X = X.compute()
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False,
@@ -420,6 +422,8 @@ class ExpectedKernelFeatures(
         else:
             rows = self._kmeans_rows(X, m, rng)
         L = X[rows]
+        if is_dask_collection(L):  # (out of core: these rows alone are read)
+            L = np.asarray(L.compute())
         # Independent-rows convention, as every cross entry K(x, l).
         K = self.kernel_(L, L.copy())
         w, U = linalg.eigh(0.5 * (K + K.T))

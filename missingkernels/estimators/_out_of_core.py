@@ -239,7 +239,7 @@ def fit_svm_blocks(estimator: Any, X: Any, y: Any, sample_weight: Any) -> Any:
     y = estimator._fit_target(y)  # the regressor's, standardised
     if estimator._standardizes():
         estimator.x_center_, estimator.x_scale_ = fit_standardization_blocks(
-            estimator, X
+            estimator, X, getattr(estimator, "is_nominal_", None)
         )
         X = (X - estimator.x_center_) / estimator.x_scale_
     else:

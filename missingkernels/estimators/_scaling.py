@@ -88,12 +88,14 @@ def _squared_deviations(block: np.ndarray, center: np.ndarray) -> tuple[np.ndarr
     return ((deviations * deviations).sum(axis=0),)
 
 
-def fit_standardization_blocks(estimator: Any, X: Any) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`fit_standardization` on the row blocks of a dask array (numeric
-    columns): one pass checks the rows and sums the observed entries, a
-    second their squared deviations from the mean (two passes, as
-    ``np.nanmean`` then ``np.nanstd``; the same values up to the order of the
-    additions)."""
+def fit_standardization_blocks(
+    estimator: Any, X: Any, nominal: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`fit_standardization` on the row blocks of a dask array (numbers;
+    the ``nominal`` columns, category codes, left unchanged): one pass checks
+    the rows and sums the observed entries, a second their squared
+    deviations from the mean (two passes, as ``np.nanmean`` then
+    ``np.nanstd``; the same values up to the order of the additions)."""
     from .._dask_blocks import block_sums, summarise_columns
 
     summary = summarise_columns(
@@ -106,4 +108,7 @@ def fit_standardization_blocks(estimator: Any, X: Any) -> tuple[np.ndarray, np.n
         scale = np.sqrt(squares / summary.counts)
     tiny = 10 * np.finfo(np.float64).eps * np.maximum(np.abs(center), 1.0)
     scale = np.where(np.isfinite(scale) & (scale > tiny), scale, 1.0)
+    if nominal is not None:
+        mask = np.asarray(nominal, dtype=bool)
+        center, scale = np.where(mask, 0.0, center), np.where(mask, 1.0, scale)
     return center, scale

@@ -11,7 +11,7 @@ from sklearn.base import (
     TransformerMixin,
 )
 
-from .._dask_blocks import rowwise_on_dask
+from .._dask_blocks import is_dask_collection, rowwise_on_dask
 from .._sklearn_compat import _fit_context
 from .._validation import dropped_features, validate_missing_data
 from ._base import KernelParamsMixin, with_settings
@@ -154,7 +154,9 @@ class MissingKernelTransformer(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training rows, NaN where missing.
+            Training rows, NaN where missing; a dask Array or DataFrame is
+            read into memory (the transformer keeps its training rows: its
+            output has one column per training row).
         y : None
             Ignored.
 
@@ -162,6 +164,8 @@ class MissingKernelTransformer(
         -------
         self : MissingKernelTransformer
         """
+        if is_dask_collection(X):
+            X = X.compute()
         X = validate_missing_data(
             self, X, reset=True, min_samples=2, require_observed_columns=False,
             encode=self._encode,

@@ -264,6 +264,7 @@ class BaseExpectedKernel(BaseEstimator):
         density = new_density(self.density)
         subset_feature_names(self, density, self._kept_features)
         subset_feature_names(self, base, self._kept_features)
+        density = self._pass_nominal(density)
         self._check_supported(base, _representation_class(density), density)
         if not _fitted_elsewhere(self.density):
             # The EM densities reduce per-block sums; others read the rows.

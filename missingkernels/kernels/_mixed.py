@@ -130,18 +130,7 @@ class RBFMatching(MissingnessWeightMixin, BaseKernel):
         self.missingness_weight = missingness_weight
 
     def fit(self, X: np.ndarray, train: Any, density: Any = None) -> RBFMatching:
-        if self.missingness_weight > 0 and not isinstance(train, MixedConditionals):
-            raise ValueError(
-                "missingness_weight > 0 needs latent-class conditionals "
-                "(density='latent_class'): the factor on the missingness "
-                f"patterns has no average over {type(train).__name__}."
-            )
-        nominal = getattr(train, "nominal", None)
-        if nominal is None:
-            nominal = getattr(density, "is_nominal_", None)
-        if nominal is None:
-            nominal = np.zeros(X.shape[1], dtype=bool)
-        self.nominal_ = np.asarray(nominal, dtype=bool).copy()
+        self._set_nominal(train, density, X.shape[1])
         numeric = X[:, ~self.nominal_]
         center = (
             np.nanmean(numeric, axis=0) if numeric.size else np.zeros(numeric.shape[1])
@@ -152,6 +141,50 @@ class RBFMatching(MissingnessWeightMixin, BaseKernel):
             self.gamma_ = scale_gamma(numeric) if numeric.shape[1] else 1.0
         else:
             self.gamma_ = float(self.gamma)
+        return self
+
+    def _set_nominal(self, train: Any, density: Any, n_features: int) -> None:
+        """``nominal_`` from the training conditionals (or the density);
+        refuses a missingness factor without latent-class conditionals."""
+        if self.missingness_weight > 0 and not isinstance(train, MixedConditionals):
+            raise ValueError(
+                "missingness_weight > 0 needs latent-class conditionals "
+                "(density='latent_class'): the factor on the missingness "
+                f"patterns has no average over {type(train).__name__}."
+            )
+        nominal = getattr(train, "nominal", None)
+        if nominal is None:
+            nominal = getattr(density, "is_nominal_", None)
+        if nominal is None:
+            nominal = np.zeros(n_features, dtype=bool)
+        self.nominal_ = np.asarray(nominal, dtype=bool).copy()
+
+    def fit_blocks(self, X: Any, density: Any) -> RBFMatching:
+        """:meth:`fit` on the row blocks of a dask array, out of core: the
+        nominal columns from the conditionals of two rows, the numeric
+        columns' means and the variance of their observed entries (for
+        ``gamma="scale"``) from sums over blocks."""
+        from .._dask_blocks import block_sums
+        from .._numerics import gamma_from_variance
+
+        first = np.asarray(X[:2].compute(), dtype=np.float64)
+        self._set_nominal(density.conditionals(first), density, X.shape[1])
+        numeric = ~self.nominal_
+        head = first[:, numeric]
+        shift = float(np.nanmean(head)) if np.isfinite(head).any() else 0.0
+        counts, sums, count, shifted, squares = block_sums(
+            X, _numeric_moments, numeric, shift
+        )
+        center = np.divide(sums, counts, out=np.zeros(len(sums)), where=counts > 0)
+        self.metric_ = engine.Metric.euclidean(center)
+        if not isinstance(self.gamma, str):
+            self.gamma_ = float(self.gamma)
+        elif not numeric.any():
+            self.gamma_ = 1.0
+        else:
+            mean = shifted / count if count else 0.0
+            variance = squares / count - mean * mean if count else np.nan
+            self.gamma_ = gamma_from_variance(int(numeric.sum()), float(variance))
         return self
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -353,6 +386,24 @@ MIXED_CELL = Expectation(
         "(compiled RBF loops and one GEMM of the class PMFs)"
     ),
 )
+
+
+def _numeric_moments(
+    block: np.ndarray, numeric: np.ndarray, shift: float
+) -> tuple[np.ndarray, np.ndarray, int, float, float]:
+    """A block's numeric columns: per column the count and sum of the
+    observed entries, and over all of them the count, sum and sum of squares
+    less ``shift`` (near their mean: no cancellation in the variance)."""
+    Xn = np.asarray(block, dtype=np.float64)[:, numeric]
+    observed = ~np.isnan(Xn)
+    values = Xn[observed] - shift
+    return (
+        observed.sum(axis=0),
+        np.where(observed, Xn, 0.0).sum(axis=0),
+        values.size,
+        float(values.sum()),
+        float((values * values).sum()),
+    )
 
 
 # -- presets ---------------------------------------------------------------------
