@@ -255,3 +255,44 @@ def test_arrays_bytes_counts_every_array_once_through_containers_and_objects():
     assert arrays_bytes(h) == 80 + 48
     assert arrays_bytes([h, (a, [b])]) == 80 + 48
     assert arrays_bytes("text") == 0 and arrays_bytes(Holder) == 0
+
+
+def test_a_table_with_nominal_columns_takes_the_blocks_too(monkeypatch):
+    """Nominal columns (the mixed kernel, latent-class density, Nystroem
+    landmarks) above the limit: the same blocks of rows as numeric tables,
+    the coded rows' features made a block at a time. Reference: LinearSVC
+    (squared hinge, tol 1e-10) on all the same features in memory:
+    decisions to 1e-4 (both solvers' tolerance)."""
+    import pandas as pd
+    from sklearn.svm import LinearSVC
+
+    from missingkernels._table_encoding import encode_table
+    from missingkernels.estimators import _features, _out_of_core
+
+    rng = np.random.default_rng(4)
+    n, m = 1500, 60
+    frame = pd.DataFrame({
+        "x": rng.normal(size=n),
+        "z": rng.normal(size=n),
+        "colour": rng.choice(["red", "blue", "green"], n).astype(object),
+    })  # fmt: skip
+    frame.loc[rng.random(n) < 0.3, "x"] = np.nan
+    frame.loc[rng.random(n) < 0.2, "colour"] = None
+    signal = np.nan_to_num(frame["x"]) + 1.5 * (frame["colour"] == "red") + frame["z"]
+    y = (signal + 0.3 * rng.normal(size=n) > 0.5).astype(int).to_numpy()
+    monkeypatch.setattr(_out_of_core, "BLOCK_ROWS", 400)
+    monkeypatch.setattr(_features, "_ROWS", 200)  # Nystroem's blocks fit too
+    with config_context(max_gram_memory=n * m * 8):  # all the features: above
+        svc = MissingKernelSVC(n_kernel_features=m, random_state=0, tol=1e-10)
+        svc.fit(frame, y)
+        assert "in blocks" in svc._choose_route(n, 3)[2]
+    assert svc.route_ == "features" and svc.svm_.loss == "squared_hinge"
+    assert svc.features_.method_ == "nystroem" and svc.is_nominal_.tolist() == [
+        False, False, True,
+    ]  # fmt: skip
+    coded = np.asarray(encode_table(svc, frame, reset=False), dtype=float)
+    Z = svc.features_.transform((coded - svc.x_center_) / svc.x_scale_)
+    ref = LinearSVC(C=1.0, loss="squared_hinge", dual=False, tol=1e-10).fit(Z, y)
+    np.testing.assert_allclose(
+        svc.decision_function(frame), ref.decision_function(Z), rtol=0, atol=1e-4
+    )

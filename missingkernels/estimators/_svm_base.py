@@ -140,12 +140,10 @@ class _BaseMissingKernelSVM(KernelParamsMixin, BaseEstimator):
     def _fits_features_in_blocks(self, n: int, d: int, m: int) -> bool:
         """Whether the features route fits ``n`` rows in memory blockwise
         (its features above the memory limit, never all held at once, if
-        the blocks fit); not with nominal columns."""
-        nominal = getattr(self, "is_nominal_", None)
+        the blocks fit)."""
         limit = max_gram_memory()[0]
         return (
             not self._calibrates()
-            and (nominal is None or not np.any(nominal))
             and feature_memory(n, d, m) > limit
             and blocks_memory(n, m) <= limit
         )
