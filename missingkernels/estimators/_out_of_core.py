@@ -296,7 +296,8 @@ def rows_to_keep(estimator: Any, features: Any, head: np.ndarray, n: int) -> int
         + (
             "kept for every pass"
             if keep == n
-            else f"the first {keep} rows' kept, the others' computed again at each pass"
+            else f"those of the first {keep} rows kept for every pass, the "
+            "others computed again at each pass"
         )
         + f" (within {format_bytes(budget)}: {source})",
     )
