@@ -13,9 +13,12 @@ blockwise results equal the in-memory ones; fits reduce per-block sums.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -34,9 +37,33 @@ __all__ = [
     "import_dask",
     "is_dask_collection",
     "map_rows",
+    "reporting_passes",
     "rowwise_on_dask",
     "summarise_columns",
 ]
+
+# Where the passes of block_map are reported (a long fit's progress), if set.
+_PASS_REPORT: contextvars.ContextVar[Callable[[float, int], None] | None] = (
+    contextvars.ContextVar("missingkernels_pass_report", default=None)
+)
+
+
+@contextlib.contextmanager
+def reporting_passes(report: Callable[[str], None]) -> Iterator[None]:
+    """Within it, every pass of :func:`block_map` over the row blocks (each
+    EM iteration of a density fitted out of core, each summary) is told to
+    ``report``: its number and time, a long fit's progress."""
+    count = [0]
+
+    def one_pass(seconds: float, n_blocks: int) -> None:
+        count[0] += 1
+        report(f"pass {count[0]} over {n_blocks} blocks of rows: {seconds:.1f} s")
+
+    token = _PASS_REPORT.set(one_pass)
+    try:
+        yield
+    finally:
+        _PASS_REPORT.reset(token)
 
 
 def is_dask_collection(X: Any) -> bool:
@@ -480,13 +507,18 @@ def block_map(
     """
     import dask
 
+    started = time.perf_counter()
     make = dask.delayed(function, pure=True)
     blocks = _blocks(X)
     if pass_index:
         calls = [make(b, i, *args) for i, b in enumerate(blocks)]
     else:
         calls = [make(b, *args) for b in blocks]
-    return list(dask.compute(*calls))
+    out = list(dask.compute(*calls))
+    report = _PASS_REPORT.get()
+    if report is not None:
+        report(time.perf_counter() - started, len(blocks))
+    return out
 
 
 def block_sums(

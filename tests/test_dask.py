@@ -912,6 +912,8 @@ def test_svc_out_of_core_warm_start_reaches_the_same_fit(monkeypatch, capsys):
     warm = MissingKernelSVC(verbose=True, **params).fit(dX, dy)
     out = capsys.readouterr().out + capsys.readouterr().err
     assert "start: the fit on 300 rows" in out and "pass 1:" in out
+    # the density's EM out of core: each pass over the 4 blocks, as it ends
+    assert "kernel fit: pass 1 over 4 blocks of rows" in out
     np.testing.assert_allclose(
         warm.decision_function(X), cold.decision_function(X), rtol=0, atol=1e-7
     )

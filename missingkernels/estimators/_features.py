@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from numbers import Integral
@@ -17,7 +18,12 @@ from sklearn.base import (
 from sklearn.utils import check_random_state
 
 from .._config import arrays_bytes, format_bytes, gram_memory, max_gram_memory
-from .._dask_blocks import as_row_blocks, is_dask_collection, rowwise_on_dask
+from .._dask_blocks import (
+    as_row_blocks,
+    is_dask_collection,
+    reporting_passes,
+    rowwise_on_dask,
+)
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._validation import dropped_features, validate_missing_data
 from ..kernels._expectation_table import expected_features
@@ -307,7 +313,12 @@ class ExpectedKernelFeatures(
             if is_dask_collection(X):
                 X = X.compute()
         started = time.perf_counter()
-        self.kernel_ = self._make_kernel().fit(X)
+        with contextlib.ExitStack() as stack:
+            if self.verbose and is_dask_collection(X):  # a long fit: its passes
+                stack.enter_context(
+                    reporting_passes(lambda text: report(self, f"kernel fit: {text}"))
+                )
+            self.kernel_ = self._make_kernel().fit(X)
         fit_density_report(self, self.kernel_, started)
         self.dropped_features_ = dropped_features(self.kernel_)
         self.feature_map_ = None
