@@ -127,8 +127,8 @@ def _fit_coding(estimator: Any, X: Any) -> Any:
     """Fit the coding of the nominal columns of a dask DataFrame or Array
     (an estimator that takes tables, at fit) from one pass that gathers the
     distinct values of the columns that may be nominal; returns the rows
-    coded as numbers, a dask array (the collection itself when no column
-    needs coding)."""
+    coded as numbers (a dask DataFrame of float columns, or a dask array),
+    or the collection itself when no column needs coding."""
     import dask
 
     from ._table_encoding import (
