@@ -168,3 +168,33 @@ test_that("the help of mk_svm says when the approximate route is taken", {
   expect_match(text, "otherwise the .?approximate.? features route")
   expect_match(text, "mk_memory", fixed = TRUE)
 })
+
+test_that("mk_svm takes the blocks of rows for a data frame with factors too", {
+  skip_if_no_python()
+  set.seed(5)
+  n <- 100000
+  df <- data.frame(
+    a = rnorm(n), b = rnorm(n),
+    g = factor(sample(c("p", "q", "r"), n, replace = TRUE))
+  )
+  df$a[sample(n, n / 5)] <- NA
+  df$g[sample(n, n / 10)] <- NA
+  signal <- ifelse(is.na(df$a), 0, df$a) + 1.5 * (df$g %in% "p") + df$b
+  y <- factor(ifelse(signal > 0.5, "u", "v"), c("u", "v"))
+  old_limit <- mk_config(max_gram_memory = "14MB")
+  on.exit(restore_gram_limit(old_limit), add = TRUE)
+  old <- options(missingkernels.memory_message = 0)
+  on.exit(options(old), add = TRUE)
+  # the mixed kernel's Nystroem landmarks: its features a block at a time
+  expect_message(
+    fit <- mk_svm(df, y, gamma = 0.5, n_kernel_features = 20),
+    "the approximate features route in blocks of rows \\(20 kernel features",
+    class = "missingkernels_memory_message"
+  )
+  expect_identical(fit$route, "features")
+  expect_identical(reticulate::py_to_r(fit$py_model$svm_$loss), "squared_hinge")
+  expect_identical(reticulate::py_to_r(fit$py_model$features_$method_), "nystroem")
+  pred <- predict(fit, df[1:2000, ])
+  expect_length(pred, 2000L)
+  expect_gt(mean(pred == y[1:2000]), 0.8)
+})
