@@ -453,37 +453,27 @@ class LatentClassDensity(_ComponentSearch, _BaseEMDensity):
         if getattr(self, "nominal_categories_", None) is None:
             self.nominal_categories_ = [None] * X.shape[1]
             self.is_nominal_ = np.zeros(X.shape[1], dtype=bool)
-        Xn, codes, sizes = self._split(X)
+        Xn, _, sizes = self._split(X)
         used = ~np.isnan(X).all(axis=1)
         self._check_n_rows(int(used.sum()))
-        Xn, codes = Xn[used], codes[used]
+        Xn = Xn[used]
         center = np.nanmean(Xn, axis=0) if Xn.shape[1] else np.zeros(0)
         scale = np.nanstd(Xn, axis=0) if Xn.shape[1] else np.zeros(0)
         constant = constant_features(Xn) if Xn.shape[1] else np.zeros(0, bool)
         scale[constant] = 1.0
-        mask = np.isnan(Xn)
-        Z0 = np.where(mask, 0.0, (Xn - center) / scale)
-        groups = pattern_groups(mask) if Xn.shape[1] else None
         ridge, prior_rows, centre = _starting_prior(self, constant)
         if not Xn.shape[1]:
             ridge = 0.0
-        onehot = one_hot_codes(codes, sizes)
+        nominal = self._nominal_mask()
+        Z0, groups, onehot, absent = _mixed_rows(X, nominal, sizes, center, scale)
         data = _MixedEMData(
-            Z0,
-            groups,
-            center,
-            scale,
-            ridge,
-            len(Z0),
+            Z0, groups, center, scale, ridge, len(Z0),
             0 if groups is None else groups.n_patterns,
-            prior_rows=prior_rows,
-            centre=centre,
-            onehot=onehot,
-            nominal_missing=np.isnan(codes),
-            sizes=sizes,
+            prior_rows=prior_rows, centre=centre, onehot=onehot,
+            nominal_missing=absent, sizes=sizes,
             frequencies=self._normalise(onehot.sum(axis=0)[None, :], sizes)[0],
-        )
-        self._fit_em(data, (~mask).sum(axis=0))
+        )  # fmt: skip
+        self._fit_em(data, (~np.isnan(Xn)).sum(axis=0))
 
     def _step(
         self, data: _EMData, params: Params, iteration: int
