@@ -256,6 +256,7 @@ def test_the_coding_of_nominal_columns_is_fitted_out_of_core():
         )  # fmt: skip
 
 
+@pytest.mark.numerics
 def test_latent_class_density_on_a_dask_frame_equals_in_memory():
     """LatentClassDensity on the blocks of a frame with nominal columns:
     the EM's iterates are the in-memory fit's (every row in the k-means
@@ -263,7 +264,11 @@ def test_latent_class_density_on_a_dask_frame_equals_in_memory():
     relative per pass. A slow EM (two overlapping classes) and SQUAREM's
     step lengths can carry that to ~1e-9 by the stopping rule at tol=1e-5;
     at tol=1e-10 both runs end within ~1e-10 / (1 - rate) of the same
-    optimum: 1e-7 holds for rates up to 0.999."""
+    optimum: 1e-7 holds for rates up to 0.999. The log-likelihood is
+    stationary there, so it differs to second order: at most n p eps^2 c
+    (n = 600 rows, p ~ 30 parameters, eps = 1e-7, c <= 1e2 the curvature
+    per row on this table), 2e-8; the runs may stop tens of iterations
+    apart (220 and 211 under Haswell, 295 and 211 under Nehalem: 3.5e-9)."""
     from missingkernels.densities import LatentClassDensity
 
     dd = pytest.importorskip("dask.dataframe")
@@ -274,13 +279,14 @@ def test_latent_class_density_on_a_dask_frame_equals_in_memory():
             dd.from_pandas(frame, npartitions=4)
         )
         assert memory.converged_ and blocks.converged_
-        assert blocks.loglik_ == pytest.approx(memory.loglik_, rel=1e-12)
+        assert blocks.loglik_ == pytest.approx(memory.loglik_, rel=0, abs=2e-8)
         fitted = ["weights_", "means_", "covariances_", "category_probabilities_"]
         for name in fitted:
             for a, b in zip(getattr(blocks, name), getattr(memory, name), strict=True):
                 np.testing.assert_allclose(a, b, rtol=0, atol=1e-7, err_msg=name)
 
 
+@pytest.mark.numerics
 def test_latent_class_density_on_dask_starts_from_a_sample_of_many_rows(monkeypatch):
     """Beyond _START_ROWS rows the k-means start reads a uniform sample
     (here about 100 of 600); on two well-separated classes EM over all the
@@ -317,6 +323,7 @@ def test_latent_class_density_on_dask_starts_from_a_sample_of_many_rows(monkeypa
     np.testing.assert_array_equal(again.means_, blocks.means_)
 
 
+@pytest.mark.numerics
 def test_the_mixed_kernel_and_its_nystroem_features_fit_a_dask_frame():
     """The mixed kernel fitted on the blocks (density, the numeric columns'
     centre and gamma="scale") equals the in-memory kernel; its Nystroem
@@ -349,6 +356,7 @@ def test_the_mixed_kernel_and_its_nystroem_features_fit_a_dask_frame():
     np.testing.assert_allclose(Z_dask @ Z_dask.T, Z_mem @ Z_mem.T, rtol=0, atol=tol)
 
 
+@pytest.mark.numerics
 def test_svc_fits_a_dask_frame_with_nominal_columns_out_of_core():
     """MissingKernelSVC(route="features").fit on a dask DataFrame with
     nominal columns: the coding, standardisation (numeric columns only),
