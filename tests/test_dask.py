@@ -287,6 +287,53 @@ def test_latent_class_density_on_a_dask_frame_equals_in_memory():
 
 
 @pytest.mark.numerics
+@pytest.mark.parametrize(
+    "n, missing, near_singular, partitions, prior_rows",
+    [
+        (400, 0.9, False, 4, "auto"),  # 90% of the entries missing
+        (30, 0.3, False, 10, "auto"),  # tiny n: 3 rows a block, a pattern each
+        (400, 0.6, True, 4, 0.0),  # two columns equal to 1e-6: cond ~1e6 (ridge)
+    ],
+    ids=["90pct-missing", "tiny-n", "ill-conditioned"],
+)
+def test_latent_class_density_on_dask_hard_cases(
+    n, missing, near_singular, partitions, prior_rows
+):
+    """The hard cases out of core against the in-memory fit: parameters to
+    1e-7 (the tol=1e-10 analysis above), covariances to 1e-7 of their
+    scale; the log-likelihood to first order in the covariance's change,
+    n ||S^-1|| max|dS| (its log-determinant moves by tr(S^-1 dS) per row),
+    plus the 2e-8 of a flat optimum."""
+    import pandas as pd
+
+    from missingkernels.densities import LatentClassDensity
+
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(11)
+    a = 3.0 * rng.normal(size=n)
+    frame = pd.DataFrame({
+        "a": a,
+        "b": a + (1e-6 if near_singular else 1.0) * rng.normal(size=n),
+        "c": rng.choice(["x", "y", "z"], n).astype(object),
+    })  # fmt: skip
+    for name in ("a", "b", "c"):
+        frame.loc[rng.random(n) < missing, name] = None if name == "c" else np.nan
+    params = {"tol": 1e-10, "prior_rows": prior_rows}
+    memory = LatentClassDensity(**params).fit(frame)
+    blocks = LatentClassDensity(**params).fit(
+        dd.from_pandas(frame, npartitions=partitions)
+    )
+    S = memory.covariances_[0]
+    for name in ("weights_", "means_", "category_probabilities_"):
+        for x, y in zip(getattr(blocks, name), getattr(memory, name), strict=True):
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-7, err_msg=name)
+    dS = np.abs(blocks.covariances_ - memory.covariances_).max()
+    assert dS <= 1e-7 * np.abs(S).max()
+    bound = n * np.linalg.norm(np.linalg.inv(S), 2) * dS * S.size + 2e-8
+    assert abs(blocks.loglik_ - memory.loglik_) <= bound
+
+
+@pytest.mark.numerics
 def test_latent_class_density_on_dask_starts_from_a_sample_of_many_rows(monkeypatch):
     """Beyond _START_ROWS rows the k-means start reads a uniform sample
     (here about 100 of 600); on two well-separated classes EM over all the
