@@ -8,6 +8,24 @@ restore_gram_limit <- function(old) {
   mk_config(max_gram_memory = if (explicit) old$max_gram_memory else NULL)
 }
 
+# mk_svm with 20 kernel features under a 14 MB limit, which all the features
+# of these 100,000-row tables exceed and their blocks fit: it says so, takes
+# the features route in blocks, and fits the squared `loss`.
+fit_in_blocks <- function(x, y, loss) {
+  old_limit <- mk_config(max_gram_memory = "14MB")
+  on.exit(restore_gram_limit(old_limit), add = TRUE)
+  old <- options(missingkernels.memory_message = 0)
+  on.exit(options(old), add = TRUE)
+  expect_message(
+    fit <- mk_svm(x, y, gamma = 0.5, n_kernel_features = 20),
+    "the approximate features route in blocks of rows \\(20 kernel features",
+    class = "missingkernels_memory_message"
+  )
+  expect_identical(fit$route, "features")
+  expect_identical(reticulate::py_to_r(fit$py_model$svm_$loss), loss)
+  fit
+}
+
 test_that("mk_config() reads and sets the Python package's memory limits", {
   skip_if_no_python()
   now <- mk_config()
@@ -119,15 +137,7 @@ test_that("mk_svm makes the features a block of rows at a time when all of them 
   expect_identical(plan$needed, plan$blocks)
   expect_lt(plan$blocks, plan$limit)
   expect_gt(plan$features, plan$limit)
-  old <- options(missingkernels.memory_message = 0)
-  on.exit(options(old), add = TRUE)
-  expect_message(
-    fit <- mk_svm(x, y, gamma = 0.5, n_kernel_features = 20),
-    "the approximate features route in blocks of rows \\(20 kernel features",
-    class = "missingkernels_memory_message"
-  )
-  expect_identical(fit$route, "features")
-  expect_identical(reticulate::py_to_r(fit$py_model$svm_$loss), "squared_hinge")
+  fit <- fit_in_blocks(x, y, "squared_hinge")
   pred <- predict(fit, x[1:2000, ])
   expect_length(pred, 2000L)
   expect_gt(mean(pred == y[1:2000]), 0.8)
@@ -140,19 +150,7 @@ test_that("mk_svm regression makes the features a block of rows at a time too", 
   x <- matrix(rnorm(2 * n), n)
   x[sample(2 * n, n / 5)] <- NA
   y <- 10 + 3 * ifelse(is.na(x[, 1]), 0, x[, 1]) + rnorm(n, sd = 0.5)
-  old_limit <- mk_config(max_gram_memory = "14MB")
-  on.exit(restore_gram_limit(old_limit), add = TRUE)
-  old <- options(missingkernels.memory_message = 0)
-  on.exit(options(old), add = TRUE)
-  expect_message(
-    fit <- mk_svm(x, y, gamma = 0.5, n_kernel_features = 20),
-    "the approximate features route in blocks of rows \\(20 kernel features",
-    class = "missingkernels_memory_message"
-  )
-  expect_identical(fit$route, "features")
-  expect_identical(
-    reticulate::py_to_r(fit$py_model$svm_$loss), "squared_epsilon_insensitive"
-  )
+  fit <- fit_in_blocks(x, y, "squared_epsilon_insensitive")
   pred <- predict(fit, x[1:2000, ])
   expect_length(pred, 2000L)
   # the target's own spread is about 3: the fit explains most of it
@@ -181,18 +179,8 @@ test_that("mk_svm takes the blocks of rows for a data frame with factors too", {
   df$g[sample(n, n / 10)] <- NA
   signal <- ifelse(is.na(df$a), 0, df$a) + 1.5 * (df$g %in% "p") + df$b
   y <- factor(ifelse(signal > 0.5, "u", "v"), c("u", "v"))
-  old_limit <- mk_config(max_gram_memory = "14MB")
-  on.exit(restore_gram_limit(old_limit), add = TRUE)
-  old <- options(missingkernels.memory_message = 0)
-  on.exit(options(old), add = TRUE)
   # the mixed kernel's Nystroem landmarks: its features a block at a time
-  expect_message(
-    fit <- mk_svm(df, y, gamma = 0.5, n_kernel_features = 20),
-    "the approximate features route in blocks of rows \\(20 kernel features",
-    class = "missingkernels_memory_message"
-  )
-  expect_identical(fit$route, "features")
-  expect_identical(reticulate::py_to_r(fit$py_model$svm_$loss), "squared_hinge")
+  fit <- fit_in_blocks(df, y, "squared_hinge")
   expect_identical(reticulate::py_to_r(fit$py_model$features_$method_), "nystroem")
   pred <- predict(fit, df[1:2000, ])
   expect_length(pred, 2000L)
