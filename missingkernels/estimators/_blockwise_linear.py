@@ -532,7 +532,6 @@ class DaskPasses:
         if self.c.shape != self.t.shape:
             raise ValueError(f"{self.n_samples} weights needed, got {self.c.shape}.")
         self.scaling = float(intercept_scaling)
-        self.transform = transform
         self.piece_rows = piece_rows
         self.bounds = np.cumsum((0, *X.chunks[0]))
         self.parts = list(X.rechunk({1: -1}).to_delayed().ravel())

@@ -47,15 +47,22 @@ def fit_standardization(
         center = np.nanmean(X, axis=0) if X.shape[0] else np.zeros(X.shape[1])
         scale = np.nanstd(X, axis=0) if X.shape[0] else np.ones(X.shape[1])
     center = np.where(np.isfinite(center), center, 0.0)
-    # A spread at rounding level (a constant column stored with noise) is
-    # treated as none, as StandardScaler does.
+    return _finished(center, scale, nominal)
+
+
+def _finished(
+    center: np.ndarray, scale: np.ndarray, nominal: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """The standardisation from the columns' means and standard deviations:
+    a spread at rounding level (a constant column stored with noise) counts
+    as none, as StandardScaler does; the ``nominal`` columns (category
+    codes) are left as they are (centre 0, scale 1)."""
     tiny = 10 * np.finfo(np.float64).eps * np.maximum(np.abs(center), 1.0)
     scale = np.where(np.isfinite(scale) & (scale > tiny), scale, 1.0)
-    if nominal is not None:
-        mask = np.asarray(nominal, dtype=bool)
-        center = np.where(mask, 0.0, center)
-        scale = np.where(mask, 1.0, scale)
-    return center, scale
+    if nominal is None:
+        return center, scale
+    mask = np.asarray(nominal, dtype=bool)
+    return np.where(mask, 0.0, center), np.where(mask, 1.0, scale)
 
 
 def apply_standardization(
@@ -106,9 +113,4 @@ def fit_standardization_blocks(
         center = np.where(np.isfinite(center), center, 0.0)
         (squares,) = block_sums(X, _squared_deviations, center)
         scale = np.sqrt(squares / summary.counts)
-    tiny = 10 * np.finfo(np.float64).eps * np.maximum(np.abs(center), 1.0)
-    scale = np.where(np.isfinite(scale) & (scale > tiny), scale, 1.0)
-    if nominal is not None:
-        mask = np.asarray(nominal, dtype=bool)
-        center, scale = np.where(mask, 0.0, center), np.where(mask, 1.0, scale)
-    return center, scale
+    return _finished(center, scale, nominal)
